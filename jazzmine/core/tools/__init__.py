@@ -1,0 +1,23 @@
+"""The jazzmine tool system: tool types, the registry and the script generator."""
+
+from __future__ import annotations
+
+from .generator import ScriptGenerator, body_offset, strip_fences
+from .registry import RegisteredTool, SandboxConfig, ToolRegistry, registry, tool
+from .types import Tool, ToolParameter, ToolResponse
+from .validator import validate_script
+
+__all__ = [
+    "RegisteredTool",
+    "SandboxConfig",
+    "ScriptGenerator",
+    "Tool",
+    "ToolParameter",
+    "ToolRegistry",
+    "ToolResponse",
+    "body_offset",
+    "registry",
+    "strip_fences",
+    "tool",
+    "validate_script",
+]

@@ -1,0 +1,102 @@
+"""ScriptGenerator: prompts for the LLM, assembly of its answer, and static validation."""
+
+from __future__ import annotations
+
+import re
+
+from . import prompts
+from .registry import ToolRegistry
+from .safety import EMIT_HELPERS
+from .validator import validate_script
+
+# A fenced block anywhere in the answer: LLMs wrap code in ```python ... ``` despite being told.
+_FENCE = re.compile(r"```[ \t]*[\w+-]*[ \t]*\n(.*?)(?:\n[ \t]*```|\Z)", re.DOTALL)
+# `KeyError: 0`, `KeyError: '0'` and friends in a traceback or message.
+_KEY_ERROR = re.compile(r"KeyError:\s*(?P<key>'[^'\n]*'|\"[^\"\n]*\"|-?\d+)")
+BODY_MARKER = "# --- script body ---"
+
+
+def strip_fences(text: str) -> str:
+    """Return the code inside Markdown fences, or the text itself when it has none."""
+    match = _FENCE.search(text)
+    body = match.group(1) if match else text
+    return body.strip("\n")
+
+
+def retry_hint(previous_error: str | None) -> str:
+    """Return the targeted hint for an error, or an empty string."""
+    if not previous_error:
+        return ""
+    match = _KEY_ERROR.search(previous_error)
+    if match:
+        key = match.group("key")
+        if key.lstrip("-").isdigit():
+            return prompts.KEY_ERROR_HINT.format(key=key)
+        return prompts.MISSING_KEY_HINT.format(key=key)
+    if "is forbidden" in previous_error or "violation" in previous_error.lower():
+        return prompts.VIOLATION_HINT
+    return ""
+
+
+class ScriptGenerator:
+    """Build prompts, assemble scripts and validate them for one registry; stateless."""
+
+    def __init__(self, registry: ToolRegistry) -> None:
+        self.registry = registry
+
+    def build_prompt(
+        self,
+        task: str,
+        sandbox_name: str,
+        previous_script: str | None = None,
+        previous_error: str | None = None,
+        attempt: int = 1,
+    ) -> str:
+        """Return the prompt for an attempt: the rules on the first, the failure on retries."""
+        tools = self.registry.build_tools_prompt(sandbox_name)
+        if attempt <= 1:
+            return prompts.SYSTEM_PROMPT.format(tools=tools, task=task.strip())
+        return prompts.RETRY_PROMPT.format(
+            previous_attempt=attempt - 1,
+            task=task.strip(),
+            tools=tools,
+            previous_script=(previous_script or "(none)").strip("\n"),
+            previous_error=(previous_error or "(no error text)").strip("\n"),
+            hint=retry_hint(previous_error),
+        )
+
+    def preamble(self, sandbox_name: str) -> str:
+        """Return the comment block that heads every assembled script."""
+        names = ", ".join(self.registry.tool_names(sandbox_name)) or "(none)"
+        return (
+            f"# jazzmine script for sandbox {sandbox_name!r}\n"
+            f"# tools: {names}\n"
+            f"# helpers: {', '.join(EMIT_HELPERS)}\n"
+            "# modules: json, time, math, re, datetime\n"
+            f"{BODY_MARKER}\n"
+        )
+
+    def assemble_script(self, body: str, sandbox_name: str) -> str:
+        """Wrap an LLM's answer into the executable file: preamble, body, postamble."""
+        return f"{self.preamble(sandbox_name)}{strip_fences(body)}\n"
+
+    def validate(self, script: str, sandbox_name: str) -> list[str]:
+        """Return the violations of a script against this sandbox's tools."""
+        return validate_script(script, self.registry.tool_names(sandbox_name))
+
+    @staticmethod
+    def validation_error_message(violations: list[str]) -> str:
+        """Return the violations as one message an LLM can act on."""
+        if not violations:
+            return ""
+        lines = "\n".join(f"- {v}" for v in violations)
+        return (
+            f"The script was rejected with {len(violations)} violation(s):\n{lines}\n"
+            "Fix every line listed and return the whole corrected script."
+        )
+
+
+def body_offset(script: str) -> int:
+    """Return how many lines precede the body in an assembled script (0 when not assembled)."""
+    head, marker, _ = script.partition(BODY_MARKER + "\n")
+    return head.count("\n") + 1 if marker else 0

@@ -1,0 +1,32 @@
+"""ASGI entry point: HTTP through Django, websockets through Channels."""
+
+from __future__ import annotations
+
+import os
+
+from django.conf import settings
+from django.core.asgi import get_asgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "jazzmine_web.settings")
+# Django must be set up before consumers (and their models) are imported.
+django_asgi_app = get_asgi_application()
+
+from channels.auth import AuthMiddlewareStack  # noqa: E402
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
+
+from .routing import websocket_urlpatterns  # noqa: E402
+
+http_app = (
+    ASGIStaticFilesHandler(django_asgi_app) if settings.JAZZMINE_SERVE_STATIC else django_asgi_app
+)
+
+application = ProtocolTypeRouter(
+    {
+        "http": http_app,
+        "websocket": AllowedHostsOriginValidator(
+            AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
+        ),
+    }
+)

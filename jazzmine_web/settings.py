@@ -1,0 +1,114 @@
+"""Settings for Jazzmine Studio: embedded defaults, everything overridable by environment."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .env import env_bool, env_float, env_int, env_list, env_str, persistent_secret
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(env_str("JAZZMINE_VAR_DIR", str(BASE_DIR / "var")))
+
+DEBUG = env_bool("JAZZMINE_DEBUG", False)
+SECRET_KEY = persistent_secret("JAZZMINE_SECRET_KEY", VAR_DIR / "secret_key")
+ALLOWED_HOSTS = env_list("JAZZMINE_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
+CSRF_TRUSTED_ORIGINS = env_list("JAZZMINE_CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "channels",
+    "django_htmx",
+    "template_partials",
+    "jazzmine_web.studio",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.auth.middleware.LoginRequiredMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "jazzmine_web.urls"
+ASGI_APPLICATION = "jazzmine_web.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+            "builtins": ["django_htmx.templatetags.django_htmx"],
+        },
+    }
+]
+
+DATABASES = {
+    "default": {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": env_str("JAZZMINE_DATABASE_PATH", str(VAR_DIR / "jazzmine.sqlite3")),
+        # Runs stream events while pages read them: WAL lets readers and one writer coexist.
+        "OPTIONS": {
+            "transaction_mode": "IMMEDIATE",
+            "timeout": 20,
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        },
+    }
+}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = VAR_DIR / "staticfiles"
+# daphne serves static files itself unless a proxy in front does it.
+JAZZMINE_SERVE_STATIC = env_bool("JAZZMINE_SERVE_STATIC", True)
+
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("JAZZMINE_MAX_UPLOAD_BYTES", 2 * 1024 * 1024)
+FILE_UPLOAD_MAX_MEMORY_SIZE = DATA_UPLOAD_MAX_MEMORY_SIZE
+
+# Sandboxes
+JAZZMINE_BASE_IMAGE = env_str("JAZZMINE_BASE_IMAGE", "jazzmine/base:bookworm")
+JAZZMINE_POOL_SIZE = env_int("JAZZMINE_POOL_SIZE", 2)
+JAZZMINE_RUN_TIMEOUT = env_float("JAZZMINE_RUN_TIMEOUT", 30.0)
+
+# LLM (any OpenAI-compatible chat-completions endpoint)
+JAZZMINE_LLM_BASE_URL = env_str("JAZZMINE_LLM_BASE_URL", "")
+JAZZMINE_LLM_API_KEY = env_str("JAZZMINE_LLM_API_KEY", "")
+JAZZMINE_LLM_MODEL = env_str("JAZZMINE_LLM_MODEL", "")
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env_str("JAZZMINE_LOG_LEVEL", "INFO")},
+}

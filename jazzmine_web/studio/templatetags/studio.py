@@ -1,0 +1,22 @@
+"""Template helpers: `{{ code|highlight:"python" }}`."""
+
+from __future__ import annotations
+
+from django import template
+from django.utils.safestring import SafeString
+
+from ..highlighting import highlight_code
+
+register = template.Library()
+
+
+@register.filter
+def highlight(code: str, language: str = "text") -> SafeString:
+    """Highlight code for display."""
+    return highlight_code(code or "", language)
+
+
+@register.filter
+def highlight_lines(code: str, language: str = "text") -> SafeString:
+    """Highlight code with line numbers."""
+    return highlight_code(code or "", language, linenos=True)

@@ -1,0 +1,10 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from . import views
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("pygments.css", views.pygments_css, name="pygments-css"),
+]

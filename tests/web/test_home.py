@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+import pytest
+from django.core.management import call_command
+
+pytestmark = pytest.mark.django_db
+
+
+def test_it_sends_anonymous_visitors_to_the_login_page(client) -> None:
+    response = client.get("/")
+    assert response.status_code == 302
+    assert response["Location"].startswith("/login/")
+
+
+def test_it_lists_the_demo_sandbox_and_its_tools(logged_in) -> None:
+    response = logged_in.get("/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert 'id="sandbox-ecommerce"' in html
+    for name in (
+        "get_orders",
+        "get_user",
+        "search_products",
+        "update_order_status",
+        "send_receipt",
+    ):
+        assert f"<code>{name}</code>" in html
+    assert 'class="highlight"' in html
+    assert "MAIL_API_TOKEN" in html
+
+
+def test_the_demo_tools_prompt_is_well_formed_xml() -> None:
+    from jazzmine_web.studio.selectors import demo_registry
+
+    root = ET.fromstring(demo_registry().build_tools_prompt("ecommerce"))
+    assert len(root.findall("tool")) == 5
+
+
+def test_the_pygments_stylesheet_is_public(client) -> None:
+    response = client.get("/pygments.css")
+    assert response.status_code == 200
+    assert ".highlight" in response.content.decode()
+
+
+def test_seed_demo_creates_a_user_who_can_log_in(client, capsys) -> None:
+    call_command("seed_demo")
+    assert "Log in as 'demo' with password 'jazzmine-demo'" in capsys.readouterr().out
+    assert client.login(username="demo", password="jazzmine-demo")
+    call_command("seed_demo")  # idempotent
+    assert "Reset demo user" in capsys.readouterr().out
