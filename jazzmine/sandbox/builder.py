@@ -1,0 +1,202 @@
+"""Build one Docker image per sandbox, tagged by its checksum, only when that tag is missing."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import docker
+import docker.errors
+
+from .errors import BuildError
+from .runtime import runtime_version, stage_runtime
+from .wheels import download_wheels, unpack_wheels
+
+LogFn = Callable[[str], None]
+SANDBOX_USER = "65534:65534"  # nobody:nogroup, present in every Debian-based image
+RUNTIME_DIR = "/opt/jazzmine"
+ENSURE_BASE_SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "ensure-base-image.sh"
+
+# Strip what a sandbox must not have, whatever base image a team picks (python:3.11-slim
+# ships pip; Debian ships apt). Setuid bits go too: no-new-privileges is the runtime wall,
+# this is the belt under it. Precompiling makes the harness start faster on a read-only root.
+_HARDEN = (
+    "rm -rf /usr/bin/apt /usr/bin/apt-get /usr/bin/apt-cache /usr/bin/apt-key /usr/bin/pip* "
+    "/usr/local/bin/pip* /usr/lib/python3/dist-packages/pip /usr/local/lib/python3*/site-packages/pip "
+    "/usr/bin/curl /usr/bin/wget /usr/bin/nc /usr/bin/ncat /usr/bin/ssh /usr/bin/scp "
+    "/usr/bin/gcc* /usr/bin/cc /usr/bin/c++ /usr/bin/g++* /usr/bin/*-linux-gnu-gcc* "
+    "&& find / -xdev -type f -perm /6000 -exec chmod a-s {} + "
+    f"&& python3 -m compileall -q {RUNTIME_DIR} >/dev/null "
+    f"&& chmod -R a+rX,go-w {RUNTIME_DIR}"
+)
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    """The image a sandbox runs from, and whether this call had to build it."""
+
+    tag: str
+    built: bool
+    seconds: float
+
+
+def _default_cache_dir() -> Path:
+    return Path(os.environ.get("JAZZMINE_CACHE_DIR") or Path.home() / ".cache" / "jazzmine")
+
+
+def _repository(sandbox_name: str) -> str:
+    """Return the image repository of a sandbox (Docker wants lowercase [a-z0-9._-])."""
+    return "jazzmine/sandbox-" + re.sub(r"[^a-z0-9._-]", "-", sandbox_name.lower())
+
+
+class SandboxBuilder:
+    """Build (or reuse) the image of each sandbox of a registry."""
+
+    _locks: dict[str, threading.Lock] = {}
+    _locks_guard = threading.Lock()
+
+    def __init__(
+        self,
+        registry: Any,
+        *,
+        client: docker.DockerClient | None = None,
+        cache_dir: Path | None = None,
+        bootstrap_base: bool = True,
+    ) -> None:
+        self.registry = registry
+        self._client = client
+        self.cache_dir = cache_dir or _default_cache_dir()
+        self.bootstrap_base = bootstrap_base
+
+    @property
+    def client(self) -> docker.DockerClient:
+        """Return the Docker client, connecting on first use."""
+        if self._client is None:
+            self._client = docker.from_env()
+        return self._client
+
+    def image_tag(self, sandbox_name: str) -> str:
+        """Return the tag of a sandbox's image: its checksum plus the runtime and base version."""
+        config = self.registry.get_sandbox(sandbox_name)
+        checksum = self.registry.sandbox_checksum(sandbox_name)
+        runtime = hashlib.sha256(f"{runtime_version()}|{config.base_image}".encode()).hexdigest()
+        return f"{_repository(sandbox_name)}:{checksum}-{runtime[:8]}"
+
+    def image_exists(self, tag: str) -> bool:
+        """Tell whether the engine already holds an image with this tag."""
+        try:
+            self.client.images.get(tag)
+        except docker.errors.ImageNotFound:
+            return False
+        return True
+
+    def ensure_image(self, sandbox_name: str, *, on_log: LogFn | None = None) -> BuildResult:
+        """Return the sandbox's image, building it first when its tag is missing."""
+        log = on_log or (lambda _line: None)
+        tag = self.image_tag(sandbox_name)
+        started = time.monotonic()
+        with self._lock_for(tag):
+            if self.image_exists(tag):
+                log(f"image {tag} is up to date")
+                return BuildResult(tag=tag, built=False, seconds=time.monotonic() - started)
+            self._build(sandbox_name, tag, log)
+        return BuildResult(tag=tag, built=True, seconds=time.monotonic() - started)
+
+    def stage(self, sandbox_name: str, dest: Path, *, on_log: LogFn | None = None) -> Path:
+        """Write the runtime directory of a sandbox (harness, tools, unpacked wheels) to `dest`."""
+        log = on_log or (lambda _line: None)
+        stage_runtime(dest, self.registry.tools(sandbox_name))
+        requirements = self.registry.aggregate_dependencies(sandbox_name)
+        if requirements:
+            wheel_dir = download_wheels(requirements, self.cache_dir, log)
+            unpack_wheels(wheel_dir, dest / "site", log)
+        return dest
+
+    def _lock_for(self, tag: str) -> threading.Lock:
+        with self._locks_guard:
+            return self._locks.setdefault(tag, threading.Lock())
+
+    def _ensure_base(self, base_image: str, log: LogFn) -> None:
+        """Make sure the base image exists: pull it, or bootstrap it offline when allowed."""
+        if self.image_exists(base_image):
+            return
+        if not self.bootstrap_base:
+            raise BuildError(
+                step="base image",
+                message=f"{base_image} is missing; run scripts/ensure-base-image.sh {base_image}",
+            )
+        log(f"base image {base_image} is missing: bootstrapping it (about a minute, once)")
+        process = subprocess.Popen(
+            ["bash", str(ENSURE_BASE_SCRIPT), base_image],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        assert process.stdout is not None
+        tail: list[str] = []
+        for line in process.stdout:
+            tail = [*tail[-14:], line.rstrip()]
+            log(line.rstrip())
+        if process.wait() != 0:
+            raise BuildError(step="base image", message=f"could not make {base_image}",
+                             log_tail=tail)  # fmt: skip
+
+    def _build(self, sandbox_name: str, tag: str, log: LogFn) -> None:
+        config = self.registry.get_sandbox(sandbox_name)
+        log(f"building {tag} for sandbox {sandbox_name!r}")
+        self._ensure_base(config.base_image, log)
+        context = Path(tempfile.mkdtemp(prefix="jazzmine-build-"))
+        try:
+            self.stage(sandbox_name, context / "runtime", on_log=log)
+            (context / "Dockerfile").write_text(self._dockerfile(config.base_image))
+            self._docker_build(context, tag, sandbox_name, log)
+        finally:
+            shutil.rmtree(context, ignore_errors=True)
+
+    def _dockerfile(self, base_image: str) -> str:
+        return (
+            f"FROM {base_image}\n"
+            f"COPY runtime {RUNTIME_DIR}\n"
+            f"RUN {_HARDEN}\n"
+            "ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 HOME=/tmp LANG=C.UTF-8\n"
+            "WORKDIR /tmp\n"
+            f"USER {SANDBOX_USER}\n"
+            f'CMD ["python3", "-I", "{RUNTIME_DIR}/harness.py", "{RUNTIME_DIR}"]\n'
+        )
+
+    def _docker_build(self, context: Path, tag: str, sandbox_name: str, log: LogFn) -> None:
+        step = "prepare"
+        tail: list[str] = []
+        labels = {"jazzmine.sandbox": sandbox_name, "jazzmine.runtime": runtime_version()}
+        try:
+            stream = self.client.api.build(
+                path=str(context), tag=tag, rm=True, forcerm=True, decode=True,
+                labels=labels, network_mode="none",
+            )  # fmt: skip
+            for chunk in stream:
+                if "error" in chunk:
+                    raise BuildError(step=step, message=str(chunk["error"]).strip(),
+                                     log_tail=tail)  # fmt: skip
+                text = str(chunk.get("stream") or chunk.get("status") or "").rstrip()
+                for line in filter(None, text.splitlines()):
+                    if line.startswith("Step "):
+                        step = line
+                    tail = [*tail[-14:], line]
+                    log(line)
+        except docker.errors.DockerException as exc:
+            raise BuildError(
+                step=step, message=f"Docker engine error: {exc}", log_tail=tail
+            ) from exc
+        if not self.image_exists(tag):
+            raise BuildError(step=step, message="the engine reported no image", log_tail=tail)
+        log(f"built {tag}")

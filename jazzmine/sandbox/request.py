@@ -1,0 +1,70 @@
+"""What a run needs from the host: the request sent to the harness and the limits it runs under."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class RunLimits:
+    """Resource walls of one run; taken from a SandboxConfig with `from_sandbox`."""
+
+    network: bool = False
+    memory_mb: int = 256
+    cpus: float = 1.0
+    pids_limit: int = 128
+    timeout_seconds: float = 30.0
+    max_output_bytes: int = 1_000_000
+    tmpfs_mb: int = 64
+
+    @classmethod
+    def from_sandbox(cls, config: Any, **overrides: Any) -> RunLimits:
+        """Read the limits of a SandboxConfig (anything with the same attribute names)."""
+        values = {
+            name: getattr(config, name)
+            for name in ("network", "memory_mb", "cpus", "pids_limit", "timeout_seconds")
+            if hasattr(config, name)
+        }
+        if hasattr(config, "max_output_bytes"):
+            values["max_output_bytes"] = config.max_output_bytes
+        values.update(overrides)
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """One script to run: the assembled text, where its body starts, and the secrets it may see."""
+
+    script: str
+    body_offset: int = 0
+    secrets: Mapping[str, str] = field(default_factory=dict)
+    # Test-only: run with full builtins to prove the container walls hold. Runners refuse it
+    # unless created with allow_unrestricted=True, which the web app never does.
+    unrestricted: bool = False
+
+    @classmethod
+    def for_sandbox(
+        cls,
+        script: str,
+        *,
+        declared_secrets: Iterable[str],
+        secret_store: Mapping[str, str],
+        body_offset: int = 0,
+    ) -> RunRequest:
+        """Build a request carrying only the declared secrets that the store holds."""
+        allowed = {name: secret_store[name] for name in declared_secrets if name in secret_store}
+        return cls(script=script, body_offset=body_offset, secrets=allowed)
+
+    def to_line(self, timeout_seconds: float) -> bytes:
+        """Serialize as the single line the harness reads from stdin."""
+        payload = {
+            "script": self.script,
+            "body_offset": self.body_offset,
+            "secrets": dict(self.secrets),
+            "timeout": timeout_seconds,
+            "unrestricted": self.unrestricted,
+        }
+        return (json.dumps(payload, ensure_ascii=True) + "\n").encode("ascii")

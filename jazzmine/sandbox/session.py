@@ -1,0 +1,191 @@
+"""Drive one run on any backend: send the request, stream events, enforce time and output caps.
+
+A backend only has to provide a `Process`: something to write the request to, read output
+chunks from, kill, and ask how it ended. Every path out of `drive` ends with exactly one
+`exit` event whose `outcome` is one of `Outcome`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from .events import (
+    Event,
+    Outcome,
+    ProtocolError,
+    error_data,
+    exit_data,
+    memory_message,
+    parse_event,
+)
+from .request import RunLimits, RunRequest
+
+Stream = Literal["stdout", "stderr"]
+
+
+@dataclass(frozen=True)
+class ExitInfo:
+    """How the sandbox process ended, as far as the backend can tell."""
+
+    exit_code: int | None
+    oom_killed: bool = False
+
+
+class Process(Protocol):
+    """One started sandbox whose harness announced readiness and waits for a request."""
+
+    backend: str
+
+    async def write(self, data: bytes) -> None:
+        """Send bytes to the harness's stdin."""
+
+    async def read(self) -> tuple[Stream, bytes] | None:
+        """Return the next output chunk, or None once both streams are closed."""
+
+    async def kill(self) -> None:
+        """Stop the sandbox now."""
+
+    async def wait(self) -> ExitInfo:
+        """Wait for the sandbox to end and say how."""
+
+
+class _Ended(Exception):
+    """Internal: the run is over for the runner's reason."""
+
+    def __init__(self, outcome: Outcome, message: str) -> None:
+        self.outcome = outcome
+        self.message = message
+
+
+class RunState:
+    """Sequence numbers and the final outcome of one run."""
+
+    def __init__(self, backend: str) -> None:
+        self.backend = backend
+        self.last_seq = 0
+        self.started = time.monotonic()
+
+    def event(self, type_: str, data: object) -> Event:
+        """Make a runner-side event numbered after the harness's events."""
+        self.last_seq += 1
+        return Event(seq=self.last_seq, type=type_, data=data)  # type: ignore[arg-type]
+
+    def final(self, outcome: Outcome, message: str, **extra: object) -> Event:
+        """Make the one `exit` event that ends the run."""
+        duration_ms = round((time.monotonic() - self.started) * 1000, 1)
+        data = exit_data(outcome, message, backend=self.backend, duration_ms=duration_ms, **extra)
+        return self.event("exit", data)
+
+
+_RESULT_MESSAGES = {
+    Outcome.RESULT: "the script emitted its result",
+    Outcome.SCRIPT_ERROR: "the script failed",
+}
+
+
+async def drive(process: Process, request: RunRequest, limits: RunLimits) -> AsyncIterator[Event]:
+    """Run one request on a ready process and yield its events as they arrive."""
+    state = RunState(process.backend)
+    deadline = state.started + limits.timeout_seconds
+    pending = b""
+    total = 0
+    stderr_tail: deque[str] = deque(maxlen=20)
+    harness_outcome: Outcome | None = None
+    try:
+        await process.write(request.to_line(limits.timeout_seconds))
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise _Ended(Outcome.TIMEOUT, _timeout_message(limits))
+            try:
+                item = await asyncio.wait_for(process.read(), remaining)
+            except TimeoutError:
+                raise _Ended(Outcome.TIMEOUT, _timeout_message(limits)) from None
+            if item is None:
+                break
+            stream, chunk = item
+            total += len(chunk)
+            if total > limits.max_output_bytes:
+                raise _Ended(
+                    Outcome.OUTPUT_LIMIT,
+                    f"output limit of {limits.max_output_bytes} bytes reached: the run was cut "
+                    "and the sandbox stopped",
+                )
+            if stream == "stderr":
+                stderr_tail.extend(chunk.decode("utf-8", "replace").splitlines())
+                continue
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            for line in lines:
+                if not line.strip():
+                    continue
+                event = _parse(line, state)
+                if event.type == "exit":
+                    harness_outcome = _harness_outcome(event)
+                    continue
+                state.last_seq = max(state.last_seq, event.seq)
+                yield event
+    except _Ended as ended:
+        await process.kill()
+        yield state.event("error", error_data(ended.outcome, ended.message))
+        yield state.final(ended.outcome, ended.message)
+        return
+    except (OSError, ConnectionError) as exc:
+        await process.kill()
+        message = f"lost the connection to the sandbox: {exc}"
+        yield state.event("error", error_data(Outcome.CONTAINER_CRASH, message))
+        yield state.final(Outcome.CONTAINER_CRASH, message)
+        return
+
+    info = await process.wait()
+    if harness_outcome is not None:
+        yield state.final(
+            harness_outcome, _RESULT_MESSAGES[harness_outcome], exit_code=info.exit_code
+        )
+        return
+    if info.oom_killed:
+        message = memory_message(limits.memory_mb)
+        yield state.event("error", error_data(Outcome.MEMORY_KILLED, message))
+        yield state.final(Outcome.MEMORY_KILLED, message, exit_code=info.exit_code)
+        return
+    message = f"the sandbox ended without finishing the run (exit code {info.exit_code})"
+    if stderr_tail:
+        message += ":\n" + "\n".join(stderr_tail)
+    data = error_data(Outcome.CONTAINER_CRASH, message, exit_code=info.exit_code)
+    yield state.event("error", data)
+    yield state.final(Outcome.CONTAINER_CRASH, message, exit_code=info.exit_code)
+
+
+def _parse(line: bytes, state: RunState) -> Event:
+    """Parse a protocol line; anything malformed is kept as a log line, never dropped."""
+    try:
+        return parse_event(line)
+    except ProtocolError:
+        text = line.decode("utf-8", "replace")
+        return state.event("log", {"message": text, "stream": "protocol"})
+
+
+def _harness_outcome(event: Event) -> Outcome:
+    """Read the outcome the harness reported; it may only claim result or script error."""
+    data = event.data if isinstance(event.data, dict) else {}
+    if data.get("outcome") == Outcome.RESULT.value:
+        return Outcome.RESULT
+    return Outcome.SCRIPT_ERROR
+
+
+def _timeout_message(limits: RunLimits) -> str:
+    return f"timed out after {limits.timeout_seconds:g} s: the sandbox was killed"
+
+
+def engine_unavailable(backend: str, message: str) -> list[Event]:
+    """Return the two events that end a run that could not start on its engine."""
+    state = RunState(backend)
+    return [
+        state.event("error", error_data(Outcome.ENGINE_UNAVAILABLE, message)),
+        state.final(Outcome.ENGINE_UNAVAILABLE, message),
+    ]

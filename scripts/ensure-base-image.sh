@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Make sure the sandbox base image exists; bootstrap it offline with debootstrap when missing.
+# Reused by tag, so this costs ~50 s once per machine. Usage: ensure-base-image.sh [TAG]
+set -euo pipefail
+
+TAG="${1:-${JAZZMINE_BASE_IMAGE:-jazzmine/base:bookworm}}"
+SUITE="${JAZZMINE_BASE_SUITE:-bookworm}"
+MIRROR="${JAZZMINE_DEBIAN_MIRROR:-}"
+
+if docker image inspect "$TAG" >/dev/null 2>&1; then
+  echo "ensure-base-image: $TAG present"
+  exit 0
+fi
+
+# A team with a registry names a pullable base image; try that before bootstrapping.
+if docker pull "$TAG" >/dev/null 2>&1; then
+  echo "ensure-base-image: pulled $TAG"
+  exit 0
+fi
+
+if [ "$(id -u)" != "0" ]; then
+  echo "ensure-base-image: $TAG is missing and bootstrapping it needs root" >&2
+  exit 1
+fi
+
+if ! command -v debootstrap >/dev/null 2>&1; then
+  echo "ensure-base-image: installing debootstrap"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq debootstrap >/dev/null
+fi
+
+ROOTFS="$(mktemp -d /tmp/jazzmine-rootfs.XXXXXX)"
+trap 'rm -rf "$ROOTFS"' EXIT
+
+echo "ensure-base-image: debootstrapping $SUITE into $ROOTFS (about a minute)"
+# shellcheck disable=SC2086
+debootstrap --variant=minbase --include=python3,ca-certificates "$SUITE" "$ROOTFS" $MIRROR \
+  >/tmp/jazzmine-debootstrap.log 2>&1 || {
+  echo "ensure-base-image: debootstrap failed; last log lines:" >&2
+  tail -n 20 /tmp/jazzmine-debootstrap.log >&2
+  exit 1
+}
+
+# Trim what a sandbox never needs: package caches and docs make the image smaller.
+rm -rf "$ROOTFS"/var/cache/apt/archives/*.deb "$ROOTFS"/var/lib/apt/lists/* \
+  "$ROOTFS"/usr/share/doc/* "$ROOTFS"/usr/share/man/* "$ROOTFS"/usr/share/locale/*
+
+echo "ensure-base-image: importing as $TAG"
+tar -C "$ROOTFS" -c . | docker import -c 'ENV LANG=C.UTF-8' - "$TAG" >/dev/null
+echo "ensure-base-image: $TAG ready"

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Make sure a Docker engine answers; install and start one when none does. Idempotent.
+set -euo pipefail
+
+LOG_DIR="${JAZZMINE_DOCKERD_LOG_DIR:-/tmp}"
+LOG_FILE="$LOG_DIR/jazzmine-dockerd.log"
+WAIT_SECONDS="${JAZZMINE_DOCKERD_WAIT:-60}"
+
+if docker info >/dev/null 2>&1; then
+  echo "ensure-docker: engine already answering"
+  exit 0
+fi
+
+if ! command -v dockerd >/dev/null 2>&1; then
+  if [ "$(id -u)" != "0" ]; then
+    echo "ensure-docker: docker.io is missing and installing it needs root" >&2
+    exit 1
+  fi
+  echo "ensure-docker: installing docker.io"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq docker.io >/dev/null
+fi
+
+if [ "$(id -u)" != "0" ]; then
+  echo "ensure-docker: no engine answers and starting dockerd needs root" >&2
+  exit 1
+fi
+
+mkdir -p "$LOG_DIR"
+echo "ensure-docker: starting dockerd (log: $LOG_FILE)"
+# setsid: the engine must outlive this script and the shell that called it.
+setsid nohup dockerd >"$LOG_FILE" 2>&1 </dev/null &
+
+for _ in $(seq 1 "$WAIT_SECONDS"); do
+  if docker info >/dev/null 2>&1; then
+    echo "ensure-docker: engine ready"
+    exit 0
+  fi
+  sleep 1
+done
+
+echo "ensure-docker: dockerd did not answer within ${WAIT_SECONDS}s; last log lines:" >&2
+tail -n 20 "$LOG_FILE" >&2 || true
+exit 1
