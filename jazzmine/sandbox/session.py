@@ -95,7 +95,6 @@ async def drive(process: Process, request: RunRequest, limits: RunLimits) -> Asy
     pending = b""
     total = 0
     stderr_tail: deque[str] = deque(maxlen=20)
-    harness_outcome: Outcome | None = None
     try:
         await process.write(request.to_line(limits.timeout_seconds))
         while True:
@@ -126,8 +125,11 @@ async def drive(process: Process, request: RunRequest, limits: RunLimits) -> Asy
                     continue
                 event = _parse(line, state)
                 if event.type == "exit":
-                    harness_outcome = _harness_outcome(event)
-                    continue
+                    # The harness is done and exits on its own: end the run now rather than
+                    # wait for the engine to notice (the caller removes the sandbox after).
+                    outcome = _harness_outcome(event)
+                    yield state.final(outcome, _RESULT_MESSAGES[outcome])
+                    return
                 state.last_seq = max(state.last_seq, event.seq)
                 yield event
     except _Ended as ended:
@@ -143,11 +145,6 @@ async def drive(process: Process, request: RunRequest, limits: RunLimits) -> Asy
         return
 
     info = await process.wait()
-    if harness_outcome is not None:
-        yield state.final(
-            harness_outcome, _RESULT_MESSAGES[harness_outcome], exit_code=info.exit_code
-        )
-        return
     if info.oom_killed:
         message = memory_message(limits.memory_mb)
         yield state.event("error", error_data(Outcome.MEMORY_KILLED, message))

@@ -1,0 +1,146 @@
+"""A warm pool: pre-started sandboxes with the harness loaded and waiting for one request.
+
+Each sandbox serves exactly one run and is then removed; a replacement starts in the
+background. No state can leak from one script to the next, yet dispatch costs only a write
+to an already attached socket.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+from .docker_runner import (
+    POOL_LABEL,
+    DockerRunner,
+    EngineUnavailable,
+    ImageMissing,
+    remove_labelled,
+    start_failure,
+)
+from .events import Event
+from .request import RunLimits, RunRequest
+from .session import drive
+
+
+class WarmPool:
+    """Keep `size` ready sandboxes of one image and limits; run each request on a fresh one."""
+
+    def __init__(
+        self,
+        runner: DockerRunner,
+        image: str,
+        limits: RunLimits,
+        *,
+        size: int = 2,
+        max_starting: int = 4,
+    ) -> None:
+        if size < 1:
+            raise ValueError("a warm pool needs at least one sandbox")
+        self.runner = runner
+        self.image = image
+        self.limits = limits
+        self.size = size
+        self.id = uuid.uuid4().hex[:12]
+        self._ready: asyncio.Queue[Any] = asyncio.Queue()
+        self._starting: set[asyncio.Task[None]] = set()
+        # Bound concurrent container starts: on two cores, twenty at once slow every one.
+        self._start_slots = asyncio.Semaphore(max_starting)
+        self._closed = False
+        self.last_error: Exception | None = None
+
+    @property
+    def label(self) -> str:
+        """Return the label filter matching this pool's containers."""
+        return f"{POOL_LABEL}={self.id}"
+
+    @property
+    def ready_count(self) -> int:
+        """Return how many sandboxes are ready right now."""
+        return self._ready.qsize()
+
+    async def start(self, *, wait: bool = True) -> None:
+        """Fill the pool; with `wait`, return once every sandbox is ready."""
+        for _ in range(self.size - self._ready.qsize() - len(self._starting)):
+            self._spawn()
+        if wait:
+            while self._starting:
+                await asyncio.gather(*list(self._starting), return_exceptions=True)
+
+    def _spawn(self) -> None:
+        if self._closed:
+            return
+        task = asyncio.get_running_loop().create_task(self._start_one())
+        self._starting.add(task)
+        task.add_done_callback(self._starting.discard)
+
+    async def _start_one(self) -> None:
+        async with self._start_slots:
+            if self._closed:
+                return
+            try:
+                process = await self.runner.start_process(
+                    self.image, self.limits, labels={POOL_LABEL: self.id}
+                )
+            except (EngineUnavailable, ImageMissing) as exc:
+                self.last_error = exc
+                self._ready.put_nowait(exc)  # wake one waiting run with the reason
+                return
+        if self._closed:
+            await process.remove()
+            return
+        self._ready.put_nowait(process)
+
+    async def _take(self) -> Any:
+        """Return a ready sandbox (or the error that prevented one), refilling behind it."""
+        while True:
+            if self._ready.empty() and not self._starting:
+                self._spawn()
+            item = await self._ready.get()
+            self._spawn()  # one out, one in: the pool returns to its size in the background
+            if isinstance(item, Exception) or item.alive:
+                return item
+            await item.remove()  # died while idle; never hand it out
+
+    async def run(self, request: RunRequest) -> AsyncIterator[Event]:
+        """Run one request on a warm sandbox and yield its events as they arrive."""
+        self.runner.check(request)
+        if self._closed:
+            raise RuntimeError("this warm pool is closed")
+        item = await self._take()
+        if isinstance(item, Exception):
+            for event in start_failure(self.runner.backend, item):
+                yield event
+            return
+        try:
+            async for event in drive(item, request, self.limits):
+                yield event
+        finally:
+            await item.remove()
+
+    async def close(self) -> None:
+        """Stop refilling and remove every container of this pool."""
+        self._closed = True
+        for task in list(self._starting):
+            task.cancel()
+        for task in list(self._starting):
+            with contextlib.suppress(BaseException):
+                await task
+        while not self._ready.empty():
+            item = self._ready.get_nowait()
+            if not isinstance(item, Exception):
+                await item.remove()
+        # A start cancelled mid-flight may have created a container the task never saw.
+
+        with contextlib.suppress(Exception):
+            await asyncio.to_thread(remove_labelled, self.runner.client, self.label)
+
+    async def __aenter__(self) -> WarmPool:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        await self.close()

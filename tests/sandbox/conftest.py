@@ -1,0 +1,85 @@
+"""Fixtures of the sandbox suite: a real Docker engine, one test image per session."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import docker
+import pytest
+
+from jazzmine.sandbox import RunLimits, SandboxBuilder
+from jazzmine.sandbox.docker_runner import RUN_LABEL, DockerRunner
+
+from .sample_tools import TEST_SANDBOX, make_registry
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _engine() -> docker.DockerClient:
+    """Return a client of a live engine, starting one (scripts/ensure-docker.sh) if needed."""
+    try:
+        client = docker.from_env()
+        client.ping()
+        return client
+    except docker.errors.DockerException:
+        pass
+    done = subprocess.run(["bash", str(REPO / "scripts" / "ensure-docker.sh")],
+                          capture_output=True, text=True, check=False)  # fmt: skip
+    if done.returncode != 0:
+        pytest.fail(f"no Docker engine and ensure-docker.sh failed:\n{done.stderr}")
+    return docker.from_env()
+
+
+@pytest.fixture(scope="session")
+def docker_client() -> docker.DockerClient:
+    return _engine()
+
+
+@pytest.fixture(scope="session")
+def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("sandbox-cache")
+
+
+@pytest.fixture(scope="session")
+def registry():
+    return make_registry()
+
+
+@pytest.fixture(scope="session")
+def image(docker_client, registry, cache_dir) -> str:
+    """Build the test sandbox's image once per session (reused across sessions by tag)."""
+    return (
+        SandboxBuilder(registry, client=docker_client, cache_dir=cache_dir)
+        .ensure_image(TEST_SANDBOX)
+        .tag
+    )
+
+
+@pytest.fixture
+def limits() -> RunLimits:
+    return RunLimits(memory_mb=128, pids_limit=64, timeout_seconds=10, max_output_bytes=200_000)
+
+
+@pytest.fixture
+def runner(docker_client) -> DockerRunner:
+    return DockerRunner(docker_client)
+
+
+@pytest.fixture
+def hostile_runner(docker_client) -> DockerRunner:
+    """A runner that accepts unrestricted scripts: only to prove the container walls hold."""
+    return DockerRunner(docker_client, allow_unrestricted=True)
+
+
+def leftover_containers(client: docker.DockerClient) -> list[str]:
+    return [c.name for c in client.containers.list(all=True, filters={"label": RUN_LABEL})]
+
+
+@pytest.fixture(autouse=True)
+def no_container_left(request):
+    """After every docker test, assert that no run container survived."""
+    yield
+    if request.node.get_closest_marker("docker"):
+        client = request.getfixturevalue("docker_client")
+        assert leftover_containers(client) == []
