@@ -30,6 +30,7 @@ import codecs
 import re
 import string
 import unicodedata
+import warnings
 from collections.abc import Iterable
 from functools import lru_cache
 
@@ -239,7 +240,12 @@ def _validate(script: object, allowed_tools: Iterable[str]) -> list[str]:
     if cookie:
         return [cookie]
     try:
-        tree = ast.parse(script)
+        # Invalid escapes like "\d" make the parser warn; under `-W error` a warning becomes a
+        # SyntaxError, so without this the verdict on a benign script would depend on the
+        # process's warning filters (and every validation would spam the server log).
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(script)
     except SyntaxError as exc:
         line = exc.lineno if isinstance(exc.lineno, int) and exc.lineno > 0 else 1
         return [f"Line {line}: syntax error: {exc.msg}. Fix the Python syntax on that line."]
@@ -620,7 +626,7 @@ class _Checker:
 
     def _bad_attribute(self, node: ast.Attribute, attr: str) -> None:
         """Report an underscore, internal or unchecked-format attribute."""
-        if attr == "format":
+        if attr in ("format", "format_map"):
             self._add(
                 node,
                 "'.format' may only be called directly on a string literal with plain fields "

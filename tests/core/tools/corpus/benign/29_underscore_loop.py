@@ -2,7 +2,7 @@
 result = None
 for _ in range(3):
     response = get_orders()
-    if not response.error:
+    if response.success:
         result = response.data
         break
     emit_log("retrying get_orders")

@@ -1,0 +1,3 @@
+# Technique: getattr(getattr, '__self__') returns the builtins module from a builtin function.
+b = getattr(getattr, "__self__")
+emit_result(b)

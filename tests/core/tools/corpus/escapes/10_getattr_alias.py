@@ -1,0 +1,3 @@
+# Technique: Aliasing getattr so the call site no longer looks like getattr.
+g = getattr
+emit_result(g(len, "__self__"))

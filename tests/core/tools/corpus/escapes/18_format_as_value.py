@@ -1,0 +1,3 @@
+# Technique: Bound .format passed around as a callable.
+f = "{0.__class__}".format
+emit_result(f(1))

@@ -1,0 +1,3 @@
+# Technique: Plain import of os.
+import os
+emit_result(os.listdir("/"))

@@ -1,0 +1,3 @@
+# Technique: from-import of subprocess under an alias.
+from subprocess import check_output as co
+emit_result(co(["id"]))

@@ -1,0 +1,3 @@
+# Technique: Direct eval/exec of a string.
+exec("x = 1")
+emit_result(eval("2 + 2"))

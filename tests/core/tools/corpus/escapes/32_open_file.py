@@ -1,0 +1,2 @@
+# Technique: Reading files with open().
+emit_result(open("/etc/passwd").read())

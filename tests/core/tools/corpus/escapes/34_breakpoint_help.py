@@ -1,0 +1,4 @@
+# Technique: Interactive escapes: breakpoint() drops into pdb, help() into pydoc.
+breakpoint()
+help()
+emit_result(1)

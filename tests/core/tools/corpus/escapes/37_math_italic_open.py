@@ -1,0 +1,2 @@
+# Technique: Mathematical-alphanumeric homoglyphs normalise to open.
+emit_result(𝘰𝘱𝘦𝘯("/etc/passwd"))

@@ -1,0 +1,3 @@
+# Technique: Rebinding a builtin name.
+print = emit_log
+emit_result(1)

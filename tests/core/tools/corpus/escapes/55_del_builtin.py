@@ -1,0 +1,3 @@
+# Technique: Deleting a framework name.
+del emit_log
+emit_result(1)

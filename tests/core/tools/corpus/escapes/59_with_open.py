@@ -1,0 +1,3 @@
+# Technique: Context manager over a file.
+with open("/etc/passwd") as fh:
+    emit_result(fh.read())

@@ -1,0 +1,2 @@
+# Technique: input() blocks on the harness's stdin protocol.
+emit_result(input("token? "))

@@ -1,0 +1,2 @@
+# Technique: memoryview for raw memory games.
+emit_result(memoryview(b"abc").obj)

@@ -1,0 +1,2 @@
+# Technique: super/property/classmethod/staticmethod descriptors.
+emit_result([super(), property(len), classmethod(len), staticmethod(len)])
