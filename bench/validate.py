@@ -28,7 +28,7 @@ TOOLS = ("get_orders", "get_user", "search_products", "update_order", "send_emai
 PREAMBLE = "# Available tools: " + ", ".join(TOOLS) + "\n# Helpers: emit_result, emit_log\n"
 LONG_LINES = 300
 LONG_SCRIPTS = 12
-ROUNDS = 9
+ROUNDS = 15
 
 
 def corpus_bodies() -> list[str]:

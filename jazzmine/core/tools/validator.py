@@ -31,8 +31,9 @@ import re
 import string
 import unicodedata
 import warnings
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
+from typing import Any
 
 from jazzmine.core.tools.safety import (
     EMIT_HELPERS,
@@ -103,7 +104,11 @@ _PYTHON_BUILTINS: frozenset[str] = frozenset(dir(builtins)) | {
 } - {"_"}  # fmt: skip
 
 # `getattr`, `hasattr` and `type` are safe only in the call shapes the validator checks, so
-# they may be called directly but never passed around (`map(getattr, objs, names)`).
+# they may be called directly but never passed around (`map(getattr, objs, names)`). One gap
+# is accepted knowingly: `type(type(x))` is `type` itself and can then build a class from a
+# dict. That grants nothing new: the class body can only hold values and functions this
+# validator already accepted, and reaching anything through the class still needs an
+# underscore or forbidden attribute.
 _CALL_ONLY: frozenset[str] = frozenset({"getattr", "hasattr", "type"})
 _EMIT_COUNTED: frozenset[str] = frozenset({"emit_result", "emit_intermediate"})
 _EMIT_NAMES: frozenset[str] = frozenset(EMIT_HELPERS)
@@ -198,6 +203,10 @@ _FIELDS: dict[type, tuple[tuple[str, ...], tuple[str, ...]]] = {
 # Node types that only carry operators or contexts; reached only by the generic descent into
 # unsupported syntax, where they must not be reported a second time.
 _INERT: tuple[type, ...] = (ast.expr_context, ast.operator, ast.boolop, ast.unaryop, ast.cmpop)
+
+# How the walker hands children back to the stack from the per-node helpers.
+_Push = Callable[[Any], None]
+_Extend = Callable[[Iterable[Any]], None]
 
 _COOKIE = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.ASCII)
 _format_fields = string.Formatter().parse
@@ -672,7 +681,9 @@ class _Checker:
 
     # --- statements and scopes ---------------------------------------------------------------
 
-    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, push, extend) -> None:
+    def _function(
+        self, node: ast.FunctionDef | ast.AsyncFunctionDef, push: _Push, extend: _Extend
+    ) -> None:
         """Check a def: its name, decorators, parameters, annotations and body."""
         if node.name in self.ctx.reserved or node.name[0] == "_":
             self._bad_binding(node, node.name)
@@ -690,12 +701,12 @@ class _Checker:
             push(node.returns)
         extend(node.body)
 
-    def _async_function(self, node: ast.AsyncFunctionDef, push, extend) -> None:
+    def _async_function(self, node: ast.AsyncFunctionDef, push: _Push, extend: _Extend) -> None:
         """Refuse an async def, then check it like a def to report what else is wrong."""
         self._add(node, _UNSUPPORTED[ast.AsyncFunctionDef])
         self._function(node, push, extend)
 
-    def _class(self, node: ast.ClassDef, push, extend) -> None:
+    def _class(self, node: ast.ClassDef, push: _Push, extend: _Extend) -> None:
         """Refuse a class, then check what it contains."""
         self._add(node, _UNSUPPORTED[ast.ClassDef])
         if node.name in self.ctx.reserved or node.name[0] == "_":
@@ -707,12 +718,12 @@ class _Checker:
         extend(node.keywords)
         extend(node.body)
 
-    def _lambda(self, node: ast.Lambda, push, extend) -> None:
+    def _lambda(self, node: ast.Lambda, push: _Push, extend: _Extend) -> None:
         """Check a lambda's parameters and body."""
         self._arguments(node.args, push, extend)
         push(node.body)
 
-    def _arguments(self, args: ast.arguments, push, extend) -> None:
+    def _arguments(self, args: ast.arguments, push: _Push, extend: _Extend) -> None:
         """Bind parameter names and queue defaults and annotations."""
         reserved = self.ctx.reserved
         params = [*args.posonlyargs, *args.args, *args.kwonlyargs]
@@ -730,7 +741,7 @@ class _Checker:
         extend(args.defaults)
         extend(args.kw_defaults)
 
-    def _comprehension(self, node: ast.comprehension, push, extend) -> None:
+    def _comprehension(self, node: ast.comprehension, push: _Push, extend: _Extend) -> None:
         """Check one `for ... in ... if ...` clause of a comprehension."""
         if node.is_async:
             self._add(
@@ -742,7 +753,7 @@ class _Checker:
         push(node.iter)
         extend(node.ifs)
 
-    def _handler(self, node: ast.ExceptHandler, push, extend) -> None:
+    def _handler(self, node: ast.ExceptHandler, push: _Push, extend: _Extend) -> None:
         """Check an except clause, including the name it binds."""
         if node.name is not None:
             if node.name in self.ctx.reserved or node.name[0] == "_":
@@ -753,11 +764,11 @@ class _Checker:
             push(node.type)
         extend(node.body)
 
-    def _import(self, node: ast.Import | ast.ImportFrom, push, extend) -> None:
+    def _import(self, node: ast.Import | ast.ImportFrom, push: _Push, extend: _Extend) -> None:
         """Refuse every import; nothing inside one needs checking."""
         self._add(node, _IMPORT_MESSAGE)
 
-    def _unsupported(self, node: ast.AST, push) -> None:
+    def _unsupported(self, node: ast.AST, push: _Push) -> None:
         """Report syntax outside the allowed subset, then keep checking what it contains."""
         t = type(node)
         if isinstance(node, _INERT):
