@@ -171,6 +171,10 @@ class DockerProcess:
 
     async def kill(self) -> None:
         """Kill the container now."""
+        # Drop the attach stream first: with unread output queued on it the engine would
+        # hold the kill until the stream drained (a minute for a 100 MB flood).
+        if self._writer is not None:
+            self._writer.transport.abort()
         with contextlib.suppress(*ENGINE_ERRORS):
             await asyncio.to_thread(self.client.api.kill, self.id)
 
