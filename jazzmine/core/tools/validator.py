@@ -29,6 +29,7 @@ import builtins
 import codecs
 import re
 import string
+import threading
 import unicodedata
 import warnings
 from collections.abc import Callable, Iterable
@@ -44,6 +45,8 @@ from jazzmine.core.tools.safety import (
     SAFE_CONSTANTS,
     SAFE_EXCEPTIONS,
 )
+
+_WARNINGS_LOCK = threading.Lock()
 
 __all__ = ["FORBIDDEN_CALLS", "MAX_SCRIPT_CHARS", "validate_script"]
 
@@ -252,7 +255,9 @@ def _validate(script: object, allowed_tools: Iterable[str]) -> list[str]:
         # Invalid escapes like "\d" make the parser warn; under `-W error` a warning becomes a
         # SyntaxError, so without this the verdict on a benign script would depend on the
         # process's warning filters (and every validation would spam the server log).
-        with warnings.catch_warnings():
+        # catch_warnings swaps process-wide state, so validations (which run on worker
+        # threads in the web app) take turns; the window is one parse long.
+        with _WARNINGS_LOCK, warnings.catch_warnings():
             warnings.simplefilter("ignore")
             tree = ast.parse(script)
     except SyntaxError as exc:
