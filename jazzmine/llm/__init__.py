@@ -1,0 +1,51 @@
+"""Talking to LLMs: a client for OpenAI-compatible endpoints and a local fake for tests."""
+
+from __future__ import annotations
+
+from .client import (
+    Chunk,
+    Completion,
+    Finish,
+    LLMAuthError,
+    LLMBadRequestError,
+    LLMConfig,
+    LLMConfigError,
+    LLMConnectionError,
+    LLMEmptyAnswerError,
+    LLMError,
+    LLMNotFoundError,
+    LLMProtocolError,
+    LLMRateLimitError,
+    LLMServerError,
+    LLMTimeoutError,
+    Message,
+    TextDelta,
+    Usage,
+    complete,
+    list_models,
+    stream_chat,
+)
+
+__all__ = [
+    "Chunk",
+    "Completion",
+    "Finish",
+    "LLMAuthError",
+    "LLMBadRequestError",
+    "LLMConfig",
+    "LLMConfigError",
+    "LLMConnectionError",
+    "LLMEmptyAnswerError",
+    "LLMError",
+    "LLMNotFoundError",
+    "LLMProtocolError",
+    "LLMRateLimitError",
+    "LLMServerError",
+    "LLMTimeoutError",
+    "Message",
+    "TextDelta",
+    "Usage",
+    "complete",
+    "list_models",
+    "stream_chat",
+]

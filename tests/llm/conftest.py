@@ -1,0 +1,45 @@
+"""Fixtures: a fake LLM server on loopback, a client config for it, a generator with one tool."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import AsyncIterator
+
+import pytest
+
+from jazzmine.core.tools import SandboxConfig, ScriptGenerator, ToolParameter, ToolRegistry
+from jazzmine.llm import LLMConfig
+from jazzmine.llm.fake_server import DEFAULT_MODEL, FakeLLMServer
+
+from . import shop_tools
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[FakeLLMServer]:
+    async with FakeLLMServer() as running:
+        yield running
+
+
+@pytest.fixture
+def config(server: FakeLLMServer) -> LLMConfig:
+    return LLMConfig(server.base_url, model=DEFAULT_MODEL, timeout=5.0)
+
+
+@pytest.fixture
+def closed_port() -> int:
+    """Return a loopback port nothing listens on."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def generator() -> ScriptGenerator:
+    reg = ToolRegistry()
+    reg.register_sandbox(SandboxConfig(name="shop"))
+    reg.tool(
+        description="Fetch the orders of a user.",
+        parameters=[ToolParameter("user_id", "str", "The user's id", required=True)],
+        sandbox="shop",
+    )(shop_tools.get_orders)
+    return ScriptGenerator(reg)
