@@ -101,6 +101,36 @@ def main() -> None:
             )
     finally:
         gc.enable()
+    bench_build_prompt()
+
+
+def bench_build_prompt() -> None:
+    """Time ScriptGenerator.build_prompt with the tools XML cold (rebuilt) and cached."""
+    import importlib
+
+    from jazzmine.core.tools import ScriptGenerator
+
+    registry = importlib.import_module("demo.ecommerce").registry
+    generator = ScriptGenerator(registry)
+    task = "Total the revenue of delivered orders and name the best customer."
+    n = 2000
+    cold: list[float] = []
+    for _ in range(n):
+        registry._invalidate("ecommerce")  # what a tool change does to the cache
+        start = time.perf_counter()
+        generator.build_prompt(task, "ecommerce")
+        cold.append(time.perf_counter() - start)
+    warm: list[float] = []
+    for _ in range(n):
+        start = time.perf_counter()
+        generator.build_prompt(task, "ecommerce")
+        warm.append(time.perf_counter() - start)
+    cold_us = statistics.median(cold) * 1e6
+    warm_us = statistics.median(warm) * 1e6
+    print(
+        f"build_prompt (5 demo tools): cold {cold_us:.1f} µs | cached {warm_us:.1f} µs | "
+        f"cold/cached {cold_us / warm_us:.1f}x"
+    )
 
 
 if __name__ == "__main__":
