@@ -26,6 +26,8 @@ INSTALLED_APPS = [
     "django_htmx",
     "template_partials",
     "jazzmine_web.studio",
+    "jazzmine_web.teams",
+    "jazzmine_web.catalog",
 ]
 
 MIDDLEWARE = [
@@ -100,6 +102,11 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = DATA_UPLOAD_MAX_MEMORY_SIZE
 JAZZMINE_BASE_IMAGE = env_str("JAZZMINE_BASE_IMAGE", "jazzmine/base:bookworm")
 JAZZMINE_POOL_SIZE = env_int("JAZZMINE_POOL_SIZE", 2)
 JAZZMINE_RUN_TIMEOUT = env_float("JAZZMINE_RUN_TIMEOUT", 30.0)
+
+# Catalog
+# Fernet key material for secret values at rest; any string works (it is hashed into a key).
+JAZZMINE_SECRETS_KEY = persistent_secret("JAZZMINE_SECRETS_KEY", VAR_DIR / "secrets_key")
+JAZZMINE_IMPORT_MAX_FILE_BYTES = env_int("JAZZMINE_IMPORT_MAX_FILE_BYTES", 1024 * 1024)
 
 # LLM (any OpenAI-compatible chat-completions endpoint)
 JAZZMINE_LLM_BASE_URL = env_str("JAZZMINE_LLM_BASE_URL", "")

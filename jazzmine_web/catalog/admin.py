@@ -1,0 +1,147 @@
+"""Admin for the catalog; edits go through the services so versions and checksums stay right."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin
+from django.core.exceptions import ValidationError
+from django.http import HttpRequest
+
+from . import services
+from .models import ImageBuild, Sandbox, SecretValue, Tool, ToolVersion
+
+
+class ToolAdminForm(forms.ModelForm):
+    class Meta:
+        model = Tool
+        fields = [
+            "sandbox",
+            "name",
+            "description",
+            "parameters",
+            "dependencies",
+            "secrets",
+            "kind",
+            "source",
+            "always_allow",
+            "tags",
+        ]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if self.errors:
+            return data
+        try:
+            services.tool_spec_check(
+                name=data["name"],
+                description=data["description"],
+                parameters=data.get("parameters") or [],
+                dependencies=data.get("dependencies") or [],
+                secrets=data.get("secrets") or [],
+                source=data["source"],
+                sandbox_name=data["sandbox"].name,
+            )
+        except ValidationError as exc:
+            raise ValidationError(exc.messages) from exc
+        return data
+
+
+class ToolVersionInline(admin.TabularInline):
+    model = ToolVersion
+    extra = 0
+    can_delete = False
+    fields = ["number", "checksum", "author", "created_at", "note"]
+    readonly_fields = fields
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(Tool)
+class ToolAdmin(admin.ModelAdmin):
+    form = ToolAdminForm
+    list_display = ["name", "sandbox", "kind", "always_allow", "checksum", "updated_at"]
+    list_filter = ["kind", "always_allow", "sandbox__team", "sandbox"]
+    search_fields = ["name", "description", "tags_index"]
+    readonly_fields = ["checksum", "function_name", "is_async", "created_at", "updated_at"]
+    inlines = [ToolVersionInline]
+
+    def save_model(self, request: HttpRequest, obj: Tool, form: Any, change: bool) -> None:
+        data = {f: form.cleaned_data[f] for f in ToolAdminForm.Meta.fields if f != "sandbox"}
+        if change:
+            original = Tool.objects.get(pk=obj.pk)
+            services.tool_update(tool=original, author=request.user, note="Edited in admin", **data)
+            obj.pk = original.pk
+            obj.refresh_from_db()
+        else:
+            created = services.tool_create(
+                sandbox=form.cleaned_data["sandbox"],
+                author=request.user,
+                note="Created in admin",
+                **data,
+            )
+            obj.pk = created.pk
+            obj.refresh_from_db()
+
+
+@admin.register(ToolVersion)
+class ToolVersionAdmin(admin.ModelAdmin):
+    list_display = ["tool", "number", "checksum", "author", "created_at", "note"]
+    list_filter = ["tool__sandbox"]
+    search_fields = ["tool__name", "note"]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        return [f.name for f in ToolVersion._meta.fields]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+
+class SecretValueInline(admin.TabularInline):
+    model = SecretValue
+    extra = 0
+    fields = ["name", "set_by", "set_at"]
+    readonly_fields = fields  # values are written in the sandbox page, encrypted, never shown
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(Sandbox)
+class SandboxAdmin(admin.ModelAdmin):
+    list_display = ["name", "team", "backend", "network", "base_image", "updated_at"]
+    list_filter = ["team", "backend", "network"]
+    search_fields = ["name", "description"]
+    inlines = [SecretValueInline]
+
+    def save_model(self, request: HttpRequest, obj: Sandbox, form: Any, change: bool) -> None:
+        try:
+            services.sandbox_config_check(
+                name=obj.name, **{f: getattr(obj, f) for f in services.SANDBOX_CONFIG_FIELDS}
+            )
+        except ValidationError:
+            raise
+        super().save_model(request, obj, form, change)
+
+
+@admin.register(SecretValue)
+class SecretValueAdmin(admin.ModelAdmin):
+    list_display = ["name", "sandbox", "set_by", "set_at"]
+    list_filter = ["sandbox__team"]
+    fields = ["sandbox", "name", "set_by", "set_at"]
+    readonly_fields = fields
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+
+@admin.register(ImageBuild)
+class ImageBuildAdmin(admin.ModelAdmin):
+    list_display = ["pk", "sandbox", "status", "checksum", "built", "created_at", "finished_at"]
+    list_filter = ["status", "sandbox__team"]
+    readonly_fields = [f.name for f in ImageBuild._meta.fields]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False

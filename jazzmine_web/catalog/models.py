@@ -1,0 +1,196 @@
+"""The catalog's rows: sandboxes, tools, their immutable versions, secrets and image builds."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from jazzmine.core.tools import SandboxConfig
+from jazzmine.core.tools.registry import DEFAULT_BASE_IMAGE
+
+from ..teams.models import Team
+
+
+class Backend(models.TextChoices):
+    DOCKER = "docker", "Docker"
+    BWRAP = "bwrap", "bubblewrap"
+
+
+class ToolKind(models.TextChoices):
+    PYTHON = "python", "Python @tool function"
+    SCRIPT = "script", "Script tool (tool.json + script.py)"
+
+
+class Sandbox(models.Model):
+    """A team's environment profile: every `SandboxConfig` field plus its owner."""
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="sandboxes")
+    name = models.CharField(max_length=63)
+    description = models.TextField(blank=True)
+    dependencies = models.JSONField(default=list, blank=True)
+    secrets = models.JSONField(default=list, blank=True)
+    network = models.BooleanField(default=False)
+    memory_mb = models.PositiveIntegerField(default=256)
+    cpus = models.FloatField(default=1.0)
+    pids_limit = models.PositiveIntegerField(default=128)
+    timeout_seconds = models.FloatField(default=30.0)
+    max_output_bytes = models.PositiveIntegerField(default=1_000_000)
+    base_image = models.CharField(max_length=200, default=DEFAULT_BASE_IMAGE)
+    backend = models.CharField(max_length=16, choices=Backend.choices, default=Backend.DOCKER)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["team", "name"], name="sandbox_unique_team_name")
+        ]
+        ordering = ["team__name", "name"]
+        verbose_name_plural = "sandboxes"
+
+    def __str__(self) -> str:
+        return f"{self.team.slug}/{self.name}" if self.team_id else self.name
+
+    def to_config(self) -> SandboxConfig:
+        """Return the core's profile of this sandbox (validates the values)."""
+        return SandboxConfig(
+            name=self.name,
+            dependencies=list(self.dependencies),
+            secrets=list(self.secrets),
+            network=self.network,
+            memory_mb=self.memory_mb,
+            cpus=self.cpus,
+            pids_limit=self.pids_limit,
+            timeout_seconds=self.timeout_seconds,
+            max_output_bytes=self.max_output_bytes,
+            base_image=self.base_image,
+            backend=self.backend,  # type: ignore[arg-type]
+        )
+
+
+class Tool(models.Model):
+    """One tool of a sandbox: interface, source and needs, as the core registers it."""
+
+    sandbox = models.ForeignKey(Sandbox, on_delete=models.CASCADE, related_name="tools")
+    name = models.CharField(max_length=100)
+    description = models.TextField()
+    # A list of dicts with all nine ToolParameter attributes (ToolParameter.to_dict()).
+    parameters = models.JSONField(default=list, blank=True)
+    dependencies = models.JSONField(default=list, blank=True)
+    secrets = models.JSONField(default=list, blank=True)
+    kind = models.CharField(max_length=16, choices=ToolKind.choices, default=ToolKind.PYTHON)
+    # The function's source without decorators, exactly as the core's registry extracts it.
+    source = models.TextField()
+    function_name = models.CharField(max_length=100)
+    is_async = models.BooleanField(default=False)
+    always_allow = models.BooleanField(
+        default=False, help_text="Scripts calling only always-allowed tools skip human review."
+    )
+    tags = models.JSONField(default=list, blank=True)
+    # ",tag1,tag2," so a tag filter is one indexed-ish LIKE on every database.
+    tags_index = models.CharField(max_length=500, blank=True, editable=False, db_index=True)
+    checksum = models.CharField(max_length=16, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["sandbox", "name"], name="tool_unique_sandbox_name")
+        ]
+        ordering = ["sandbox__name", "name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def save(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        self.tags_index = "," + ",".join(self.tags) + "," if self.tags else ""
+        super().save(*args, **kwargs)
+
+
+class ToolVersion(models.Model):
+    """An immutable snapshot of a tool's code and dependencies."""
+
+    tool = models.ForeignKey(Tool, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    source = models.TextField()
+    dependencies = models.JSONField(default=list, blank=True)
+    checksum = models.CharField(max_length=16)
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    note = models.CharField(max_length=300, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tool", "number"], name="toolversion_unique_number")
+        ]
+        ordering = ["tool", "-number"]
+
+    def __str__(self) -> str:
+        return f"{self.tool.name} v{self.number}"
+
+    def save(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        if self.pk is not None:
+            raise ValueError("Tool versions are immutable; create a new version instead")
+        super().save(*args, **kwargs)
+
+
+class SecretValue(models.Model):
+    """The value of one secret of a sandbox, encrypted with Fernet; never shown again."""
+
+    sandbox = models.ForeignKey(Sandbox, on_delete=models.CASCADE, related_name="secret_values")
+    name = models.CharField(max_length=200)
+    ciphertext = models.TextField()
+    set_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    set_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["sandbox", "name"], name="secretvalue_unique_name")
+        ]
+        ordering = ["sandbox", "name"]
+
+    def __str__(self) -> str:
+        return f"{self.sandbox}:{self.name}"
+
+
+class BuildStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    BUILDING = "building", "Building"
+    SUCCEEDED = "succeeded", "Up to date"
+    FAILED = "failed", "Failed"
+
+
+class ImageBuild(models.Model):
+    """One attempt to build a sandbox's image, with its log."""
+
+    sandbox = models.ForeignKey(Sandbox, on_delete=models.CASCADE, related_name="builds")
+    checksum = models.CharField(max_length=16)
+    tag = models.CharField(max_length=300, blank=True)
+    # {tool name: tool checksum} baked into this image: answers "which images include it".
+    tool_checksums = models.JSONField(default=dict, blank=True)
+    status = models.CharField(
+        max_length=16, choices=BuildStatus.choices, default=BuildStatus.QUEUED
+    )
+    log = models.TextField(blank=True)
+    line_count = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    built = models.BooleanField(default=False, help_text="False when the image already existed.")
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"build #{self.pk} of {self.sandbox} ({self.status})"
+
+    @property
+    def is_running(self) -> bool:
+        """Tell whether the build has not finished yet."""
+        return self.status in (BuildStatus.QUEUED, BuildStatus.BUILDING)

@@ -1,0 +1,601 @@
+"""Writes of the catalog, and `registry_for_sandbox`: the one way any app gets a registry."""
+
+from __future__ import annotations
+
+import ast
+import logging
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypedDict
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
+from django.db import close_old_connections, transaction
+from django.db.models import F, Value
+from django.db.models.functions import Concat
+from django.utils import timezone
+
+from jazzmine.core.tools import RegisteredTool, SandboxConfig, ToolParameter, ToolRegistry
+
+from ..teams.models import Team
+from . import live
+from .crypto import encrypt
+from .models import BuildStatus, ImageBuild, Sandbox, SecretValue, Tool, ToolKind, ToolVersion
+
+logger = logging.getLogger(__name__)
+
+SANDBOX_CONFIG_FIELDS = (
+    "dependencies",
+    "secrets",
+    "network",
+    "memory_mb",
+    "cpus",
+    "pids_limit",
+    "timeout_seconds",
+    "max_output_bytes",
+    "base_image",
+    "backend",
+)
+TOOL_FIELDS = (
+    "description",
+    "parameters",
+    "dependencies",
+    "secrets",
+    "source",
+    "always_allow",
+    "tags",
+    "kind",
+)
+
+
+# Registry
+
+
+def _tool_parameters(rows: list[dict[str, Any]]) -> list[ToolParameter]:
+    return [ToolParameter.from_dict(dict(row)) for row in rows]
+
+
+def registry_for_sandbox(sandbox: Sandbox, *, tools: Iterable[Tool] | None = None) -> ToolRegistry:
+    """Build the core `ToolRegistry` of a sandbox from its rows, without executing any tool.
+
+    Every prompt, checksum and image in the web app comes from this registry, so they are
+    exactly what `jazzmine.core.tools` computes. Pass `tools` to reuse rows already loaded.
+    """
+    registry = ToolRegistry()
+    registry.register_sandbox(sandbox.to_config())
+    rows = tools if tools is not None else sandbox.tools.all()
+    for row in sorted(rows, key=lambda t: t.name):
+        if row.kind != ToolKind.PYTHON:
+            continue  # script tools register through their own loader (not built yet)
+        registry.register_source(
+            row.source,
+            sandbox=sandbox.name,
+            description=row.description,
+            parameters=_tool_parameters(row.parameters),
+            dependencies=list(row.dependencies),
+            secrets=list(row.secrets),
+            name=row.name,
+        )
+    return registry
+
+
+def _accepted_arguments(source: str) -> set[str] | None:
+    """Return the argument names of the source's function (None when it takes **kwargs)."""
+    node = next(
+        n for n in ast.parse(source).body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+    )
+    if node.args.kwarg is not None:
+        return None
+    args = node.args
+    return {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
+
+
+def tool_spec_check(
+    *,
+    name: str,
+    description: str,
+    parameters: list[dict[str, Any]],
+    dependencies: list[str],
+    secrets: list[str],
+    source: str,
+    sandbox_name: str = "default",
+) -> RegisteredTool:
+    """Register a tool's fields in a scratch registry; raise ValidationError on any problem."""
+    scratch = ToolRegistry()
+    if sandbox_name != "default":
+        scratch.register_sandbox(SandboxConfig(name=sandbox_name))
+    try:
+        params = _tool_parameters(parameters)
+        registered = scratch.register_source(
+            source,
+            sandbox=sandbox_name,
+            description=description,
+            parameters=params,
+            dependencies=dependencies,
+            secrets=secrets,
+            name=name or None,
+        )
+    except (TypeError, ValueError) as exc:
+        raise ValidationError(str(exc)) from exc
+    accepted = _accepted_arguments(registered.source)
+    if accepted is not None:
+        unknown = [p.name for p in params if p.name not in accepted]
+        if unknown:
+            raise ValidationError(
+                f"Tool {registered.name!r} documents parameters {unknown} that "
+                f"{registered.function_name}() does not accept"
+            )
+    return registered
+
+
+# Sandboxes
+
+
+def sandbox_config_check(*, name: str, **fields: Any) -> SandboxConfig:
+    """Validate sandbox fields with the core's SandboxConfig; raise ValidationError if bad."""
+    try:
+        return SandboxConfig(name=name, **fields)
+    except (TypeError, ValueError) as exc:
+        raise ValidationError(str(exc)) from exc
+
+
+def sandbox_create(*, team: Team, name: str, description: str = "", **config: Any) -> Sandbox:
+    """Create a sandbox in a team."""
+    config.setdefault("base_image", settings.JAZZMINE_BASE_IMAGE)
+    checked = sandbox_config_check(name=name, **config)
+    if Sandbox.objects.filter(team=team, name=name).exists():
+        raise ValidationError(f"Team {team.slug!r} already has a sandbox named {name!r}")
+    values = {f: getattr(checked, f) for f in SANDBOX_CONFIG_FIELDS}
+    return Sandbox.objects.create(team=team, name=name, description=description, **values)
+
+
+def sandbox_update(*, sandbox: Sandbox, **changes: Any) -> bool:
+    """Change a sandbox's fields; tell whether anything changed."""
+    allowed = {"name", "description", *SANDBOX_CONFIG_FIELDS}
+    unknown = set(changes) - allowed
+    if unknown:
+        raise TypeError(f"sandbox_update got unknown fields {sorted(unknown)}")
+    changed = {k: v for k, v in changes.items() if getattr(sandbox, k) != v}
+    if not changed:
+        return False
+    merged = {f: changed.get(f, getattr(sandbox, f)) for f in SANDBOX_CONFIG_FIELDS}
+    new_name = changed.get("name", sandbox.name)
+    sandbox_config_check(name=new_name, **merged)
+    if (
+        "name" in changed
+        and Sandbox.objects.filter(team=sandbox.team, name=new_name).exclude(pk=sandbox.pk).exists()
+    ):
+        raise ValidationError(
+            f"Team {sandbox.team.slug!r} already has a sandbox named {new_name!r}"
+        )
+    for key, value in changed.items():
+        setattr(sandbox, key, value)
+    sandbox.save()
+    return True
+
+
+def sandbox_delete(*, sandbox: Sandbox) -> None:
+    """Delete a sandbox with its tools, versions, secrets and builds."""
+    sandbox.delete()
+
+
+# Tools
+
+
+def _version_create(*, tool: Tool, author: AbstractBaseUser | None, note: str) -> ToolVersion:
+    last = tool.versions.order_by("-number").values_list("number", flat=True).first() or 0
+    return ToolVersion.objects.create(
+        tool=tool,
+        number=last + 1,
+        source=tool.source,
+        dependencies=list(tool.dependencies),
+        checksum=tool.checksum,
+        author=author,
+        note=note[:300],
+    )
+
+
+def tool_create(
+    *,
+    sandbox: Sandbox,
+    name: str,
+    description: str,
+    source: str,
+    parameters: list[dict[str, Any]] | None = None,
+    dependencies: list[str] | None = None,
+    secrets: list[str] | None = None,
+    always_allow: bool = False,
+    tags: list[str] | None = None,
+    kind: str = ToolKind.PYTHON,
+    author: AbstractBaseUser | None = None,
+    note: str = "Created",
+) -> Tool:
+    """Create a tool and its first version."""
+    registered = tool_spec_check(
+        name=name,
+        description=description,
+        parameters=parameters or [],
+        dependencies=dependencies or [],
+        secrets=secrets or [],
+        source=source,
+        sandbox_name=sandbox.name,
+    )
+    if Tool.objects.filter(sandbox=sandbox, name=registered.name).exists():
+        raise ValidationError(
+            f"Sandbox {sandbox.name!r} already has a tool named {registered.name!r}"
+        )
+    with transaction.atomic():
+        tool = Tool.objects.create(
+            sandbox=sandbox,
+            name=registered.name,
+            description=description,
+            parameters=[p.to_dict() for p in registered.tool.parameters],
+            dependencies=list(dependencies or []),
+            secrets=list(secrets or []),
+            kind=kind,
+            source=registered.source,
+            function_name=registered.function_name,
+            is_async=registered.is_async,
+            always_allow=always_allow,
+            tags=_clean_tags(tags or []),
+            checksum=registered.checksum,
+        )
+        _version_create(tool=tool, author=author, note=note)
+    return tool
+
+
+def _clean_tags(tags: Iterable[str]) -> list[str]:
+    cleaned = {t.strip().lower().replace(",", "-") for t in tags}
+    return sorted(t for t in cleaned if t)
+
+
+@dataclass(frozen=True)
+class ToolChange:
+    """What `tool_update` did."""
+
+    changed: bool
+    new_version: ToolVersion | None = None
+
+
+def tool_update(
+    *,
+    tool: Tool,
+    author: AbstractBaseUser | None = None,
+    note: str = "",
+    **changes: Any,
+) -> ToolChange:
+    """Change a tool; a change of code or dependencies creates a new version."""
+    unknown = set(changes) - {"name", *TOOL_FIELDS}
+    if unknown:
+        raise TypeError(f"tool_update got unknown fields {sorted(unknown)}")
+    if "tags" in changes:
+        changes["tags"] = _clean_tags(changes["tags"])
+    merged = {f: changes.get(f, getattr(tool, f)) for f in ("name", *TOOL_FIELDS)}
+    registered = tool_spec_check(
+        name=merged["name"],
+        description=merged["description"],
+        parameters=merged["parameters"],
+        dependencies=merged["dependencies"],
+        secrets=merged["secrets"],
+        source=merged["source"],
+        sandbox_name=tool.sandbox.name,
+    )
+    merged["source"] = registered.source
+    merged["parameters"] = [p.to_dict() for p in registered.tool.parameters]
+    merged["name"] = registered.name
+    changed = {k: v for k, v in merged.items() if getattr(tool, k) != v}
+    if not changed:
+        return ToolChange(changed=False)
+    if (
+        "name" in changed
+        and Tool.objects.filter(sandbox=tool.sandbox, name=merged["name"])
+        .exclude(pk=tool.pk)
+        .exists()
+    ):
+        raise ValidationError(
+            f"Sandbox {tool.sandbox.name!r} already has a tool named {merged['name']!r}"
+        )
+    code_changed = registered.checksum != tool.checksum
+    with transaction.atomic():
+        for key, value in changed.items():
+            setattr(tool, key, value)
+        tool.function_name = registered.function_name
+        tool.is_async = registered.is_async
+        tool.checksum = registered.checksum
+        tool.save()
+        version = (
+            _version_create(tool=tool, author=author, note=note or "Edited")
+            if code_changed
+            else None
+        )
+    return ToolChange(changed=True, new_version=version)
+
+
+def tool_rollback(
+    *, tool: Tool, version: ToolVersion, author: AbstractBaseUser | None = None
+) -> ToolChange:
+    """Put a tool's code and dependencies back to an earlier version (as a new version)."""
+    if version.tool_id != tool.pk:
+        raise ValidationError(f"Version {version.pk} is not a version of tool {tool.name!r}")
+    return tool_update(
+        tool=tool,
+        author=author,
+        note=f"Rolled back to v{version.number}",
+        source=version.source,
+        dependencies=list(version.dependencies),
+    )
+
+
+def tool_delete(*, tool: Tool) -> None:
+    """Delete a tool and its versions."""
+    tool.delete()
+
+
+# Secrets
+
+
+def secret_value_set(
+    *, sandbox: Sandbox, name: str, value: str, user: AbstractBaseUser | None
+) -> SecretValue:
+    """Store (or replace) a secret's value, encrypted; the value is never shown again."""
+    if not value:
+        raise ValidationError(f"Give a value for {name!r}, or clear it instead")
+    secret, _ = SecretValue.objects.update_or_create(
+        sandbox=sandbox,
+        name=name,
+        defaults={"ciphertext": encrypt(value), "set_by": user},
+    )
+    return secret
+
+
+def secret_value_clear(*, sandbox: Sandbox, name: str) -> bool:
+    """Forget a secret's value; tell whether there was one."""
+    deleted, _ = SecretValue.objects.filter(sandbox=sandbox, name=name).delete()
+    return deleted > 0
+
+
+# Image builds
+
+
+class BuildLineEvent(TypedDict):
+    """A channel-layer message: one more line of a build's log."""
+
+    type: str  # "build.line"
+    build_id: int
+    seq: int
+    line: str
+
+
+class BuildStatusEvent(TypedDict):
+    """A channel-layer message: a build changed status."""
+
+    type: str  # "build.status"
+    build_id: int
+    status: str
+
+
+BuilderFactory = Callable[[ToolRegistry], Any]
+
+
+def _default_builder(registry: ToolRegistry) -> Any:
+    # Imported here: the docker SDK is only needed by the worker that builds.
+    from jazzmine.sandbox.builder import SandboxBuilder
+
+    return SandboxBuilder(registry)
+
+
+def image_build_start(
+    *,
+    sandbox: Sandbox,
+    user: AbstractBaseUser | None,
+    background: bool = True,
+    builder_factory: BuilderFactory | None = None,
+) -> ImageBuild:
+    """Queue a build of a sandbox's image and run it in a worker thread; reuse a running one."""
+    running = sandbox.builds.filter(status__in=[BuildStatus.QUEUED, BuildStatus.BUILDING]).first()
+    if running is not None:
+        return running
+    registry = registry_for_sandbox(sandbox)
+    build = ImageBuild.objects.create(
+        sandbox=sandbox,
+        checksum=registry.sandbox_checksum(sandbox.name),
+        tool_checksums={t.name: t.checksum for t in registry.tools(sandbox.name)},
+        requested_by=user,
+    )
+    if background:
+        # After commit: the worker's own connection must see the row.
+        transaction.on_commit(
+            lambda: threading.Thread(
+                target=_build_thread_main,
+                kwargs={"build_id": build.pk, "builder_factory": builder_factory},
+                name=f"image-build-{build.pk}",
+                daemon=True,
+            ).start()
+        )
+    return build
+
+
+def _build_thread_main(*, build_id: int, builder_factory: BuilderFactory | None) -> None:
+    close_old_connections()
+    try:
+        image_build_run(build_id=build_id, builder_factory=builder_factory)
+    finally:
+        close_old_connections()
+        from django.db import connection
+
+        connection.close()
+
+
+def image_build_append_line(*, build_id: int, line: str) -> int:
+    """Append a line to a build's log, store it, and stream it; return its sequence number."""
+    line = line.rstrip("\n")
+    with transaction.atomic():
+        ImageBuild.objects.filter(pk=build_id).update(
+            log=Concat(F("log"), Value(line + "\n")), line_count=F("line_count") + 1
+        )
+        seq = ImageBuild.objects.filter(pk=build_id).values_list("line_count", flat=True).get()
+    # Stored first, then sent: a consumer that reads the log after joining the group misses
+    # nothing and can drop the duplicates by sequence number.
+    event: BuildLineEvent = {"type": "build.line", "build_id": build_id, "seq": seq, "line": line}
+    live.group_send(live.build_group(build_id), dict(event))
+    return seq
+
+
+def image_build_set_status(*, build_id: int, status: str, **fields: Any) -> None:
+    """Change a build's status and tell its watchers."""
+    if status in (BuildStatus.SUCCEEDED, BuildStatus.FAILED):
+        fields["finished_at"] = timezone.now()
+    ImageBuild.objects.filter(pk=build_id).update(status=status, **fields)
+    event: BuildStatusEvent = {"type": "build.status", "build_id": build_id, "status": status}
+    live.group_send(live.build_group(build_id), dict(event))
+
+
+def image_build_run(*, build_id: int, builder_factory: BuilderFactory | None = None) -> ImageBuild:
+    """Run a queued build now, in this thread, streaming its log; never raises on failure."""
+    build = ImageBuild.objects.select_related("sandbox").get(pk=build_id)
+    image_build_set_status(build_id=build_id, status=BuildStatus.BUILDING)
+    try:
+        registry = registry_for_sandbox(build.sandbox)
+        builder = (builder_factory or _default_builder)(registry)
+        result = builder.ensure_image(
+            build.sandbox.name,
+            on_log=lambda line: image_build_append_line(build_id=build_id, line=line),
+        )
+    except Exception as exc:
+        logger.warning("image build %s failed: %s", build_id, exc)
+        image_build_append_line(build_id=build_id, line=f"ERROR: {exc}")
+        image_build_set_status(build_id=build_id, status=BuildStatus.FAILED, error=str(exc))
+    else:
+        image_build_append_line(
+            build_id=build_id, line=f"image {result.tag} ready ({result.seconds:.1f} s)"
+        )
+        image_build_set_status(
+            build_id=build_id, status=BuildStatus.SUCCEEDED, tag=result.tag, built=result.built
+        )
+    build.refresh_from_db()
+    return build
+
+
+# Import
+
+
+@dataclass
+class ImportReport:
+    """What an import did, tool by tool."""
+
+    created: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)  # code or dependencies: a new version
+    updated: list[str] = field(default_factory=list)  # description, parameters, secrets only
+    unchanged: list[str] = field(default_factory=list)
+    sandboxes_created: list[str] = field(default_factory=list)
+    sandboxes_updated: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def changed_anything(self) -> bool:
+        """Tell whether the import wrote anything."""
+        return bool(
+            self.created
+            or self.changed
+            or self.updated
+            or self.sandboxes_created
+            or self.sandboxes_updated
+        )
+
+    def summary(self) -> str:
+        """Return one line saying what happened."""
+        parts = []
+        for label, names in (
+            ("created", self.created),
+            ("changed (new version)", self.changed),
+            ("updated", self.updated),
+            ("unchanged", self.unchanged),
+        ):
+            if names:
+                parts.append(f"{label}: {', '.join(names)}")
+        for label, names in (
+            ("sandboxes created", self.sandboxes_created),
+            ("sandboxes updated", self.sandboxes_updated),
+        ):
+            if names:
+                parts.append(f"{label}: {', '.join(names)}")
+        return "; ".join(parts) or "nothing to import"
+
+
+def tools_import(
+    *,
+    team: Team,
+    files: Sequence[Any],
+    author: AbstractBaseUser | None,
+    sandbox_name: str | None = None,
+) -> ImportReport:
+    """Import `@tool` functions from source files by parsing them; all or nothing.
+
+    `files` are `importer.SourceFile`s. With `sandbox_name`, every tool goes into that sandbox;
+    without it, each goes where its decorator's `sandbox=` says ("default" when unsaid).
+    Raises `importer.ImportRefused` listing every problem; then nothing is written.
+    """
+    from .importer import ImportProblem, ImportRefused, parse_files
+
+    parsed = parse_files(files, target_sandbox=sandbox_name)
+    report = ImportReport(notes=list(parsed.notes))
+    problems: list[ImportProblem] = []
+    with transaction.atomic():
+        sandboxes: dict[str, Sandbox] = {}
+        for name in parsed.sandbox_names():
+            config = parsed.configs.get(name)
+            existing = Sandbox.objects.filter(team=team, name=name).first()
+            try:
+                if existing is None:
+                    values = config.values if config else {}
+                    sandboxes[name] = sandbox_create(team=team, name=name, **values)
+                    report.sandboxes_created.append(name)
+                else:
+                    if config and sandbox_update(sandbox=existing, **config.values):
+                        report.sandboxes_updated.append(name)
+                    sandboxes[name] = existing
+            except ValidationError as exc:
+                where = config.where if config else parsed.first_tool_where(name)
+                problems.append(ImportProblem(where[0], where[1], "; ".join(exc.messages)))
+        for item in parsed.tools:
+            sandbox = sandboxes.get(item.sandbox)
+            if sandbox is None:
+                continue
+            fields = {
+                "description": item.description,
+                "parameters": item.parameters,
+                "dependencies": item.dependencies,
+                "secrets": item.secrets,
+                "source": item.source,
+            }
+            try:
+                existing = Tool.objects.filter(sandbox=sandbox, name=item.name).first()
+                if existing is None:
+                    tool_create(
+                        sandbox=sandbox,
+                        name=item.name,
+                        author=author,
+                        note=f"Imported from {item.filename}",
+                        **fields,
+                    )
+                    report.created.append(item.name)
+                    continue
+                change = tool_update(
+                    tool=existing, author=author, note=f"Imported from {item.filename}", **fields
+                )
+            except ValidationError as exc:
+                problems.append(ImportProblem(item.filename, item.line, "; ".join(exc.messages)))
+                continue
+            if change.new_version is not None:
+                report.changed.append(item.name)
+            elif change.changed:
+                report.updated.append(item.name)
+            else:
+                report.unchanged.append(item.name)
+        if problems:
+            transaction.set_rollback(True)
+    if problems:
+        raise ImportRefused(problems)
+    return report

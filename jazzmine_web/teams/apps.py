@@ -1,0 +1,10 @@
+from __future__ import annotations
+
+from django.apps import AppConfig
+
+
+class TeamsConfig(AppConfig):
+    """Teams, their members' roles, and per-user API tokens."""
+
+    name = "jazzmine_web.teams"
+    label = "teams"

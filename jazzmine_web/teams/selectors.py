@@ -1,0 +1,42 @@
+"""Reads for teams, roles and tokens: the permission helpers every app uses."""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import QuerySet
+
+from .models import ApiToken, Membership, Role, Team
+
+AnyUser = AbstractBaseUser | AnonymousUser
+
+
+def teams_for_user(user: AnyUser) -> QuerySet[Team]:
+    """Return the teams a user belongs to (none for anonymous users)."""
+    if not user.is_authenticated:
+        return Team.objects.none()
+    return Team.objects.filter(memberships__user=user).distinct()
+
+
+def membership_for(*, user: AnyUser, team: Team) -> Membership | None:
+    """Return a user's membership of a team, if any."""
+    if not user.is_authenticated:
+        return None
+    return Membership.objects.filter(user=user, team=team).first()
+
+
+def user_has_team_role(*, user: AnyUser, team: Team, role: str = Role.MEMBER) -> bool:
+    """Tell whether a user is in a team with at least this role."""
+    membership = membership_for(user=user, team=team)
+    return membership is not None and membership.has_role(role)
+
+
+def team_ids_with_role(*, user: AnyUser, role: str = Role.MEMBER) -> list[int]:
+    """Return the ids of the teams where a user has at least this role."""
+    if not user.is_authenticated:
+        return []
+    return [m.team_id for m in Membership.objects.filter(user=user) if m.has_role(role)]
+
+
+def api_tokens_for_user(user: AbstractBaseUser) -> QuerySet[ApiToken]:
+    """Return a user's tokens, newest first, revoked ones included."""
+    return ApiToken.objects.filter(user=user)
