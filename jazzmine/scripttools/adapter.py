@@ -1,0 +1,125 @@
+"""Turn a script tool into a plain Python tool function, so one catalog serves both languages.
+
+The generated function is what the registry teleports into the sandbox: called from a
+jazzmine script (or a bash builtin), it writes the script to the sandbox's tmpfs, runs it with
+the JSON arguments on stdin and returns a `ToolResponse`. It must be self-contained (the
+registry keeps only the function's own lines), so everything it needs lives inside it.
+"""
+
+from __future__ import annotations
+
+import keyword
+import textwrap
+
+from jazzmine.core.tools.registry import RegisteredTool, ToolRegistry
+
+from .model import ScriptTool
+
+# Environment the script sees besides the secrets its tool declares: enough to run, nothing
+# of the harness's own configuration.
+PASSED_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TZ", "JAZZMINE_KEYCHAIN_URL",
+              "JAZZMINE_KEYCHAIN_TOKEN")  # fmt: skip
+
+_TEMPLATE = '''
+def {name}(*args, **kwargs) -> ToolResponse:
+    """{doc}"""
+    import json as _json
+    import os as _os
+    import shutil as _shutil
+    import subprocess as _subprocess
+    import tempfile as _tempfile
+
+    names = {names!r}
+    runtime, filename, timeout = {runtime!r}, {filename!r}, {timeout!r}
+    passed_env = {passed_env!r}
+    source = {source!r}
+
+    if len(args) > len(names):
+        return ToolResponse(success=False, message=(
+            f"{name}() takes at most {{len(names)}} positional arguments ({{len(args)}} given)"))
+    params = dict(zip(names, args))
+    twice = sorted(set(params) & set(kwargs))
+    if twice:
+        return ToolResponse(success=False, message=f"{name}() got {{twice[0]!r}} twice")
+    params.update(kwargs)
+    try:
+        payload = _json.dumps(params, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        return ToolResponse(success=False, message=f"{name}() arguments are not JSON: {{exc}}")
+    exe = _shutil.which(runtime)
+    if exe is None:
+        return ToolResponse(success=False, message=f"script error: {{runtime}}: command not found")
+    workdir = _tempfile.mkdtemp(prefix="scripttool-")
+    try:
+        path = _os.path.join(workdir, filename)
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(source)
+        env = {{k: v for k, v in _os.environ.items() if k in passed_env}}
+        try:
+            done = _subprocess.run(
+                [exe, path], input=payload.encode("utf-8"), capture_output=True,
+                timeout=timeout, cwd=workdir, env=env,
+            )
+        except _subprocess.TimeoutExpired:
+            return ToolResponse(success=False,
+                                message=f"script error: timed out after {{timeout:g}} s")
+    finally:
+        _shutil.rmtree(workdir, ignore_errors=True)
+    stdout = done.stdout.decode("utf-8", "replace").strip()
+    stderr = done.stderr.decode("utf-8", "replace").strip()
+    if done.returncode != 0:
+        return ToolResponse(success=False, message="script error: " + (
+            stderr or f"exit code {{done.returncode}} and nothing on stderr"))
+    if not stdout:
+        return ToolResponse(success=True, message="the script printed nothing", data=None)
+
+    def _refuse(constant):
+        raise ValueError(constant)
+
+    try:
+        data = _json.loads(stdout, parse_constant=_refuse)
+    except ValueError:
+        return ToolResponse(success=True, message="the script's output is not JSON", data=stdout)
+    return ToolResponse(success=True, data=data)
+'''
+
+
+def function_source(tool: ScriptTool) -> str:
+    """Return the source of a Python tool function that runs the script tool in the sandbox."""
+    if not tool.name.isidentifier() or keyword.iskeyword(tool.name):
+        raise ValueError(f"script tool name {tool.name!r} cannot name a Python function")
+    # Required parameters first: that is the order a positional call most likely means.
+    required = [n for n in tool.properties if n in tool.required]
+    optional = [n for n in tool.properties if n not in tool.required]
+    passed_env = tuple(dict.fromkeys((*PASSED_ENV, *tool.secrets)))
+    summary = (tool.description.strip().splitlines() or [tool.name])[0]
+    doc = summary.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+    return (
+        textwrap.dedent(_TEMPLATE)
+        .lstrip()
+        .format(
+            name=tool.name,
+            doc=doc,
+            names=[*required, *optional],
+            runtime=tool.runtime,
+            filename=tool.script_filename,
+            timeout=float(tool.timeout),
+            passed_env=passed_env,
+            source=tool.source,
+        )
+    )
+
+
+def register_script_tool(
+    registry: ToolRegistry, tool: ScriptTool, *, sandbox: str = "default"
+) -> RegisteredTool:
+    """Register a script tool in a sandbox as a Python tool with the same name and schema."""
+    return registry.register_source(
+        function_source(tool),
+        sandbox=sandbox,
+        description=tool.description,
+        parameters=tool.tool_parameters(),
+        dependencies=list(tool.dependencies),
+        secrets=list(tool.secrets),
+        name=tool.name,
+    )

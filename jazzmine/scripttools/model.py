@@ -1,0 +1,219 @@
+"""The script tool: a `tool.json` (name, description, JSON-Schema parameters) plus one script."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from jazzmine.core.tools.types import Tool, ToolParameter
+
+Runtime = Literal["python3", "node"]
+RUNTIMES: dict[str, str] = {"python3": "script.py", "node": "script.js"}
+SCRIPT_FILES: dict[str, Runtime] = {"script.py": "python3", "script.js": "node"}
+DEFAULT_TIMEOUT = 300.0
+# A tool name becomes a directory name and (for the Python adapter) a function name.
+_SAFE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+_KNOWN_KEYS = ("name", "description", "always_allow", "timeout", "parameters", "secrets",
+               "dependencies")  # fmt: skip
+JSON_TYPES = ("string", "integer", "number", "boolean", "array", "object")
+
+
+class ScriptToolError(ValueError):
+    """A script tool could not be read: names the file and what is wrong with it."""
+
+    def __init__(self, file: str, problem: str) -> None:
+        self.file = file
+        self.problem = problem
+        super().__init__(f"{file}: {problem}")
+
+
+@dataclass
+class ScriptTool:
+    """A tool implemented by a script that reads JSON args on stdin and prints JSON on stdout."""
+
+    name: str
+    description: str
+    source: str
+    parameters: dict[str, Any] = field(
+        default_factory=lambda: {"type": "object", "properties": {}, "required": []}
+    )
+    runtime: Runtime = "python3"
+    always_allow: bool = False
+    timeout: float = DEFAULT_TIMEOUT
+    # Extensions of the spec's tool.json: keychain names the tool may read, pip requirements.
+    secrets: list[str] = field(default_factory=list)
+    dependencies: list[str] = field(default_factory=list)
+    # Unknown tool.json keys, kept so that export gives back what was imported.
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not _SAFE_NAME.match(self.name):
+            raise ScriptToolError(
+                "tool.json",
+                f"name {self.name!r} must be letters, digits and '_' (snake_case, at most 64 "
+                "characters, not starting with a digit)",
+            )
+        if self.runtime not in RUNTIMES:
+            raise ScriptToolError(
+                "tool.json", f"runtime {self.runtime!r} must be one of {', '.join(RUNTIMES)}"
+            )
+        if not isinstance(self.timeout, (int, float)) or isinstance(self.timeout, bool):
+            raise ScriptToolError("tool.json", f"timeout must be a number, not {self.timeout!r}")
+        if not math.isfinite(self.timeout) or self.timeout <= 0:
+            raise ScriptToolError("tool.json", f"timeout must be positive, not {self.timeout!r}")
+
+    @property
+    def script_filename(self) -> str:
+        """Return `script.py` or `script.js`."""
+        return RUNTIMES[self.runtime]
+
+    @property
+    def properties(self) -> dict[str, Any]:
+        """Return the schema's properties (empty when the schema has none)."""
+        props = self.parameters.get("properties")
+        return props if isinstance(props, dict) else {}
+
+    @property
+    def required(self) -> list[str]:
+        """Return the names the schema marks as required."""
+        req = self.parameters.get("required")
+        return [r for r in req if isinstance(r, str)] if isinstance(req, list) else []
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """Return the tool.json content, keys in the spec's order."""
+        data: dict[str, Any] = {"name": self.name, "description": self.description}
+        # The spec leaves always_allow out unless it is true.
+        if self.always_allow:
+            data["always_allow"] = True
+        if self.timeout != DEFAULT_TIMEOUT:
+            data["timeout"] = (
+                int(self.timeout) if float(self.timeout).is_integer() else self.timeout
+            )
+        data["parameters"] = copy.deepcopy(self.parameters)
+        if self.secrets:
+            data["secrets"] = list(self.secrets)
+        if self.dependencies:
+            data["dependencies"] = list(self.dependencies)
+        data.update(copy.deepcopy(self.extra))
+        return data
+
+    def to_json_text(self) -> str:
+        """Return tool.json as the spec writes it: two-space indent, trailing newline."""
+        return json.dumps(self.to_json_dict(), indent=2, ensure_ascii=False) + "\n"
+
+    def files(self) -> dict[str, str]:
+        """Return the two files of the on-disk layout, by file name."""
+        return {"tool.json": self.to_json_text(), self.script_filename: self.source}
+
+    def tool_parameters(self) -> list[ToolParameter]:
+        """Translate the JSON-Schema properties into jazzmine ToolParameters."""
+        required = set(self.required)
+        result = []
+        for name, prop in self.properties.items():
+            prop = prop if isinstance(prop, dict) else {}
+            type_ = prop.get("type")
+            examples = prop.get("examples")
+            result.append(
+                ToolParameter(
+                    name=name,
+                    type=type_ if isinstance(type_, str) else "string",
+                    description=prop.get("description"),
+                    default=prop.get("default"),
+                    required=name in required,
+                    options=list(prop["enum"]) if isinstance(prop.get("enum"), list) else None,
+                    examples=list(examples) if isinstance(examples, list) else None,
+                )
+            )
+        return result
+
+    def to_tool(self) -> Tool:
+        """Return the jazzmine Tool the LLM reads for this script tool."""
+        return Tool(name=self.name, description=self.description, parameters=self.tool_parameters())
+
+    def sample_args(self) -> dict[str, Any]:
+        """Return arguments for a trial run: defaults, else the first example or enum value."""
+        args: dict[str, Any] = {}
+        for name, prop in self.properties.items():
+            if not isinstance(prop, dict):
+                continue
+            if "default" in prop:
+                args[name] = prop["default"]
+            elif isinstance(prop.get("examples"), list) and prop["examples"]:
+                args[name] = prop["examples"][0]
+            elif isinstance(prop.get("enum"), list) and prop["enum"]:
+                args[name] = prop["enum"][0]
+        return args
+
+    @classmethod
+    def from_json_dict(
+        cls, data: Any, *, source: str, runtime: Runtime = "python3", file: str = "tool.json"
+    ) -> ScriptTool:
+        """Build a script tool from parsed tool.json, refusing missing fields and wrong types."""
+        if not isinstance(data, dict):
+            raise ScriptToolError(file, f"must hold a JSON object, not {_kind(data)}")
+        for key in ("name", "description", "parameters"):
+            if key not in data:
+                raise ScriptToolError(file, f"missing field {key!r}")
+        _expect(data, "name", str, "a string", file)
+        _expect(data, "description", str, "a string", file)
+        _expect(data, "parameters", dict, "a JSON object (a JSON Schema)", file)
+        _expect(data, "always_allow", bool, "true or false", file)
+        if "timeout" in data and (
+            not isinstance(data["timeout"], (int, float)) or isinstance(data["timeout"], bool)
+        ):
+            raise ScriptToolError(
+                file, f"field 'timeout' must be a number of seconds, not {_kind(data['timeout'])}"
+            )
+        for key in ("secrets", "dependencies"):
+            value = data.get(key, [])
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise ScriptToolError(file, f"field {key!r} must be a list of strings")
+        try:
+            return cls(
+                name=data["name"],
+                description=data["description"],
+                source=source,
+                parameters=copy.deepcopy(data["parameters"]),
+                runtime=runtime,
+                always_allow=data.get("always_allow", False),
+                timeout=float(data.get("timeout", DEFAULT_TIMEOUT)),
+                secrets=list(data.get("secrets", [])),
+                dependencies=list(data.get("dependencies", [])),
+                extra={k: copy.deepcopy(v) for k, v in data.items() if k not in _KNOWN_KEYS},
+            )
+        except ScriptToolError as exc:
+            raise ScriptToolError(file, exc.problem) from None
+
+
+def parse_tool_json(text: str, file: str = "tool.json") -> Any:
+    """Parse tool.json text, reporting line and column of a syntax error."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ScriptToolError(
+            file, f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+        ) from None
+
+
+def _kind(value: Any) -> str:
+    """Name a JSON value's type the way tool.json authors think of it."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+def _expect(data: dict[str, Any], key: str, type_: type, wanted: str, file: str) -> None:
+    if key in data and not isinstance(data[key], type_):
+        raise ScriptToolError(file, f"field {key!r} must be {wanted}, not {_kind(data[key])}")
