@@ -268,8 +268,11 @@ async def _client(
     if client is not None:
         yield client
         return
-    # trust_env=False: env proxies would route loopback endpoints (Ollama, the fake) astray.
-    async with httpx.AsyncClient(timeout=_timeout(config), trust_env=False) as owned:
+    # Env proxies are for reaching hosted APIs; through them a loopback endpoint (Ollama, the
+    # fake server) would be unreachable.
+    host = httpx.URL(config.base_url).host
+    loopback = host in ("localhost", "::1") or host.startswith("127.")
+    async with httpx.AsyncClient(timeout=_timeout(config), trust_env=not loopback) as owned:
         yield owned
 
 
