@@ -1,0 +1,242 @@
+"""Build a bashkit ScriptedTool for a tool set, run one bash script and trace every builtin call.
+
+Stdlib + bashkit only, and no jazzmine imports: this file is copied into the bash sandbox image
+next to the in-container runner, so host tests and container runs use the same code.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+TOOLSET_NAME = "sandbox_tools"
+
+
+@dataclass(frozen=True)
+class BashLimits:
+    """Walls of the bash interpreter itself (the container adds its own)."""
+
+    max_commands: int = 10_000
+    max_loop_iterations: int = 10_000
+    timeout_seconds: float = 30.0
+
+    def __post_init__(self) -> None:
+        for label, value in asdict(self).items():
+            if value <= 0:
+                raise ValueError(f"BashLimits.{label} must be positive, not {value}")
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A builtin as bashkit sees it: name, description and JSON-Schema input."""
+
+    name: str
+    description: str
+    schema: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-safe dict (sent to the container)."""
+        return {"name": self.name, "description": self.description, "schema": self.schema}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ToolSpec:
+        """Build a spec from `to_dict()` output."""
+        return cls(name=data["name"], description=data["description"], schema=data["schema"])
+
+
+@dataclass
+class BashCall:
+    """One builtin call: what the script passed, how it ended and how long it took."""
+
+    seq: int
+    name: str
+    args: dict[str, Any]
+    exit_status: int
+    duration_ms: float
+    started_ms: float
+    stdin: bool = False
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-safe dict for the run timeline."""
+        return asdict(self)
+
+
+@dataclass
+class BashResult:
+    """The end of a bash run: its output, exit code and the trace of builtin calls."""
+
+    stdout: str
+    stderr: str
+    exit_code: int
+    error: str | None = None
+    calls: list[BashCall] = field(default_factory=list)
+    duration_ms: float = 0.0
+    stdout_truncated: bool = False
+    stderr_truncated: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-safe dict."""
+        data = asdict(self)
+        data["calls"] = [c.to_dict() for c in self.calls]
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> BashResult:
+        """Build a result from `to_dict()` output."""
+        calls = [BashCall(**c) for c in data.get("calls", [])]
+        fields = {k: v for k, v in data.items() if k != "calls"}
+        return cls(**fields, calls=calls)
+
+
+class ToolFailed(Exception):
+    """A tool reported failure; bashkit turns it into a non-zero exit status."""
+
+
+def render(value: Any) -> tuple[bool, str, str | None]:
+    """Turn what a tool returned into (ok, stdout text, failure message).
+
+    A ToolResponse (anything with `success`/`message`/`data`) prints its data: strings as
+    they are, everything else as one JSON line so that `| jq` works. A failed response
+    prints nothing and carries its message.
+    """
+    if hasattr(value, "success") and hasattr(value, "data"):
+        if not value.success:
+            return False, "", str(getattr(value, "message", None) or "the tool failed")
+        data = value.data
+        if data is None:
+            message = getattr(value, "message", None)
+            return True, (f"{message}\n" if message else ""), None
+        value = data
+    if value is None:
+        return True, "", None
+    if isinstance(value, str):
+        return True, value if value.endswith("\n") or not value else value + "\n", None
+    try:
+        return True, json.dumps(value, ensure_ascii=False) + "\n", None
+    except (TypeError, ValueError) as exc:
+        return False, "", f"the tool returned data that is not JSON: {exc}"
+
+
+ToolFunction = Callable[..., Any]
+CallHook = Callable[[BashCall], None]
+
+
+class BashSession:
+    """A tool set exposed as bash builtins; each `run` gets a fresh interpreter."""
+
+    def __init__(
+        self,
+        specs: list[ToolSpec],
+        functions: dict[str, ToolFunction],
+        *,
+        limits: BashLimits | None = None,
+        name: str = TOOLSET_NAME,
+        short_description: str | None = None,
+        on_call: CallHook | None = None,
+    ) -> None:
+        self.specs = list(specs)
+        self.functions = dict(functions)
+        self.limits = limits or BashLimits()
+        self.name = name
+        self.short_description = short_description
+        self.on_call = on_call
+        self._calls: list[BashCall] = []
+        self._started = time.monotonic()
+        self.tool = self._build()
+
+    def _build(self) -> Any:
+        from bashkit.scripted import ScriptedTool
+
+        tool = ScriptedTool(
+            self.name,
+            short_description=self.short_description,
+            max_commands=self.limits.max_commands,
+            max_loop_iterations=self.limits.max_loop_iterations,
+            timeout_seconds=self.limits.timeout_seconds,
+        )
+        for spec in self.specs:
+            tool.add_tool(spec.name, spec.description, callback=self._callback(spec.name),
+                          schema=spec.schema)  # fmt: skip
+        return tool
+
+    def _callback(self, name: str) -> Callable[[dict[str, Any], str | None], str]:
+        def callback(params: dict[str, Any], stdin: str | None = None) -> str:
+            started = time.monotonic()
+            function = self.functions.get(name)
+            args = dict(params)
+            if function is None:
+                ok, text, error = False, "", f"tool {name!r} is not available in this sandbox"
+            else:
+                try:
+                    ok, text, error = render(function(**args))
+                except Exception as exc:  # a plain callback that raises: report, never crash
+                    ok, text, error = False, "", f"{type(exc).__name__}: {exc}"
+            call = BashCall(
+                seq=len(self._calls) + 1,
+                name=name,
+                args=_json_safe(args),
+                exit_status=0 if ok else 1,
+                duration_ms=round((time.monotonic() - started) * 1000, 3),
+                started_ms=round((started - self._started) * 1000, 3),
+                stdin=stdin is not None,
+                error=error,
+            )
+            self._calls.append(call)
+            if self.on_call is not None:
+                self.on_call(call)
+            if not ok:
+                raise ToolFailed(error)
+            return text
+
+        return callback
+
+    def system_prompt(self) -> str:
+        """Return the system prompt bashkit writes for this tool set."""
+        return self.tool.system_prompt()
+
+    def help(self) -> str:
+        """Return bashkit's Markdown help for this tool set."""
+        return self.tool.help()
+
+    def run(self, script: str) -> BashResult:
+        """Run one bash script in a fresh interpreter and return its output and trace."""
+        self._calls = []
+        self._started = time.monotonic()
+        raw = self.tool.execute_sync(script)
+        stderr = _explain_failures(raw.stderr, self._calls)
+        return BashResult(
+            stdout=raw.stdout,
+            stderr=stderr,
+            exit_code=raw.exit_code,
+            error=raw.error,
+            calls=list(self._calls),
+            duration_ms=round((time.monotonic() - self._started) * 1000, 3),
+            stdout_truncated=bool(raw.stdout_truncated),
+            stderr_truncated=bool(raw.stderr_truncated),
+        )
+
+
+def _explain_failures(stderr: str, calls: list[BashCall]) -> str:
+    """Put each failed tool's own message where bashkit wrote its generic 'callback failed'.
+
+    bashkit hides callback errors so host secrets cannot leak into the script; our messages
+    are the ToolResponse messages written for the LLM, the same a Python script would see.
+    """
+    for call in calls:
+        if call.error is None:
+            continue
+        generic = f"{call.name}: callback failed"
+        if generic in stderr:
+            stderr = stderr.replace(generic, f"{call.name}: {call.error}", 1)
+    return stderr
+
+
+def _json_safe(value: Any) -> Any:
+    try:
+        return json.loads(json.dumps(value))
+    except (TypeError, ValueError):
+        return repr(value)

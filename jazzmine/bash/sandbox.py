@@ -1,0 +1,197 @@
+"""Run bash orchestration inside the sandbox: build the bash image, drive one run, read its trace.
+
+The bash interpreter and every tool callback run in the container, never in the web process.
+The bash image is the sandbox's own image (tools, harness, limits) plus bashkit and the bash
+runner, built once per sandbox image and reused by tag.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import json
+import platform
+import shutil
+import tempfile
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import docker
+import docker.errors
+
+from jazzmine.sandbox.errors import BuildError
+from jazzmine.sandbox.request import RunLimits
+from jazzmine.scripttools.container import run_container
+
+from .engine import BashCall, BashLimits, BashResult, ToolSpec
+
+BASH_DIR = "/opt/jazzmine-bash"
+BASH_REPOSITORY = "jazzmine/bash"
+_HERE = Path(__file__).resolve().parent
+RUNNER_FILE = _HERE / "runner.py"
+ENGINE_FILE = _HERE / "engine.py"
+# The bashkit interpreter checks its own timeout between commands only; the container's
+# wall clock (this much later) kills a run stuck inside one builtin.
+KILL_GRACE_SECONDS = 5.0
+TIMEOUT_EXIT = 124
+_build_lock = threading.Lock()
+
+
+def _bashkit_files() -> tuple[str, list[tuple[Path, Path]]]:
+    """Return bashkit's version and its installed files (source path, path under site/)."""
+    dist = importlib.metadata.distribution("bashkit")
+    files = []
+    for entry in dist.files or []:
+        if entry.parts[0] != "bashkit" or "__pycache__" in entry.parts:
+            continue
+        files.append((Path(str(entry.locate())), Path(*entry.parts)))
+    if not files:
+        raise BuildError(step="bash image", message="bashkit is installed without its files")
+    return dist.version, files
+
+
+def bash_image_tag(sandbox_image: str, client: docker.DockerClient) -> str:
+    """Return the tag of the bash image for a sandbox image (changes with any of its inputs)."""
+    image_id = client.images.get(sandbox_image).id
+    version, _ = _bashkit_files()
+    digest = hashlib.sha256()
+    for part in (image_id, version, RUNNER_FILE.read_text(), ENGINE_FILE.read_text()):
+        digest.update(part.encode())
+        digest.update(b"\x00")
+    return f"{BASH_REPOSITORY}:{digest.hexdigest()[:16]}"
+
+
+def ensure_bash_image(sandbox_image: str, *, client: docker.DockerClient | None = None) -> str:
+    """Return the bash image of a sandbox image, building it first when it is missing."""
+    api = client or docker.from_env()
+    try:
+        tag = bash_image_tag(sandbox_image, api)
+    except docker.errors.ImageNotFound:
+        raise BuildError(
+            step="bash image", message=f"sandbox image {sandbox_image} is not built"
+        ) from None
+    with _build_lock:
+        try:
+            api.images.get(tag)
+            return tag
+        except docker.errors.ImageNotFound:
+            pass
+        engine_arch = str(api.info().get("Architecture", ""))
+        if engine_arch and engine_arch != platform.machine():
+            raise BuildError(
+                step="bash image",
+                message=f"bashkit here is built for {platform.machine()}, the engine runs {engine_arch}",
+            )
+        _build(api, sandbox_image, tag)
+    return tag
+
+
+def _build(api: docker.DockerClient, sandbox_image: str, tag: str) -> None:
+    context = Path(tempfile.mkdtemp(prefix="jazzmine-bash-"))
+    try:
+        target = context / "bash"
+        (target / "site").mkdir(parents=True)
+        shutil.copyfile(RUNNER_FILE, target / "runner.py")
+        shutil.copyfile(ENGINE_FILE, target / "bash_engine.py")
+        _, files = _bashkit_files()
+        # The installed files are the unpacked manylinux wheel: the image's python3 is 3.11
+        # on glibc 2.36, which the abi3 / manylinux2014 build supports.
+        for source, relative in files:
+            destination = target / "site" / relative
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, destination)
+        for path in [target, *target.rglob("*")]:
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        (context / "Dockerfile").write_text(
+            f"FROM {sandbox_image}\n"
+            f"COPY bash {BASH_DIR}\n"
+            f'CMD ["python3", "-I", "{BASH_DIR}/runner.py"]\n'
+        )
+        tail: list[str] = []
+        for chunk in api.api.build(path=str(context), tag=tag, rm=True, forcerm=True,
+                                   decode=True, network_mode="none"):  # fmt: skip
+            if "error" in chunk:
+                raise BuildError(
+                    step="bash image", message=str(chunk["error"]).strip(), log_tail=tail
+                )
+            text = str(chunk.get("stream") or "").strip()
+            if text:
+                tail = [*tail[-14:], text]
+    except docker.errors.DockerException as exc:
+        raise BuildError(step="bash image", message=f"Docker engine error: {exc}") from exc
+    finally:
+        shutil.rmtree(context, ignore_errors=True)
+
+
+async def run_bash_in_sandbox(
+    script: str,
+    *,
+    sandbox_image: str,
+    specs: list[ToolSpec],
+    limits: RunLimits | None = None,
+    bash_limits: BashLimits | None = None,
+    secrets: dict[str, str] | None = None,
+    on_call: Callable[[BashCall], None] | None = None,
+    client: docker.DockerClient | None = None,
+) -> BashResult:
+    """Run a bash script in a hardened container of the sandbox; tools run in there too."""
+    bash_limits = bash_limits or BashLimits()
+    api = client or docker.from_env()
+    try:
+        image = ensure_bash_image(sandbox_image, client=api)
+    except BuildError as exc:
+        return BashResult(stdout="", stderr=str(exc), exit_code=1, error=str(exc))
+    request = {
+        "script": script,
+        "tools": [s.to_dict() for s in specs],
+        "limits": {
+            "max_commands": bash_limits.max_commands,
+            "max_loop_iterations": bash_limits.max_loop_iterations,
+            "timeout_seconds": bash_limits.timeout_seconds,
+        },
+        "secrets": dict(secrets or {}),
+    }
+    calls: list[BashCall] = []
+    final: dict[str, object] = {}
+
+    def on_line(line: str) -> None:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return
+        if message.get("type") == "call":
+            call = BashCall(**message["data"])
+            calls.append(call)
+            if on_call is not None:
+                on_call(call)
+        elif message.get("type") in ("result", "error"):
+            final.update(message)
+
+    outcome = await run_container(
+        image,
+        ["python3", "-I", f"{BASH_DIR}/runner.py"],
+        stdin=(json.dumps(request) + "\n").encode(),
+        limits=limits or RunLimits(),
+        timeout_seconds=bash_limits.timeout_seconds + KILL_GRACE_SECONDS,
+        labels={"jazzmine.bash": "1"},
+        on_stdout_line=on_line,
+        client=api,
+    )
+    if final.get("type") == "result":
+        result = BashResult.from_dict(final["data"])  # type: ignore[arg-type]
+        return result
+    if outcome.error is not None:
+        message = outcome.error
+    elif outcome.timed_out:
+        message = f"timed out after {bash_limits.timeout_seconds:g} s: the sandbox was killed"
+    elif final.get("type") == "error":
+        message = str(final["data"].get("message"))  # type: ignore[union-attr]
+    else:
+        notes = "; ".join(outcome.notes) or outcome.stderr.strip()[-2000:]
+        message = (
+            f"the bash sandbox ended without a result (exit code {outcome.exit_code}): {notes}"
+        )
+    code = TIMEOUT_EXIT if outcome.timed_out else 1
+    return BashResult(stdout="", stderr=message + "\n", exit_code=code, error=message,
+                      calls=calls, duration_ms=outcome.duration_ms)  # fmt: skip
