@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
-from django.urls import URLPattern, URLResolver
+from django.urls import URLPattern, URLResolver, path
 
-websocket_urlpatterns: list[URLPattern | URLResolver] = []
+from .catalog.consumers import BuildLogConsumer
+
+websocket_urlpatterns: list[URLPattern | URLResolver] = [
+    path("ws/builds/<int:build_id>/", BuildLogConsumer.as_asgi()),
+]

@@ -10,5 +10,7 @@ urlpatterns = [
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
+    path("", include("jazzmine_web.catalog.urls")),
+    path("", include("jazzmine_web.teams.urls")),
     path("", include("jazzmine_web.studio.urls")),
 ]

@@ -5,7 +5,12 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+
 from jazzmine.core.tools import RegisteredTool, ToolRegistry
+
+from ..catalog.selectors import sandboxes_for_user
+from ..catalog.services import registry_for_sandbox
 
 
 @dataclass(frozen=True)
@@ -18,6 +23,9 @@ class SandboxSummary:
     secrets: list[str]
     tools: list[RegisteredTool]
     tools_prompt: str
+    pk: int | None = None
+    team: str = ""
+    tool_ids: dict[str, int] | None = None
 
 
 def demo_registry() -> ToolRegistry:
@@ -38,3 +46,25 @@ def sandbox_summaries(reg: ToolRegistry) -> list[SandboxSummary]:
         )
         for config in reg.sandboxes()
     ]
+
+
+def team_sandbox_summaries(user: AbstractBaseUser | AnonymousUser) -> list[SandboxSummary]:
+    """Return the sandboxes of the user's teams, each built through the catalog's registry."""
+    summaries = []
+    for sandbox in sandboxes_for_user(user).prefetch_related("tools"):
+        rows = list(sandbox.tools.all())
+        reg = registry_for_sandbox(sandbox, tools=rows)
+        summaries.append(
+            SandboxSummary(
+                name=sandbox.name,
+                checksum=reg.sandbox_checksum(sandbox.name),
+                dependencies=reg.aggregate_dependencies(sandbox.name),
+                secrets=reg.aggregate_secrets(sandbox.name),
+                tools=reg.tools(sandbox.name),
+                tools_prompt=reg.build_tools_prompt(sandbox.name),
+                pk=sandbox.pk,
+                team=sandbox.team.name,
+                tool_ids={row.name: row.pk for row in rows},
+            )
+        )
+    return summaries

@@ -9,13 +9,14 @@ from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_GET
 
 from .highlighting import stylesheet
-from .selectors import demo_registry, sandbox_summaries
+from .selectors import team_sandbox_summaries
 
 
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
-    """List the sandboxes and tools with the XML prompt the LLM reads."""
-    return render(request, "studio/home.html", {"sandboxes": sandbox_summaries(demo_registry())})
+    """List the sandboxes of the user's teams, their tools and the XML prompt the LLM reads."""
+    context = {"sandboxes": team_sandbox_summaries(request.user)}
+    return render(request, "studio/home.html", context)
 
 
 @require_GET

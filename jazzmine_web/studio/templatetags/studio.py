@@ -20,3 +20,9 @@ def highlight(code: str, language: str = "text") -> SafeString:
 def highlight_lines(code: str, language: str = "text") -> SafeString:
     """Highlight code with line numbers."""
     return highlight_code(code or "", language, linenos=True)
+
+
+@register.filter
+def get_item(mapping: dict, key: str) -> object:
+    """Look a key up in a dict: `{{ ids|get_item:name }}`."""
+    return mapping.get(key) if mapping else None

@@ -1,0 +1,83 @@
+"""Stream an image build's log to the browser as htmx out-of-band fragments."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.template.loader import render_to_string
+
+from . import live
+from .models import BuildStatus, ImageBuild
+from .selectors import builds_for_user, sandbox_image_status
+
+TEMPLATE = "catalog/sandbox_detail.html"
+FINISHED = (BuildStatus.SUCCEEDED, BuildStatus.FAILED)
+
+
+def _snapshot(user: Any, build_id: int) -> dict[str, Any] | None:
+    build = builds_for_user(user).filter(pk=build_id).first()
+    if build is None:
+        return None
+    return {"build": build, "image": sandbox_image_status(build.sandbox)}
+
+
+class BuildLogConsumer(AsyncWebsocketConsumer):
+    """`ws/builds/<id>/`: the whole log so far, then each new line, then the final status."""
+
+    async def connect(self) -> None:
+        user = self.scope.get("user")
+        if user is None or not user.is_authenticated:
+            await self.close(code=4401)
+            return
+        self.build_id = int(self.scope["url_route"]["kwargs"]["build_id"])
+        # Join before reading: lines stored after the read arrive by the group, and the
+        # sequence number drops those the read already had.
+        live.remember_loop()
+        self.group = live.build_group(self.build_id)
+        await self.channel_layer.group_add(self.group, self.channel_name)
+        snapshot = await database_sync_to_async(_snapshot)(user, self.build_id)
+        if snapshot is None:
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+            await self.close(code=4404)  # someone else's build, or none: say nothing more
+            return
+        await self.accept()
+        build: ImageBuild = snapshot["build"]
+        self.sent_seq = build.line_count
+        await self.send(text_data=self._render_snapshot(build, snapshot["image"]))
+        if build.status in FINISHED:
+            await self.close()
+
+    async def disconnect(self, code: int) -> None:
+        if hasattr(self, "group"):
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+
+    async def build_line(self, event: dict[str, Any]) -> None:
+        if event["seq"] <= self.sent_seq:
+            return
+        self.sent_seq = event["seq"]
+        html = render_to_string(
+            f"{TEMPLATE}#build-log-append", {"seq": event["seq"], "line": event["line"]}
+        )
+        await self.send(text_data=html)
+
+    async def build_status(self, event: dict[str, Any]) -> None:
+        snapshot = await database_sync_to_async(_snapshot)(self.scope["user"], self.build_id)
+        if snapshot is None:
+            await self.close()
+            return
+        build: ImageBuild = snapshot["build"]
+        html = render_to_string(
+            f"{TEMPLATE}#build-status-oob", {"build": build, "image": snapshot["image"]}
+        )
+        await self.send(text_data=html)
+        if build.status in FINISHED:
+            await self.close()
+
+    def _render_snapshot(self, build: ImageBuild, image: Any) -> str:
+        lines = build.log.splitlines()
+        return render_to_string(
+            f"{TEMPLATE}#build-log-snapshot",
+            {"build": build, "lines": list(enumerate(lines, start=1)), "image": image},
+        )

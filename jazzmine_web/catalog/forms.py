@@ -1,0 +1,182 @@
+"""Forms of the catalog pages; validation defers to the core types through the services."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django import forms
+from django.core.exceptions import ValidationError
+
+from ..teams.models import Team
+from . import services
+from .models import Backend, Sandbox, ToolKind
+
+
+class LinesField(forms.CharField):
+    """A list of strings typed one per line (commas work too)."""
+
+    widget = forms.Textarea(attrs={"rows": 3})
+
+    def prepare_value(self, value: Any) -> Any:
+        if isinstance(value, list):
+            return "\n".join(value)
+        return value
+
+    def to_python(self, value: Any) -> list[str]:  # type: ignore[override]
+        text = super().to_python(value) or ""
+        items = [part.strip() for line in text.splitlines() for part in line.split(",")]
+        return [item for item in items if item]
+
+
+class SandboxForm(forms.Form):
+    """Create or edit a sandbox."""
+
+    team = forms.ModelChoiceField(queryset=Team.objects.none())
+    name = forms.CharField(max_length=63, help_text="lowercase letters, digits, '-' or '_'")
+    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    dependencies = LinesField(required=False, help_text="pip requirements, one per line")
+    secrets = LinesField(required=False, help_text="environment variable names, one per line")
+    network = forms.BooleanField(required=False, help_text="allow network access in runs")
+    memory_mb = forms.IntegerField(min_value=1, initial=256)
+    cpus = forms.FloatField(min_value=0.01, initial=1.0)
+    pids_limit = forms.IntegerField(min_value=1, initial=128)
+    timeout_seconds = forms.FloatField(min_value=0.1, initial=30.0)
+    max_output_bytes = forms.IntegerField(min_value=1, initial=1_000_000)
+    base_image = forms.CharField(max_length=200)
+    backend = forms.ChoiceField(choices=Backend.choices, initial=Backend.DOCKER)
+
+    def __init__(self, *args: Any, teams: Any, instance: Sandbox | None = None, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.fields["team"].queryset = teams
+        self.instance = instance
+        if instance is not None:
+            del self.fields["team"]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if self.errors:
+            return data
+        config = {f: data[f] for f in services.SANDBOX_CONFIG_FIELDS}
+        try:
+            services.sandbox_config_check(name=data["name"], **config)
+        except ValidationError as exc:
+            raise ValidationError(exc.messages) from exc
+        return data
+
+    def config_values(self) -> dict[str, Any]:
+        """Return the cleaned fields the services take."""
+        keys = ("name", "description", *services.SANDBOX_CONFIG_FIELDS)
+        return {k: self.cleaned_data[k] for k in keys}
+
+
+class JsonListField(forms.CharField):
+    """A JSON list of objects (the tool's parameters)."""
+
+    widget = forms.Textarea(attrs={"rows": 8, "class": "code"})
+
+    def prepare_value(self, value: Any) -> Any:
+        if isinstance(value, list):
+            return json.dumps(value, indent=2)
+        return value
+
+    def to_python(self, value: Any) -> list[dict[str, Any]]:  # type: ignore[override]
+        text = (super().to_python(value) or "").strip()
+        if not text:
+            return []
+        try:
+            parsed = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValidationError(f"Not valid JSON (line {exc.lineno}): {exc.msg}") from exc
+        if not isinstance(parsed, list) or not all(isinstance(p, dict) for p in parsed):
+            raise ValidationError("Give a JSON list of parameter objects")
+        return parsed
+
+
+class ToolForm(forms.Form):
+    """Create or edit a tool."""
+
+    name = forms.CharField(max_length=100)
+    description = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}))
+    parameters = JsonListField(
+        required=False,
+        help_text="JSON list; keys: name, type, description, default, required, options, "
+        'examples, source ("context", "history" or "all"), display_name',
+    )
+    dependencies = LinesField(required=False, help_text="pip requirements, one per line")
+    secrets = LinesField(required=False, help_text="environment variable names, one per line")
+    source = forms.CharField(widget=forms.Textarea(attrs={"rows": 16, "class": "code"}))
+    kind = forms.ChoiceField(choices=ToolKind.choices, initial=ToolKind.PYTHON)
+    always_allow = forms.BooleanField(required=False)
+    tags = LinesField(required=False, widget=forms.TextInput(), help_text="comma-separated")
+    note = forms.CharField(
+        required=False, max_length=300, help_text="what changed, for the history"
+    )
+
+    def __init__(self, *args: Any, sandbox: Sandbox, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.sandbox = sandbox
+
+    def clean_kind(self) -> str:
+        kind = self.cleaned_data["kind"]
+        if kind != ToolKind.PYTHON:
+            raise ValidationError("Script tools cannot be edited here yet")
+        return kind
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if self.errors:
+            return data
+        try:
+            services.tool_spec_check(
+                name=data["name"],
+                description=data["description"],
+                parameters=data["parameters"],
+                dependencies=data["dependencies"],
+                secrets=data["secrets"],
+                source=data["source"],
+                sandbox_name=self.sandbox.name,
+            )
+        except ValidationError as exc:
+            raise ValidationError(exc.messages) from exc
+        return data
+
+    def tool_values(self) -> dict[str, Any]:
+        """Return the cleaned fields the services take."""
+        keys = ("name", "description", "parameters", "dependencies", "secrets", "source")
+        values = {k: self.cleaned_data[k] for k in keys}
+        values.update(
+            always_allow=self.cleaned_data["always_allow"],
+            tags=self.cleaned_data["tags"],
+            kind=self.cleaned_data["kind"],
+        )
+        return values
+
+
+class SecretValueForm(forms.Form):
+    """Set one secret's value; the field never shows what is stored."""
+
+    name = forms.CharField(widget=forms.HiddenInput())
+    value = forms.CharField(
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
+        required=False,
+        strip=False,
+    )
+    clear = forms.BooleanField(required=False)
+
+
+class ImportForm(forms.Form):
+    """Import tools from uploaded `.py` files."""
+
+    team = forms.ModelChoiceField(queryset=Team.objects.none())
+    sandbox = forms.CharField(
+        required=False,
+        max_length=63,
+        help_text="Put every tool into this sandbox; leave empty to follow each @tool(sandbox=...)",
+    )
+
+    def __init__(self, *args: Any, teams: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["team"].queryset = teams
+        if teams.count() == 1:
+            self.fields["team"].initial = teams.first()

@@ -1,0 +1,54 @@
+"""Import `@tool` functions from a folder of `.py` files (parsed, never executed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from jazzmine_web.catalog.importer import ImportRefused, source_file_from_path
+from jazzmine_web.catalog.services import tools_import
+from jazzmine_web.teams.models import Team
+
+
+class Command(BaseCommand):
+    help = "Import the @tool functions of every .py file under a folder into a team's catalog."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("path", help="a folder (searched recursively) or one .py file")
+        parser.add_argument("--team", required=True, help="team slug")
+        parser.add_argument(
+            "--sandbox", help="put every tool into this sandbox (default: each @tool's sandbox=)"
+        )
+        parser.add_argument("--author", help="username recorded as the versions' author")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        root = Path(options["path"])
+        if not root.exists():
+            raise CommandError(f"{root} does not exist")
+        paths = [root] if root.is_file() else sorted(root.rglob("*.py"))
+        paths = [p for p in paths if not any(part.startswith(".") for part in p.parts)]
+        if not paths:
+            raise CommandError(f"No .py files under {root}")
+        team = Team.objects.filter(slug=options["team"]).first()
+        if team is None:
+            raise CommandError(f"No team with slug {options['team']!r}")
+        author = None
+        if options.get("author"):
+            author = get_user_model().objects.filter(username=options["author"]).first()
+            if author is None:
+                raise CommandError(f"No user {options['author']!r}")
+        try:
+            report = tools_import(
+                team=team,
+                files=[source_file_from_path(p) for p in paths],
+                author=author,
+                sandbox_name=options.get("sandbox"),
+            )
+        except ImportRefused as exc:
+            raise CommandError(f"Nothing was imported:\n{exc}") from exc
+        self.stdout.write(report.summary())
+        for note in report.notes:
+            self.stdout.write(note)

@@ -1,0 +1,327 @@
+"""Catalog pages: thin views over the selectors and services; htmx gets the same partials."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from ..teams.selectors import teams_for_user
+from . import selectors, services
+from .forms import ImportForm, SandboxForm, SecretValueForm, ToolForm
+from .importer import ImportRefused, source_file_from_upload
+from .models import Sandbox
+
+PAGE_SIZE = 100
+
+
+def _int_or_none(value: str | None) -> int | None:
+    try:
+        return int(value) if value else None
+    except ValueError:
+        return None
+
+
+@require_GET
+def catalog(request: HttpRequest) -> HttpResponse:
+    """Search and filter the tools of the user's teams."""
+    text = request.GET.get("q", "")
+    sandbox_id = _int_or_none(request.GET.get("sandbox"))
+    tag = request.GET.get("tag", "")
+    tools = selectors.tool_search(user=request.user, text=text, sandbox_id=sandbox_id, tag=tag)
+    page = Paginator(tools, PAGE_SIZE).get_page(request.GET.get("page"))
+    context = {
+        "page": page,
+        "tools": page.object_list,
+        "q": text,
+        "sandbox_id": sandbox_id,
+        "tag": tag,
+        "sandboxes": selectors.sandboxes_for_user(request.user),
+        "tags": selectors.tags_for_user(request.user),
+    }
+    template = "catalog/catalog.html"
+    if request.htmx and request.htmx.target == "catalog-results":
+        template += "#catalog-results"
+    return render(request, template, context)
+
+
+@require_GET
+def tool_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    """Show a tool: interface, exact XML, source, versions and the images holding it."""
+    tool = get_object_or_404(selectors.tools_for_user(request.user), pk=pk)
+    registry = services.registry_for_sandbox(tool.sandbox)
+    registered = registry.get_tool(tool.sandbox.name, tool.name)
+    versions = list(selectors.tool_versions(tool))
+    return render(
+        request,
+        "catalog/tool_detail.html",
+        {
+            "tool": tool,
+            "registered": registered,
+            "xml": registered.tool.build_prompt(),
+            "versions": versions,
+            "image_sandboxes": selectors.tool_image_sandboxes(tool),
+        },
+    )
+
+
+@require_GET
+def tool_version_diff(request: HttpRequest, pk: int, number: int) -> HttpResponse:
+    """Show what one version changed against the one before it."""
+    tool = get_object_or_404(selectors.tools_for_user(request.user), pk=pk)
+    version = get_object_or_404(tool.versions, number=number)
+    context = {"tool": tool, "version": version, "diff": selectors.tool_version_diff(version)}
+    return render(request, "catalog/tool_detail.html#version-diff", context)
+
+
+@require_POST
+def tool_rollback(request: HttpRequest, pk: int, number: int) -> HttpResponse:
+    """Put a tool back to an earlier version."""
+    tool = get_object_or_404(selectors.tools_for_user(request.user), pk=pk)
+    version = get_object_or_404(tool.versions, number=number)
+    change = services.tool_rollback(tool=tool, version=version, author=request.user)
+    if change.new_version is not None:
+        messages.success(
+            request, f"Rolled {tool.name} back to v{number} (now v{change.new_version.number})."
+        )
+    else:
+        messages.info(request, f"{tool.name} already has the code of v{number}.")
+    return redirect("catalog:tool", pk=tool.pk)
+
+
+@require_http_methods(["GET", "POST"])
+def tool_create(request: HttpRequest, pk: int) -> HttpResponse:
+    """Add a tool to a sandbox."""
+    sandbox = get_object_or_404(selectors.sandboxes_for_user(request.user), pk=pk)
+    form = ToolForm(request.POST or None, sandbox=sandbox)
+    if request.method == "POST" and form.is_valid():
+        values = form.tool_values()
+        try:
+            tool = services.tool_create(
+                sandbox=sandbox,
+                author=request.user,
+                note=form.cleaned_data["note"] or "Created",
+                **values,
+            )
+        except ValidationError as exc:
+            form.add_error(None, exc)
+        else:
+            messages.success(request, f"Created tool {tool.name}.")
+            return redirect("catalog:tool", pk=tool.pk)
+    return render(
+        request, "catalog/tool_form.html", {"form": form, "sandbox": sandbox, "tool": None}
+    )
+
+
+@require_http_methods(["GET", "POST"])
+def tool_edit(request: HttpRequest, pk: int) -> HttpResponse:
+    """Edit a tool; a change of code or dependencies makes a new version."""
+    tool = get_object_or_404(selectors.tools_for_user(request.user), pk=pk)
+    initial = {
+        f: getattr(tool, f)
+        for f in (
+            "name",
+            "description",
+            "parameters",
+            "dependencies",
+            "secrets",
+            "source",
+            "kind",
+            "always_allow",
+        )
+    }
+    initial["tags"] = ", ".join(tool.tags)
+    form = ToolForm(request.POST or None, sandbox=tool.sandbox, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        try:
+            change = services.tool_update(
+                tool=tool, author=request.user, note=form.cleaned_data["note"], **form.tool_values()
+            )
+        except ValidationError as exc:
+            form.add_error(None, exc)
+        else:
+            if change.new_version is not None:
+                messages.success(request, f"Saved {tool.name} as v{change.new_version.number}.")
+            elif change.changed:
+                messages.success(request, f"Saved {tool.name} (code unchanged: no new version).")
+            else:
+                messages.info(request, "Nothing changed.")
+            return redirect("catalog:tool", pk=tool.pk)
+    return render(
+        request, "catalog/tool_form.html", {"form": form, "sandbox": tool.sandbox, "tool": tool}
+    )
+
+
+@require_POST
+def tool_delete(request: HttpRequest, pk: int) -> HttpResponse:
+    """Delete a tool."""
+    tool = get_object_or_404(selectors.tools_for_user(request.user), pk=pk)
+    sandbox_pk = tool.sandbox_id
+    services.tool_delete(tool=tool)
+    messages.success(request, f"Deleted tool {tool.name}.")
+    return redirect("catalog:sandbox", pk=sandbox_pk)
+
+
+def _sandbox_context(request: HttpRequest, sandbox: Sandbox) -> dict:
+    rows = {t.name: t for t in sandbox.tools.all()}
+    registry = services.registry_for_sandbox(sandbox, tools=rows.values())
+    return {
+        "sandbox": sandbox,
+        "tools": [(t, rows[t.name]) for t in registry.tools(sandbox.name)],
+        "checksum": registry.sandbox_checksum(sandbox.name),
+        "dependencies": registry.aggregate_dependencies(sandbox.name),
+        "secret_statuses": selectors.sandbox_secret_statuses(sandbox, registry=registry),
+        "image": selectors.sandbox_image_status(sandbox, registry=registry),
+        "prompt": registry.build_tools_prompt(sandbox.name),
+    }
+
+
+@require_GET
+def sandbox_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    """Show a sandbox: tools, aggregated needs, secrets, checksum and image status."""
+    sandbox = get_object_or_404(selectors.sandboxes_for_user(request.user), pk=pk)
+    return render(request, "catalog/sandbox_detail.html", _sandbox_context(request, sandbox))
+
+
+@require_GET
+def sandbox_image_status(request: HttpRequest, pk: int) -> HttpResponse:
+    """Render the image-status region alone."""
+    sandbox = get_object_or_404(selectors.sandboxes_for_user(request.user), pk=pk)
+    return render(
+        request, "catalog/sandbox_detail.html#image-status", _sandbox_context(request, sandbox)
+    )
+
+
+@require_POST
+def sandbox_build(request: HttpRequest, pk: int) -> HttpResponse:
+    """Start building the sandbox's image in the background; the log streams over a websocket."""
+    sandbox = get_object_or_404(selectors.sandboxes_for_user(request.user), pk=pk)
+    services.image_build_start(sandbox=sandbox, user=request.user)
+    if request.htmx:
+        return render(
+            request, "catalog/sandbox_detail.html#image-status", _sandbox_context(request, sandbox)
+        )
+    return redirect("catalog:sandbox", pk=sandbox.pk)
+
+
+@require_POST
+def sandbox_secret(request: HttpRequest, pk: int) -> HttpResponse:
+    """Set or clear one secret's value."""
+    sandbox = get_object_or_404(selectors.sandboxes_for_user(request.user), pk=pk)
+    form = SecretValueForm(request.POST)
+    error = None
+    if form.is_valid():
+        name = form.cleaned_data["name"]
+        needed = {s.name for s in selectors.sandbox_secret_statuses(sandbox)}
+        if name not in needed:
+            error = f"{name!r} is not a secret of this sandbox"
+        elif form.cleaned_data["clear"]:
+            services.secret_value_clear(sandbox=sandbox, name=name)
+        else:
+            try:
+                services.secret_value_set(
+                    sandbox=sandbox, name=name, value=form.cleaned_data["value"], user=request.user
+                )
+            except ValidationError as exc:
+                error = " ".join(exc.messages)
+    else:
+        error = "Give a secret name and value"
+    context = _sandbox_context(request, sandbox)
+    context["secret_error"] = error
+    if request.htmx:
+        return render(
+            request, "catalog/sandbox_detail.html#secrets", context, status=400 if error else 200
+        )
+    if error:
+        messages.error(request, error)
+    return redirect("catalog:sandbox", pk=sandbox.pk)
+
+
+@require_http_methods(["GET", "POST"])
+def sandbox_create(request: HttpRequest) -> HttpResponse:
+    """Create a sandbox in one of the user's teams."""
+    form = SandboxForm(
+        request.POST or None, teams=teams_for_user(request.user), initial=_sandbox_initial()
+    )
+    if request.method == "POST" and form.is_valid():
+        try:
+            sandbox = services.sandbox_create(
+                team=form.cleaned_data["team"], **form.config_values()
+            )
+        except ValidationError as exc:
+            form.add_error(None, exc)
+        else:
+            messages.success(request, f"Created sandbox {sandbox.name}.")
+            return redirect("catalog:sandbox", pk=sandbox.pk)
+    return render(request, "catalog/sandbox_form.html", {"form": form, "sandbox": None})
+
+
+def _sandbox_initial(sandbox: Sandbox | None = None) -> dict:
+    from django.conf import settings
+
+    if sandbox is None:
+        return {"base_image": settings.JAZZMINE_BASE_IMAGE}
+    keys = ("name", "description", *services.SANDBOX_CONFIG_FIELDS)
+    return {k: getattr(sandbox, k) for k in keys}
+
+
+@require_http_methods(["GET", "POST"])
+def sandbox_edit(request: HttpRequest, pk: int) -> HttpResponse:
+    """Edit a sandbox's profile."""
+    sandbox = get_object_or_404(selectors.sandboxes_for_user(request.user), pk=pk)
+    form = SandboxForm(
+        request.POST or None,
+        teams=teams_for_user(request.user),
+        instance=sandbox,
+        initial=_sandbox_initial(sandbox),
+    )
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.sandbox_update(sandbox=sandbox, **form.config_values())
+        except ValidationError as exc:
+            form.add_error(None, exc)
+        else:
+            messages.success(request, f"Saved sandbox {sandbox.name}.")
+            return redirect("catalog:sandbox", pk=sandbox.pk)
+    return render(request, "catalog/sandbox_form.html", {"form": form, "sandbox": sandbox})
+
+
+@require_GET
+def sandbox_export(request: HttpRequest, pk: int) -> HttpResponse:
+    """Download the sandbox as a Python module the core can import."""
+    sandbox = get_object_or_404(selectors.sandboxes_for_user(request.user), pk=pk)
+    response = HttpResponse(selectors.sandbox_export_module(sandbox), content_type="text/x-python")
+    response["Content-Disposition"] = f'attachment; filename="{sandbox.name.replace("-", "_")}.py"'
+    return response
+
+
+@require_http_methods(["GET", "POST"])
+def import_tools(request: HttpRequest) -> HttpResponse:
+    """Import tools from uploaded `.py` files, parsed and never executed."""
+    teams = teams_for_user(request.user)
+    form = ImportForm(request.POST or None, teams=teams)
+    report = None
+    problems: list = []
+    status = 200
+    if request.method == "POST" and form.is_valid():
+        files = [source_file_from_upload(f) for f in request.FILES.getlist("files")]
+        try:
+            report = services.tools_import(
+                team=form.cleaned_data["team"],
+                files=files,
+                author=request.user,
+                sandbox_name=form.cleaned_data["sandbox"] or None,
+            )
+        except ImportRefused as exc:
+            problems = exc.problems
+            status = 400
+    elif request.method == "POST":
+        status = 400
+    context = {"form": form, "report": report, "problems": problems}
+    template = "catalog/import.html"
+    if request.htmx:
+        template += "#import-result"
+    return render(request, template, context, status=status)

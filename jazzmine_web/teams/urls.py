@@ -1,0 +1,12 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from . import views
+
+app_name = "teams"
+
+urlpatterns = [
+    path("account/tokens/", views.tokens, name="tokens"),
+    path("account/tokens/<int:pk>/revoke/", views.token_revoke, name="token-revoke"),
+]

@@ -1,0 +1,39 @@
+"""Account pages: API tokens, created and revoked here; a new token is shown once."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
+
+from .selectors import api_tokens_for_user, teams_for_user
+from .services import api_token_create, api_token_revoke
+
+
+def _context(request: HttpRequest, **extra: object) -> dict[str, object]:
+    return {
+        "tokens": api_tokens_for_user(request.user),
+        "teams": teams_for_user(request.user).prefetch_related("memberships__user"),
+        **extra,
+    }
+
+
+@require_http_methods(["GET", "POST"])
+def tokens(request: HttpRequest) -> HttpResponse:
+    """List the user's API tokens and create new ones."""
+    issued = None
+    if request.method == "POST":
+        issued = api_token_create(user=request.user, name=request.POST.get("name", ""))
+    template = "teams/tokens.html"
+    if request.htmx:
+        template += "#token-list"
+    return render(request, template, _context(request, issued=issued))
+
+
+@require_POST
+def token_revoke(request: HttpRequest, pk: int) -> HttpResponse:
+    """Revoke one of the user's tokens."""
+    api_token_revoke(user=request.user, token_id=pk)
+    if request.htmx:
+        return render(request, "teams/tokens.html#token-list", _context(request))
+    return redirect("teams:tokens")
