@@ -604,6 +604,14 @@ def _scan_python(source: str) -> _Script:
             _is_call(node, "json.loads") and node.args and reads_stdin_text(node.args[0])
         ):
             scan.reads_stdin = True
+    if not args_vars:
+        # Arguments read some other way (argv, a file): still find them so that the default
+        # and guard items judge the script on their own and only stdin_contract fails.
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and _contains(
+                node.value, lambda n: _is_call(n, "json.loads", "json.load")
+            ):
+                args_vars.update(t.id for t in node.targets if isinstance(t, ast.Name))
 
     def literal(node: ast.AST) -> tuple[str, Any]:
         if isinstance(node, ast.Name) and node.id in constants:

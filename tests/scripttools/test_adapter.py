@@ -1,0 +1,78 @@
+"""Script tools as Python tool functions: same catalog, called from jazzmine scripts."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from jazzmine.core.tools import ToolRegistry, ToolResponse
+from jazzmine.sandbox import RunLimits, RunRequest, SandboxBuilder
+from jazzmine.sandbox.docker_runner import DockerRunner
+from jazzmine.scripttools import function_source, load_tool_dir, register_script_tool
+
+from .conftest import RSI
+
+
+def compiled(tool):
+    namespace = {"ToolResponse": ToolResponse}
+    exec(function_source(tool), namespace)
+    return namespace[tool.name]
+
+
+def test_the_function_returns_the_scripts_json_as_data():
+    response = compiled(load_tool_dir(RSI))(symbol="AAPL", period=20)
+    assert response.success and response.data["period"] == 20
+
+
+def test_positional_arguments_follow_required_parameters_first():
+    assert compiled(load_tool_dir(RSI))("MSFT").data["symbol"] == "MSFT"
+
+
+def test_a_non_zero_exit_becomes_a_script_error():
+    response = compiled(load_tool_dir(RSI))()
+    assert not response.success
+    assert response.message == "script error: missing required parameter: symbol"
+
+
+def test_text_output_is_kept_as_text():
+    tool = replace(load_tool_dir(RSI), source="print('fifty')\n")
+    response = compiled(tool)()
+    assert response.success and response.data == "fifty"
+
+
+def test_a_stuck_script_is_stopped_at_its_timeout():
+    tool = replace(load_tool_dir(RSI), source="import time\ntime.sleep(30)\n", timeout=0.5)
+    response = compiled(tool)()
+    assert not response.success and "timed out after 0.5 s" in response.message
+
+
+def test_registering_keeps_the_name_schema_and_secrets():
+    registry = ToolRegistry()
+    tool = replace(load_tool_dir(RSI), secrets=["POLYGON_API_KEY"])
+    registered = register_script_tool(registry, tool)
+    assert registered.name == "calculate_rsi" and registered.fn is None
+    assert [p.name for p in registered.tool.parameters] == ["symbol", "period", "signal"]
+    assert registry.aggregate_secrets("default") == ["POLYGON_API_KEY"]
+    assert "POLYGON_API_KEY" in registered.source  # passed through to the script's env
+
+
+@pytest.mark.docker
+async def test_a_python_script_in_the_sandbox_calls_a_script_tool(
+    docker_client, base_image, tmp_path
+):
+    registry = ToolRegistry()
+    register_script_tool(registry, load_tool_dir(RSI))
+    image = SandboxBuilder(registry, client=docker_client, cache_dir=tmp_path).ensure_image(
+        "default"
+    )
+    script = (
+        "first = calculate_rsi(symbol='AAPL')\n"
+        "broken = calculate_rsi()\n"
+        "emit_result({'rsi': first.data['rsi'], 'ok': first.success, 'error': broken.message})\n"
+    )
+    events = [e async for e in DockerRunner(docker_client).run(
+        image.tag, RunRequest(script=script), RunLimits(timeout_seconds=30))]  # fmt: skip
+    result = next(e for e in events if e.type == "result")
+    assert result.data["ok"] is True and isinstance(result.data["rsi"], float)
+    assert result.data["error"] == "script error: missing required parameter: symbol"
