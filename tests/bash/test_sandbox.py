@@ -1,0 +1,115 @@
+"""Bash orchestration inside the sandbox container: interpreter and tools never run here."""
+
+from __future__ import annotations
+
+import pytest
+
+from jazzmine.bash import BashLimits, specs_for_sandbox
+from jazzmine.bash.sandbox import ensure_bash_image, run_bash_in_sandbox
+from jazzmine.core.tools import ToolParameter, ToolRegistry
+from jazzmine.sandbox import RunLimits, SandboxBuilder
+from jazzmine.scripttools import load_tool_dir, register_script_tool
+
+from ..scripttools.conftest import RSI
+
+pytestmark = pytest.mark.docker
+
+GET_USER = """
+def get_user(id: int) -> ToolResponse:
+    import os
+    return ToolResponse(success=True, data={"id": id, "name": "Ada", "uid": os.getuid()})
+"""
+LIST_ORDERS = """
+def list_orders(user_id: int, status: str = "open") -> ToolResponse:
+    print("a tool printing on stdout must not corrupt the trace")
+    orders = [{"id": 1, "total": 5}, {"id": 2, "total": 7}]
+    return ToolResponse(success=True, data=[dict(o, user_id=user_id) for o in orders])
+"""
+STALL = """
+def stall() -> ToolResponse:
+    import time
+    time.sleep(60)
+    return ToolResponse(success=True)
+"""
+
+
+@pytest.fixture(scope="module")
+def sandbox(docker_client, base_image, tmp_path_factory):
+    registry = ToolRegistry()
+    registry.register_source(
+        GET_USER,
+        sandbox="default",
+        description="Fetch a user by id",
+        parameters=[ToolParameter("id", "int", "User id", required=True)],
+    )
+    registry.register_source(
+        LIST_ORDERS,
+        sandbox="default",
+        description="List a user's orders",
+        parameters=[
+            ToolParameter("user_id", "int", "Owner", required=True),
+            ToolParameter("status", "str", "Order status", options=["open", "closed"]),
+        ],
+    )
+    registry.register_source(STALL, sandbox="default", description="Never finishes")
+    rsi = load_tool_dir(RSI)
+    register_script_tool(registry, rsi)
+    builder = SandboxBuilder(
+        registry, client=docker_client, cache_dir=tmp_path_factory.mktemp("cache")
+    )
+    image = builder.ensure_image("default").tag
+    return image, specs_for_sandbox(registry, "default", script_tools=[rsi])  # fmt: skip
+
+
+async def test_a_bash_script_pipes_two_tools_through_jq_inside_the_sandbox(sandbox, docker_client):
+    image, specs = sandbox
+    seen = []
+    result = await run_bash_in_sandbox(
+        "uid=$(get_user --id 7 | jq -r .id)\n"
+        "list_orders --user_id \"$uid\" | jq '[.[].total] | add'\n"
+        "get_user --id 1 | jq .uid\n",
+        sandbox_image=image, specs=specs, on_call=seen.append, client=docker_client,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == "12\n65534\n"  # the tools ran as the sandbox user
+    assert [(c.name, c.args, c.exit_status) for c in result.calls] == [
+        ("get_user", {"id": 7}, 0),
+        ("list_orders", {"user_id": 7}, 0),
+        ("get_user", {"id": 1}, 0),
+    ]
+    assert [c.seq for c in seen] == [1, 2, 3]
+
+
+async def test_a_script_tool_is_a_builtin_that_runs_its_script_in_the_sandbox(
+    sandbox, docker_client
+):
+    image, specs = sandbox
+    result = await run_bash_in_sandbox(
+        "calculate_rsi --symbol MSFT --period 20 | jq -r .period; calculate_rsi --symbol '' || echo no",
+        sandbox_image=image, specs=specs, client=docker_client,
+    )  # fmt: skip
+    assert result.stdout == "20\nno\n"
+    assert result.stderr == "calculate_rsi: script error: missing required parameter: symbol\n"
+
+
+async def test_help_works_inside_the_sandbox(sandbox, docker_client):
+    image, specs = sandbox
+    result = await run_bash_in_sandbox("help --list | cut -d' ' -f1", sandbox_image=image,
+                                       specs=specs, client=docker_client)  # fmt: skip
+    assert result.stdout.split() == ["calculate_rsi", "get_user", "list_orders", "stall"]
+
+
+async def test_a_builtin_that_never_returns_is_killed_with_the_container(sandbox, docker_client):
+    image, specs = sandbox
+    result = await run_bash_in_sandbox(
+        "stall", sandbox_image=image, specs=specs, client=docker_client,
+        bash_limits=BashLimits(timeout_seconds=1), limits=RunLimits(timeout_seconds=1),
+    )  # fmt: skip
+    assert result.exit_code == 124 and "timed out after 1 s" in result.stderr
+
+
+async def test_the_bash_image_is_built_once_per_sandbox_image(sandbox, docker_client):
+    image, _ = sandbox
+    assert ensure_bash_image(image, client=docker_client) == ensure_bash_image(
+        image, client=docker_client
+    )
