@@ -28,6 +28,7 @@ INSTALLED_APPS = [
     "jazzmine_web.studio",
     "jazzmine_web.teams",
     "jazzmine_web.catalog",
+    "jazzmine_web.runs",
 ]
 
 MIDDLEWARE = [
@@ -71,6 +72,9 @@ DATABASES = {
             "timeout": 20,
             "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         },
+        # A file, not shared-cache memory: worker threads (image builds, runs) write while
+        # consumers read, and only a real file gives them WAL instead of "table is locked".
+        "TEST": {"NAME": str(VAR_DIR / "test_jazzmine.sqlite3")},
     }
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

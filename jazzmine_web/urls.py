@@ -11,6 +11,7 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("", include("jazzmine_web.catalog.urls")),
+    path("", include("jazzmine_web.runs.urls")),
     path("", include("jazzmine_web.teams.urls")),
     path("", include("jazzmine_web.studio.urls")),
 ]

@@ -1,0 +1,285 @@
+"""The run worker: one thread with its own event loop that executes queued runs.
+
+Runs never execute in a request or a consumer. Views and consumers create a `Run` row and
+submit its id here; the worker prepares the sandbox image, takes a warm sandbox from the pool
+of that image, and records every event (database first, then the run's channel group).
+Database work happens on one dedicated thread so that the loop never blocks on SQLite and the
+events of a run are written in order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import concurrent.futures
+import contextlib
+import logging
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import close_old_connections, connection
+from django.utils import timezone
+
+from jazzmine.sandbox import Outcome, RunLimits, RunRequest, SandboxBuilder
+from jazzmine.sandbox.docker_runner import DockerRunner
+from jazzmine.sandbox.pool import WarmPool
+
+from ..catalog.selectors import sandbox_secret_values
+from ..catalog.services import registry_for_sandbox
+from . import services
+from .models import Run, RunStatus
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """Everything the loop needs to start a run, read from the database in one go."""
+
+    run_id: Any
+    backend: str
+    image: str
+    runtime_dir: Path | None
+    limits: RunLimits
+    request: RunRequest
+
+
+class RunExecutor:
+    """Execute runs on a background event loop, with a warm pool per sandbox image."""
+
+    def __init__(self, *, pool_size: int | None = None) -> None:
+        self.pool_size = pool_size or settings.JAZZMINE_POOL_SIZE
+        self._loop = asyncio.new_event_loop()
+        self._db = concurrent.futures.ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="runs-db"
+        )
+        self._pools: dict[tuple[str, RunLimits], WarmPool] = {}
+        self._docker: DockerRunner | None = None
+        self._futures: dict[str, concurrent.futures.Future[str]] = {}
+        self._started = threading.Event()
+        self._thread = threading.Thread(target=self._main, name="run-worker", daemon=True)
+        self._thread.start()
+        self._started.wait()
+
+    # Public API (any thread)
+
+    def submit(self, run_id: Any) -> concurrent.futures.Future[str]:
+        """Queue a run; the future resolves to its final status."""
+        future = asyncio.run_coroutine_threadsafe(self._execute(run_id), self._loop)
+        self._futures[str(run_id)] = future
+        future.add_done_callback(lambda _f: self._futures.pop(str(run_id), None))
+        return future
+
+    def future(self, run_id: Any) -> concurrent.futures.Future[str] | None:
+        """Return the future of a run this worker is executing, if any."""
+        return self._futures.get(str(run_id))
+
+    def prewarm(self, sandbox_id: int) -> None:
+        """Start filling the pool of a sandbox whose image exists, so its first run is warm."""
+        asyncio.run_coroutine_threadsafe(self._prewarm(sandbox_id), self._loop)
+
+    def pool_status(self) -> list[dict[str, Any]]:
+        """Return the image, size and ready count of every pool."""
+        return [
+            {"image": image, "size": pool.size, "ready": pool.ready_count}
+            for (image, _limits), pool in self._pools.items()
+        ]
+
+    def shutdown(self, timeout: float = 30.0) -> None:
+        """Remove every pooled container and stop the worker."""
+        if not self._loop.is_running():
+            return
+        future = asyncio.run_coroutine_threadsafe(self._close_pools(), self._loop)
+        with contextlib.suppress(Exception):
+            future.result(timeout)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout)
+        self._db.shutdown(wait=True)
+
+    # The worker thread
+
+    def _main(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        self._loop.call_soon(self._started.set)
+        self._loop.run_forever()
+
+    async def _in_db(self, fn: Any, /, **kwargs: Any) -> Any:
+        return await self._loop.run_in_executor(self._db, lambda: _with_connection(fn, **kwargs))
+
+    async def _execute(self, run_id: Any) -> str:
+        try:
+            return await self._execute_unsafe(run_id)
+        except Exception as exc:  # the worker must survive anything one run does
+            logger.exception("run %s failed in the worker", run_id)
+            await self._in_db(
+                services.run_fail,
+                run_id=run_id,
+                outcome=Outcome.CONTAINER_CRASH,
+                message=f"the run worker failed: {exc}",
+            )
+            return RunStatus.FAILED
+
+    async def _execute_unsafe(self, run_id: Any) -> str:
+        await self._in_db(services.run_set_status, run_id=run_id, status=RunStatus.PREPARING)
+        try:
+            prepared: Prepared = await self._in_db(_prepare, run_id=run_id)
+        except Exception as exc:
+            outcome = Outcome.ENGINE_UNAVAILABLE if _is_engine_error(exc) else Outcome.BUILD_FAILED
+            await self._in_db(services.run_fail, run_id=run_id, outcome=outcome, message=str(exc))
+            return RunStatus.FAILED
+        warm = None
+        if prepared.backend == "docker":
+            pool = self._pool(prepared.image, prepared.limits)
+            warm = pool.ready_count > 0
+            events = pool.run(prepared.request)
+        else:
+            from jazzmine.sandbox.bwrap_runner import BwrapRunner
+
+            assert prepared.runtime_dir is not None
+            events = BwrapRunner().run(prepared.runtime_dir, prepared.request, prepared.limits)
+        await self._in_db(
+            services.run_set_status,
+            run_id=run_id,
+            status=RunStatus.RUNNING,
+            backend=prepared.backend,
+            image=prepared.image,
+            warm=warm,
+        )
+        dispatched = time.monotonic()
+        first = True
+        async for event in events:
+            if first:
+                first = False
+                first_ms = round((time.monotonic() - dispatched) * 1000, 2)
+                await self._in_db(_set_first_event, run_id=run_id, ms=first_ms)
+            await self._in_db(services.run_record_event, run_id=run_id, event=event.to_dict())
+        status = await self._in_db(_status_of, run_id=run_id)
+        if status not in RunStatus.finished():
+            # A runner always ends with an exit event; if one ever does not, say so.
+            await self._in_db(
+                services.run_fail,
+                run_id=run_id,
+                outcome=Outcome.CONTAINER_CRASH,
+                message="the sandbox ended without reporting how",
+            )
+            status = RunStatus.FAILED
+        return status
+
+    def _pool(self, image: str, limits: RunLimits) -> WarmPool:
+        key = (image, limits)
+        pool = self._pools.get(key)
+        if pool is None:
+            if self._docker is None:
+                self._docker = DockerRunner()
+            pool = WarmPool(self._docker, image, limits, size=self.pool_size)
+            self._pools[key] = pool
+            self._loop.create_task(pool.start(wait=False))
+        return pool
+
+    async def _prewarm(self, sandbox_id: int) -> None:
+        with contextlib.suppress(Exception):
+            found = await self._in_db(_existing_image, sandbox_id=sandbox_id)
+            if found is not None:
+                image, limits = found
+                self._pool(image, limits)
+
+    async def _close_pools(self) -> None:
+        current = asyncio.current_task()
+        pending = [t for t in asyncio.all_tasks(self._loop) if t is not current]
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+        pools, self._pools = list(self._pools.values()), {}
+        for pool in pools:
+            with contextlib.suppress(Exception):
+                await pool.close()
+
+
+def _with_connection(fn: Any, **kwargs: Any) -> Any:
+    """Run a database function on the worker's DB thread with a usable connection."""
+    close_old_connections()
+    return fn(**kwargs)
+
+
+def _is_engine_error(exc: Exception) -> bool:
+    text = f"{type(exc).__name__}: {exc}".lower()
+    return "engine" in text or ("docker" in text and ("connect" in text or "socket" in text))
+
+
+def _limits_for(sandbox: Any) -> RunLimits:
+    return RunLimits.from_sandbox(sandbox.to_config())
+
+
+def _prepare(*, run_id: Any) -> Prepared:
+    """Read a run, make sure its sandbox image exists, and build its request."""
+    run = Run.objects.select_related("sandbox").get(pk=run_id)
+    sandbox = run.sandbox
+    registry = registry_for_sandbox(sandbox)
+    declared = registry.aggregate_secrets(sandbox.name)
+    request = RunRequest.for_sandbox(
+        run.script,
+        declared_secrets=declared,
+        secret_store=sandbox_secret_values(sandbox, names=declared),
+        body_offset=run.body_offset,
+    )
+    builder = SandboxBuilder(registry)
+    limits = _limits_for(sandbox)
+    if sandbox.backend == "bwrap":
+        runtime_dir = Path(tempfile.mkdtemp(prefix="jazzmine-bwrap-"))
+        runtime_dir.chmod(0o755)  # the sandbox user (nobody) must read it
+        builder.stage(sandbox.name, runtime_dir)
+        return Prepared(run_id, "bwrap", f"bwrap:{runtime_dir}", runtime_dir, limits, request)
+    services.run_set_status(run_id=run_id, status=RunStatus.PREPARING, message="checking image")
+    result = builder.ensure_image(sandbox.name)
+    return Prepared(run_id, "docker", result.tag, None, limits, request)
+
+
+def _existing_image(*, sandbox_id: int) -> tuple[str, RunLimits] | None:
+    from ..catalog.models import Sandbox
+
+    sandbox = Sandbox.objects.get(pk=sandbox_id)
+    if sandbox.backend != "docker":
+        return None
+    builder = SandboxBuilder(registry_for_sandbox(sandbox))
+    tag = builder.image_tag(sandbox.name)
+    return (tag, _limits_for(sandbox)) if builder.image_exists(tag) else None
+
+
+def _set_first_event(*, run_id: Any, ms: float) -> None:
+    Run.objects.filter(pk=run_id).update(first_event_ms=ms)
+
+
+def _status_of(*, run_id: Any) -> str:
+    return Run.objects.values_list("status", flat=True).get(pk=run_id)
+
+
+# Runs created before this process started can have no worker left: they were interrupted.
+PROCESS_STARTED_AT = timezone.now()
+_executor: RunExecutor | None = None
+_executor_lock = threading.Lock()
+
+
+def executor() -> RunExecutor:
+    """Return this process's run worker, starting it (and cleaning up after a crash) once."""
+    global _executor
+    with _executor_lock:
+        if _executor is None:
+            services.runs_fail_interrupted(before=PROCESS_STARTED_AT)
+            _executor = RunExecutor()
+            atexit.register(executor_shutdown)
+        return _executor
+
+
+def executor_shutdown() -> None:
+    """Stop this process's run worker, if it was started."""
+    global _executor
+    with _executor_lock:
+        if _executor is not None:
+            _executor.shutdown()
+            _executor = None
+    connection.close()

@@ -1,0 +1,103 @@
+"""A run of one script in one sandbox, and the numbered events it produced."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+
+from django.conf import settings
+from django.db import models
+
+from ..catalog.models import Sandbox
+
+
+class Language(models.TextChoices):
+    PYTHON = "python", "Python"
+    BASH = "bash", "Bash"
+
+
+class RunStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    PREPARING = "preparing", "Preparing sandbox"
+    RUNNING = "running", "Running"
+    SUCCEEDED = "succeeded", "Succeeded"
+    FAILED = "failed", "Failed"
+
+    @classmethod
+    def finished(cls) -> tuple[str, str]:
+        """Return the statuses a run never leaves."""
+        return (cls.SUCCEEDED, cls.FAILED)
+
+
+def code_sha256(script: str) -> str:
+    """Return the SHA-256 of the exact code that runs (the audit trail compares these)."""
+    return hashlib.sha256(script.encode("utf-8")).hexdigest()
+
+
+class Run(models.Model):
+    """One script, exactly as it ran, with how and when it ended."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    sandbox = models.ForeignKey(Sandbox, on_delete=models.CASCADE, related_name="runs")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    language = models.CharField(max_length=10, choices=Language.choices, default=Language.PYTHON)
+    task = models.TextField(blank=True)
+    body = models.TextField(help_text="The script body as written (by the LLM or a person).")
+    script = models.TextField(help_text="The assembled script that was sent to the sandbox.")
+    body_offset = models.PositiveIntegerField(default=0)
+    code_sha256 = models.CharField(max_length=64, db_index=True)
+    attempt = models.PositiveIntegerField(default=1)
+    source = models.CharField(max_length=20, default="playground")  # playground | review | api
+    status = models.CharField(
+        max_length=12, choices=RunStatus.choices, default=RunStatus.QUEUED, db_index=True
+    )
+    outcome = models.CharField(max_length=24, blank=True)  # jazzmine.sandbox.Outcome
+    message = models.TextField(blank=True)
+    result = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    backend = models.CharField(max_length=16, blank=True)
+    image = models.CharField(max_length=300, blank=True)
+    warm = models.BooleanField(null=True, help_text="Whether a pre-started sandbox was ready.")
+    event_count = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    first_event_ms = models.FloatField(null=True, blank=True)
+    duration_ms = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["sandbox", "-created_at"])]
+
+    def __str__(self) -> str:
+        return f"run {self.short_id} ({self.status})"
+
+    @property
+    def short_id(self) -> str:
+        """Return the first eight hex digits of the id, for display."""
+        return self.id.hex[:8]
+
+    @property
+    def is_finished(self) -> bool:
+        """Tell whether the run has ended."""
+        return self.status in RunStatus.finished()
+
+
+class RunEvent(models.Model):
+    """One event of a run, numbered as the sandbox numbered it."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="events")
+    seq = models.PositiveIntegerField()
+    type = models.CharField(max_length=16)
+    data = models.JSONField(null=True, blank=True)
+    ts = models.FloatField()
+
+    class Meta:
+        ordering = ["run", "seq"]
+        constraints = [models.UniqueConstraint(fields=["run", "seq"], name="run_event_unique_seq")]
+
+    def to_dict(self) -> dict[str, object]:
+        """Return the form sent to browsers and agents."""
+        return {"seq": self.seq, "type": self.type, "data": self.data, "ts": self.ts}

@@ -1,0 +1,203 @@
+"""Writes for runs: create one, record its events as they arrive, end it."""
+
+from __future__ import annotations
+
+import datetime
+import logging
+from typing import Any, TypedDict
+
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from jazzmine.core.tools import ScriptGenerator, body_offset
+from jazzmine.sandbox import Outcome
+
+from ..catalog.live import group_send
+from ..catalog.models import Sandbox
+from ..catalog.services import registry_for_sandbox
+from .models import Language, Run, RunEvent, RunStatus, code_sha256
+
+logger = logging.getLogger(__name__)
+
+
+class RunRefused(ValueError):
+    """A script that may not run: it has violations, or it is not a script at all."""
+
+    def __init__(self, violations: list[str]) -> None:
+        super().__init__("; ".join(violations))
+        self.violations = violations
+
+
+class RunEventMessage(TypedDict):
+    """A channel-layer message: one event of a run."""
+
+    type: str  # "run.event"
+    run_id: str
+    event: dict[str, Any]
+
+
+class RunStatusMessage(TypedDict):
+    """A channel-layer message: a run changed status."""
+
+    type: str  # "run.status"
+    run_id: str
+    status: str
+    outcome: str
+    message: str
+
+
+def run_group(run_id: object) -> str:
+    """Return the channel group of one run."""
+    return f"run-{run_id}"
+
+
+def script_assemble(*, sandbox: Sandbox, body: str) -> tuple[str, list[str]]:
+    """Return the assembled script for a body and its violations (static check only)."""
+    registry = registry_for_sandbox(sandbox)
+    generator = ScriptGenerator(registry)
+    script = generator.assemble_script(body, sandbox.name)
+    return script, generator.validate(script, sandbox.name)
+
+
+def run_create(
+    *,
+    sandbox: Sandbox,
+    user: AbstractBaseUser | None,
+    body: str,
+    task: str = "",
+    attempt: int = 1,
+    source: str = "playground",
+    language: str = Language.PYTHON,
+    start: bool = True,
+) -> Run:
+    """Validate a script body and queue its run; refuse it with its violations."""
+    if language != Language.PYTHON:
+        raise RunRefused([f"Scripts in {language!r} cannot run in this sandbox yet"])
+    script, violations = script_assemble(sandbox=sandbox, body=body)
+    if violations:
+        raise RunRefused(violations)
+    run = Run.objects.create(
+        sandbox=sandbox,
+        created_by=user if user is not None and user.is_authenticated else None,
+        language=language,
+        task=task,
+        body=body,
+        script=script,
+        body_offset=body_offset(script),
+        code_sha256=code_sha256(script),
+        attempt=attempt,
+        source=source,
+    )
+    if start:
+        run_start(run=run)
+    return run
+
+
+def run_start(*, run: Run) -> None:
+    """Hand a queued run to the worker once the row is committed."""
+    from .executor import executor
+
+    run_id = run.pk
+    transaction.on_commit(lambda: executor().submit(run_id))
+
+
+def run_set_status(*, run_id: object, status: str, **fields: Any) -> None:
+    """Change a run's status (and other columns) and tell its watchers."""
+    now = timezone.now()
+    if status == RunStatus.RUNNING:
+        fields.setdefault("started_at", now)
+    if status in RunStatus.finished():
+        fields.setdefault("finished_at", now)
+    Run.objects.filter(pk=run_id).update(status=status, **fields)
+    message: RunStatusMessage = {
+        "type": "run.status",
+        "run_id": str(run_id),
+        "status": status,
+        "outcome": str(fields.get("outcome", "")),
+        "message": str(fields.get("message", "")),
+    }
+    group_send(run_group(run_id), dict(message))
+
+
+def run_record_event(*, run_id: object, event: dict[str, Any]) -> None:
+    """Store one event, update the run it belongs to, and stream it to the run's watchers."""
+    kind = event["type"]
+    data = event.get("data")
+    with transaction.atomic():
+        RunEvent.objects.create(
+            run_id=run_id, seq=event["seq"], type=kind, data=data, ts=event["ts"]
+        )
+        changes: dict[str, Any] = {"event_count": F("event_count") + 1}
+        if kind == "result":
+            changes["result"] = data
+        elif kind == "error" and isinstance(data, dict):
+            changes["error"] = error_text(data)
+        Run.objects.filter(pk=run_id).update(**changes)
+    # Stored first, then sent: a watcher that replays from the database after joining the
+    # group misses nothing, and drops duplicates by sequence number.
+    message: RunEventMessage = {"type": "run.event", "run_id": str(run_id), "event": event}
+    group_send(run_group(run_id), dict(message))
+    if kind == "exit" and isinstance(data, dict):
+        outcome = str(data.get("outcome", ""))
+        run_set_status(
+            run_id=run_id,
+            status=RunStatus.SUCCEEDED if outcome == Outcome.RESULT else RunStatus.FAILED,
+            outcome=outcome,
+            message=str(data.get("message", "")),
+            backend=str(data.get("backend", "")),
+            duration_ms=data.get("duration_ms"),
+        )
+
+
+def error_text(data: dict[str, Any]) -> str:
+    """Return an error event as the text a person (or the retry prompt) reads."""
+    message = str(data.get("message", "")).strip()
+    trace = str(data.get("traceback", "") or "").strip()
+    if trace and trace != message:
+        return f"{message}\n\n{trace}"
+    return message
+
+
+def run_fail(*, run_id: object, outcome: Outcome, message: str) -> None:
+    """End a run the sandbox never reported on (engine down, build failed, worker lost)."""
+    last = RunEvent.objects.filter(run_id=run_id).order_by("-seq").values_list("seq", flat=True)
+    seq = (last.first() or 0) + 1
+    now = timezone.now().timestamp()
+    run_record_event(
+        run_id=run_id,
+        event={
+            "seq": seq,
+            "type": "error",
+            "data": {"kind": outcome.value, "message": message},
+            "ts": now,
+        },
+    )
+    run_record_event(
+        run_id=run_id,
+        event={
+            "seq": seq + 1,
+            "type": "exit",
+            "data": {"outcome": outcome.value, "message": message, "backend": ""},
+            "ts": now,
+        },
+    )
+
+
+def runs_fail_interrupted(*, before: datetime.datetime) -> int:
+    """End the unfinished runs created before a time (by a server that has stopped)."""
+    stale = list(
+        Run.objects.exclude(status__in=RunStatus.finished())
+        .filter(created_at__lt=before)
+        .values_list("pk", flat=True)
+    )
+    for run_id in stale:
+        run_fail(
+            run_id=run_id,
+            outcome=Outcome.CONTAINER_CRASH,
+            message="interrupted: the server stopped while this run was in progress",
+        )
+    if stale:
+        logger.warning("marked %d interrupted run(s) as failed", len(stale))
+    return len(stale)

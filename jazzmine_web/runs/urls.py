@@ -1,0 +1,12 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from . import views
+
+app_name = "runs"
+
+urlpatterns = [
+    path("runs/", views.run_list, name="list"),
+    path("runs/<uuid:run_id>/", views.run_detail, name="detail"),
+]
