@@ -14,8 +14,10 @@ def test_it_sends_anonymous_visitors_to_the_login_page(client) -> None:
     assert response["Location"].startswith("/login/")
 
 
-def test_it_lists_the_demo_sandbox_and_its_tools(logged_in) -> None:
-    response = logged_in.get("/")
+def test_it_lists_the_demo_sandbox_and_its_tools(client) -> None:
+    call_command("seed_demo")
+    assert client.login(username="demo", password="jazzmine-demo")
+    response = client.get("/")
     assert response.status_code == 200
     html = response.content.decode()
     assert 'id="sandbox-ecommerce"' in html
@@ -29,6 +31,14 @@ def test_it_lists_the_demo_sandbox_and_its_tools(logged_in) -> None:
         assert f"<code>{name}</code>" in html
     assert 'class="highlight"' in html
     assert "MAIL_API_TOKEN" in html
+    assert 'href="/catalog/sandboxes/' in html
+
+
+def test_it_shows_only_the_users_teams_sandboxes(logged_in) -> None:
+    call_command("seed_demo")
+    html = logged_in.get("/").content.decode()
+    assert 'id="sandbox-ecommerce"' not in html
+    assert "You are in no team with sandboxes yet" in html
 
 
 def test_the_demo_tools_prompt_is_well_formed_xml() -> None:
@@ -46,7 +56,17 @@ def test_the_pygments_stylesheet_is_public(client) -> None:
 
 def test_seed_demo_creates_a_user_who_can_log_in(client, capsys) -> None:
     call_command("seed_demo")
-    assert "Log in as 'demo' with password 'jazzmine-demo'" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "Log in as 'demo' with password 'jazzmine-demo'" in out
+    assert "created: get_orders" in out
     assert client.login(username="demo", password="jazzmine-demo")
     call_command("seed_demo")  # idempotent
-    assert "Reset demo user" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "Reset demo user" in out
+    assert "unchanged: get_orders" in out
+    from jazzmine_web.catalog.models import Tool, ToolVersion
+    from jazzmine_web.teams.models import Membership
+
+    assert Tool.objects.count() == 5 and ToolVersion.objects.count() == 5
+    (membership,) = Membership.objects.all()
+    assert membership.role == "admin" and membership.has_role("reviewer")

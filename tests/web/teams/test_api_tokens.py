@@ -1,0 +1,39 @@
+from __future__ import annotations
+
+import pytest
+
+from jazzmine_web.teams.models import ApiToken
+from jazzmine_web.teams.services import hash_token
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_new_token_is_shown_once_and_stored_hashed(logged_in, user) -> None:
+    response = logged_in.post("/account/tokens/", {"name": "support agent"})
+    html = response.content.decode()
+    token = ApiToken.objects.get(user=user)
+    raw = html.split('<code id="new-token">')[1].split("</code>")[0]
+    assert raw.startswith("jzm_") and len(raw) > 40
+    assert token.token_hash == hash_token(raw) and raw not in token.token_hash
+    assert raw not in logged_in.get("/account/tokens/").content.decode()
+    assert token.prefix in logged_in.get("/account/tokens/").content.decode()
+
+
+def test_htmx_gets_the_token_list_partial(logged_in) -> None:
+    response = logged_in.post("/account/tokens/", {"name": "x"}, HTTP_HX_REQUEST="true")
+    assert response.content.decode().lstrip().startswith('<section class="card" id="token-list">')
+
+
+def test_a_user_revokes_their_own_token_but_not_others(logged_in, user, django_user_model) -> None:
+    logged_in.post("/account/tokens/", {"name": "mine"})
+    other = django_user_model.objects.create_user(username="bob", password="x" * 12)
+    theirs = ApiToken.objects.create(
+        user=other, name="theirs", prefix="jzm_ab", token_hash="h" * 64
+    )
+    mine = ApiToken.objects.get(user=user)
+    logged_in.post(f"/account/tokens/{theirs.pk}/revoke/")
+    logged_in.post(f"/account/tokens/{mine.pk}/revoke/")
+    theirs.refresh_from_db()
+    mine.refresh_from_db()
+    assert theirs.is_active and not mine.is_active
+    assert "revoked" in logged_in.get("/account/tokens/").content.decode()
