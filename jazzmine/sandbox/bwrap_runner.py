@@ -54,6 +54,7 @@ class BwrapProcess:
         self._chunks: asyncio.Queue[tuple[Stream, bytes] | None] = asyncio.Queue()
         self._open = 2
         self.early: deque[tuple[Stream, bytes]] = deque()
+        self.start_errors: list[bytes] = []
         self._pumps = [
             asyncio.get_running_loop().create_task(self._pump("stdout", process.stdout)),
             asyncio.get_running_loop().create_task(self._pump("stderr", process.stderr)),
@@ -154,7 +155,8 @@ class BwrapRunner:
         ready = await _await_ready(sandbox)
         if not ready:
             await sandbox.remove()
-            raise RuntimeError("the bwrap sandbox exited before its harness was ready")
+            detail = b"".join(sandbox.start_errors).decode(errors="replace")
+            raise RuntimeError(f"the bwrap sandbox exited before its harness was ready: {detail}")
         return sandbox
 
     async def run(
@@ -187,6 +189,7 @@ async def _await_ready(sandbox: BwrapProcess) -> bool:
             return False
         stream, chunk = item
         if stream == "stderr":
+            sandbox.start_errors.append(chunk)  # kept to explain a failed start
             continue
         pending += chunk
         if b"\n" in pending:

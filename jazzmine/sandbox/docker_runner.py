@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
+import socket
 from collections import deque
 from collections.abc import AsyncIterator
 from typing import Any
@@ -22,6 +24,8 @@ from .session import ExitInfo, RunState, Stream, drive, engine_unavailable
 RUN_LABEL = "jazzmine.run"
 POOL_LABEL = "jazzmine.pool"
 READY_TIMEOUT = 60.0
+REMOVE_ATTEMPTS = 5
+log = logging.getLogger(__name__)
 ENGINE_ERRORS = (docker.errors.DockerException, requests.exceptions.RequestException, OSError)
 _STREAMS: dict[int, Stream] = {1: "stdout", 2: "stderr"}
 
@@ -67,6 +71,7 @@ class DockerProcess:
         self._writer: asyncio.StreamWriter | None = None
         self._early: deque[tuple[Stream, bytes]] = deque()
         self._removed = False
+        self._sock: socket.socket | None = None
 
     @classmethod
     async def start(
@@ -109,10 +114,13 @@ class DockerProcess:
             raw = await asyncio.to_thread(self.client.api.attach_socket, self.id, params)
             # Attached before start, so nothing is buffered in the HTTP layer yet: the bare
             # socket can be handed to asyncio. dup() detaches it from the requests response.
-            sock = getattr(raw, "_sock", raw).dup()
-            with contextlib.suppress(Exception):
-                raw.close()
+            inner = getattr(raw, "_sock", raw)
+            sock = inner.dup()
+            for leftover in (raw, inner):
+                with contextlib.suppress(Exception):
+                    leftover.close()
             sock.setblocking(False)
+            self._sock = sock
             self._reader, self._writer = await asyncio.open_connection(sock=sock)
             await asyncio.to_thread(self.client.api.start, self.id)
         except ENGINE_ERRORS as exc:
@@ -173,10 +181,17 @@ class DockerProcess:
         """Kill the container now."""
         # Drop the attach stream first: with unread output queued on it the engine would
         # hold the kill until the stream drained (a minute for a 100 MB flood).
-        if self._writer is not None:
-            self._writer.transport.abort()
+        self._hang_up()
         with contextlib.suppress(*ENGINE_ERRORS):
             await asyncio.to_thread(self.client.api.kill, self.id)
+
+    def _hang_up(self) -> None:
+        """Shut the attach connection down for every holder of it, then drop our end."""
+        if self._sock is not None:
+            with contextlib.suppress(OSError):
+                self._sock.shutdown(socket.SHUT_RDWR)
+        if self._writer is not None:
+            self._writer.transport.abort()
 
     async def wait(self) -> ExitInfo:
         """Wait for the container to stop and report its exit code and OOM kill."""
@@ -192,10 +207,19 @@ class DockerProcess:
         if self._removed:
             return
         self._removed = True
-        if self._writer is not None:
-            self._writer.close()
-        with contextlib.suppress(*ENGINE_ERRORS):
-            await asyncio.to_thread(self.client.api.remove_container, self.id, force=True)
+        self._hang_up()
+        for attempt in range(REMOVE_ATTEMPTS):
+            try:
+                await asyncio.to_thread(self.client.api.remove_container, self.id, force=True)
+                return
+            except docker.errors.NotFound:
+                return
+            except ENGINE_ERRORS as exc:
+                # e.g. 409 while the engine is still tearing the killed container down
+                log.warning(
+                    "removing sandbox %s failed (attempt %d): %s", self.id[:12], attempt + 1, exc
+                )
+                await asyncio.sleep(0.2 * (attempt + 1))
 
 
 class DockerRunner:

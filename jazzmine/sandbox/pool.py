@@ -124,11 +124,10 @@ class WarmPool:
     async def close(self) -> None:
         """Stop refilling and remove every container of this pool."""
         self._closed = True
-        for task in list(self._starting):
-            task.cancel()
-        for task in list(self._starting):
-            with contextlib.suppress(BaseException):
-                await task
+        # Let in-flight starts finish rather than cancel them: a cancelled start can leave a
+        # container the engine creates after we stopped looking. Each removes its own.
+        while self._starting:
+            await asyncio.gather(*list(self._starting), return_exceptions=True)
         while not self._ready.empty():
             item = self._ready.get_nowait()
             if not isinstance(item, Exception):
