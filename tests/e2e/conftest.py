@@ -1,0 +1,200 @@
+"""Shared end-to-end infrastructure: a real daphne serving a fresh database, and Chromium.
+
+Fixtures for every e2e test:
+- `studio_server` (session): migrated + seeded SQLite in a tmp dir, daphne on a free port;
+  `.url`, `.env`, `.manage(...)` to run management commands against the same database.
+- `browser` (session) and `page` (per test, its own context): Debian's Chromium, headless.
+- `login(page, studio_server, username=..., password=...)`: the login helper.
+Mark e2e tests with `@pytest.mark.e2e`.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = os.environ.get("JAZZMINE_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+DEMO_USER = "demo"
+DEMO_PASSWORD = "jazzmine-demo"
+SERVER_START_SECONDS = 60
+
+
+def free_port() -> int:
+    """Return a TCP port nobody listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _bin(name: str) -> str:
+    candidate = Path(sys.executable).parent / name
+    return str(candidate) if candidate.exists() else str(ROOT / ".venv" / "bin" / name)
+
+
+@dataclass
+class StudioServer:
+    """A running daphne serving Jazzmine Studio on its own database."""
+
+    url: str
+    env: dict[str, str]
+    var_dir: Path
+    database: Path
+    log_path: Path
+    process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+
+    def manage(self, *args: str) -> str:
+        """Run a management command against the server's database; return its output."""
+        result = subprocess.run(
+            [sys.executable, str(ROOT / "manage.py"), *args],
+            cwd=ROOT,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        if result.returncode != 0:
+            raise AssertionError(
+                f"manage.py {' '.join(args)} failed:\n{result.stdout}{result.stderr}"
+            )
+        return result.stdout
+
+    def log(self) -> str:
+        """Return what the server printed so far."""
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    @property
+    def ws_url(self) -> str:
+        """Return the server's base URL for websockets."""
+        return self.url.replace("http://", "ws://", 1)
+
+
+def _wait_until_answering(server: StudioServer) -> None:
+    deadline = time.monotonic() + SERVER_START_SECONDS
+    while time.monotonic() < deadline:
+        assert server.process is not None
+        if server.process.poll() is not None:
+            raise RuntimeError(f"daphne exited with {server.process.returncode}:\n{server.log()}")
+        try:
+            with urllib.request.urlopen(f"{server.url}/login/", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"daphne did not answer within {SERVER_START_SECONDS}s:\n{server.log()}")
+
+
+@pytest.fixture(scope="session")
+def studio_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StudioServer]:
+    """Start a real daphne on a fresh, migrated and seeded database; stop it at the end."""
+    var_dir = tmp_path_factory.mktemp("studio-var")
+    database = var_dir / "e2e.sqlite3"
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "jazzmine_web.settings",
+        "JAZZMINE_VAR_DIR": str(var_dir),
+        "JAZZMINE_DATABASE_PATH": str(database),
+        "JAZZMINE_DEBUG": "false",
+        "JAZZMINE_SERVE_STATIC": "true",
+        "JAZZMINE_DEMO_USER": DEMO_USER,
+        "JAZZMINE_DEMO_PASSWORD": DEMO_PASSWORD,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+        "PYTHONUNBUFFERED": "1",
+    }
+    port = free_port()
+    server = StudioServer(
+        url=f"http://127.0.0.1:{port}",
+        env=env,
+        var_dir=var_dir,
+        database=database,
+        log_path=var_dir / "daphne.log",
+    )
+    server.manage("migrate", "--no-input")
+    server.manage("seed_demo")
+    with server.log_path.open("wb") as log:
+        server.process = subprocess.Popen(
+            [_bin("daphne"), "-b", "127.0.0.1", "-p", str(port), "jazzmine_web.asgi:application"],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        _wait_until_answering(server)
+        yield server
+    finally:
+        server.process.terminate()
+        try:
+            server.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.process.kill()
+            server.process.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[object]:
+    """Launch Debian's Chromium once for the whole session (headless)."""
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: apt-get install -y chromium (scripts/test.sh does)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        instance = playwright.chromium.launch(
+            executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
+        )
+        try:
+            yield instance
+        finally:
+            instance.close()
+
+
+@pytest.fixture
+def page(browser, studio_server: StudioServer) -> Iterator[object]:
+    """Open a fresh browser context (no cookies) and page, with the server as base URL."""
+    context = browser.new_context(base_url=studio_server.url)
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    try:
+        yield page
+    finally:
+        context.close()
+
+
+def login(
+    page: object,
+    server: StudioServer,
+    *,
+    username: str = DEMO_USER,
+    password: str = DEMO_PASSWORD,
+) -> None:
+    """Log in through the real login form and wait for the home page."""
+    page.goto(f"{server.url}/login/")
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", password)
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{server.url}/")
+
+
+@pytest.fixture
+def logged_in_page(page, studio_server: StudioServer) -> object:
+    """Return a page logged in as the demo user (member, reviewer and admin of the demo team)."""
+    login(page, studio_server)
+    return page

@@ -1,0 +1,57 @@
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from .conftest import login
+
+pytestmark = pytest.mark.e2e
+
+
+def test_a_user_logs_in_searches_the_catalog_and_reads_a_tools_xml_prompt(
+    page, studio_server
+) -> None:
+    login(page, studio_server)
+    page.click("nav >> text=Catalog")
+    page.wait_for_url(re.compile(r"/catalog/"))
+    assert page.locator("tr.tool-row").count() == 5
+
+    page.fill("input[name=q]", "customer profile")
+    # htmx swaps the results partial in place after the debounce.
+    page.wait_for_function("document.querySelectorAll('tr.tool-row').length === 1")
+    assert "q=customer" in page.url
+
+    page.click("tr.tool-row >> text=get_user")
+    page.wait_for_url(re.compile(r"/catalog/tools/\d+/"))
+    xml = page.locator("#tool-xml").inner_text()
+    assert '<tool name="get_user">' in xml
+    assert '<parameter name="user_id" type="str" required="True">' in xml
+    assert "<display_name>Customer</display_name>" in xml
+    assert page.locator("#tool-checksum").inner_text().strip()
+
+
+def test_a_search_in_the_address_bar_shows_the_matching_tools(
+    logged_in_page, studio_server
+) -> None:
+    page = logged_in_page
+    page.goto(f"{studio_server.url}/catalog/?q=order")
+    names = page.locator("tr.tool-row td:first-child").all_inner_texts()
+    assert sorted(n.strip() for n in names) == ["get_orders", "send_receipt", "update_order_status"]
+
+
+@pytest.mark.docker
+def test_the_build_button_streams_the_image_build_log_live(logged_in_page, studio_server) -> None:
+    page = logged_in_page
+    page.click("#sandbox-ecommerce h2 a")
+    page.wait_for_url(re.compile(r"/catalog/sandboxes/\d+/"))
+    page.click("#image-status button[type=submit]")
+    # The log arrives over ws/builds/<id>/ from the build thread inside daphne.
+    page.wait_for_function(
+        "document.querySelector('#image-status-badge').textContent.trim() === 'up to date'",
+        timeout=240_000,
+    )
+    log = page.locator("#build-log").inner_text()
+    assert "jazzmine/sandbox-ecommerce:" in log and "ready" in log
+    page.reload()
+    assert page.locator("#image-status-badge").inner_text().strip() == "up to date"
