@@ -5,9 +5,11 @@ from __future__ import annotations
 from django.urls import URLPattern, URLResolver, path
 
 from .catalog.consumers import BuildLogConsumer
+from .playground.consumers import PlaygroundConsumer
 from .runs.consumers import RunConsumer
 
 websocket_urlpatterns: list[URLPattern | URLResolver] = [
     path("ws/builds/<int:build_id>/", BuildLogConsumer.as_asgi()),
     path("ws/runs/<uuid:run_id>/", RunConsumer.as_asgi()),
+    path("ws/playground/", PlaygroundConsumer.as_asgi()),
 ]

@@ -29,6 +29,7 @@ INSTALLED_APPS = [
     "jazzmine_web.teams",
     "jazzmine_web.catalog",
     "jazzmine_web.runs",
+    "jazzmine_web.playground",
 ]
 
 MIDDLEWARE = [

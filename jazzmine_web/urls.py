@@ -12,6 +12,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("", include("jazzmine_web.catalog.urls")),
     path("", include("jazzmine_web.runs.urls")),
+    path("", include("jazzmine_web.playground.urls")),
     path("", include("jazzmine_web.teams.urls")),
     path("", include("jazzmine_web.studio.urls")),
 ]

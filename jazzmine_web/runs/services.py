@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import logging
+import re
 from typing import Any, TypedDict
 
 from django.contrib.auth.base_user import AbstractBaseUser
@@ -20,6 +21,7 @@ from ..catalog.services import registry_for_sandbox
 from .models import Language, Run, RunEvent, RunStatus, code_sha256
 
 logger = logging.getLogger(__name__)
+_LINE = re.compile(r"^Line (\d+):")
 
 
 class RunRefused(ValueError):
@@ -54,11 +56,16 @@ def run_group(run_id: object) -> str:
 
 
 def script_assemble(*, sandbox: Sandbox, body: str) -> tuple[str, list[str]]:
-    """Return the assembled script for a body and its violations (static check only)."""
+    """Return the assembled script for a body and its violations, numbered by body line."""
     registry = registry_for_sandbox(sandbox)
     generator = ScriptGenerator(registry)
     script = generator.assemble_script(body, sandbox.name)
-    return script, generator.validate(script, sandbox.name)
+    offset = body_offset(script)
+    violations = generator.validate(script, sandbox.name)
+    # People and LLMs see the body, not the preamble: point at the lines they wrote.
+    return script, [
+        _LINE.sub(lambda m: f"Line {max(1, int(m[1]) - offset)}:", v, count=1) for v in violations
+    ]
 
 
 def run_create(

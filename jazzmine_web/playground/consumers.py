@@ -1,0 +1,274 @@
+"""The playground's websocket: live checks of the editor, LLM generation, runs, auto mode.
+
+Thin on purpose: every message is handed to a service; long work (an LLM stream, the auto
+loop) is a task of this connection that a newer request or a disconnect cancels. Scripts
+never run here: runs go to the run worker, and the page watches them on their own socket.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any, TypedDict
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+
+from jazzmine.core.tools import ScriptGenerator
+from jazzmine.orchestrator import generate_attempt, solve
+
+from ..catalog.live import remember_loop
+from ..catalog.selectors import sandboxes_for_user
+from ..catalog.services import registry_for_sandbox
+from ..runs.executor import executor
+from . import services
+from .models import Attempt, PlaygroundSession
+from .recorder import AttemptRecorder
+
+MAX_BODY_CHARS = 200_000
+MAX_AUTO_ATTEMPTS = 10
+
+
+class ValidationMessage(TypedDict):
+    """Sent for each checked version of the editor's text."""
+
+    type: str  # "validation"
+    version: int
+    violations: list[services.Violation]
+    html: str
+
+
+class PlaygroundConsumer(AsyncJsonWebsocketConsumer):
+    """Serve one playground page."""
+
+    async def connect(self) -> None:
+        remember_loop()
+        user = self.scope.get("user")
+        if user is None or not user.is_authenticated:
+            await self.close(code=4403)
+            return
+        self.user = user
+        self.task: asyncio.Task[None] | None = None
+        self.tool_names: dict[int, list[str]] = {}
+        await self.accept()
+
+    async def disconnect(self, code: int) -> None:
+        if getattr(self, "task", None) is not None:
+            self.task.cancel()
+
+    async def receive_json(self, content: Any, **kwargs: Any) -> None:
+        if not isinstance(content, dict):
+            await self.send_json({"type": "error", "message": "messages must be JSON objects"})
+            return
+        handler = {
+            "validate": self.validate,
+            "prewarm": self.prewarm,
+            "generate": self.generate,
+            "auto": self.auto,
+            "run": self.run,
+            "cancel": self.cancel,
+        }.get(content.get("type", ""))
+        if handler is None:
+            await self.send_json(
+                {"type": "error", "message": f"unknown message {content.get('type')!r}"}
+            )
+            return
+        try:
+            await handler(content)
+        except PlaygroundError as exc:
+            await self.send_json({"type": "error", "message": str(exc)})
+
+    # Messages
+
+    async def validate(self, content: dict[str, Any]) -> None:
+        sandbox_id = _int(content.get("sandbox"))
+        body = content.get("body", "")
+        if not isinstance(body, str) or len(body) > MAX_BODY_CHARS:
+            raise PlaygroundError(f"the script must be text of at most {MAX_BODY_CHARS} characters")
+        names = self.tool_names.get(sandbox_id) if sandbox_id is not None else None
+        if names is None:
+            sandbox = await self._sandbox(sandbox_id)
+            names = await database_sync_to_async(services.sandbox_tool_names)(sandbox)
+            self.tool_names[sandbox.pk] = names
+        check = services.editor_check(body=body, tool_names=names)
+        message: ValidationMessage = {
+            "type": "validation",
+            "version": _int(content.get("version")) or 0,
+            "violations": check.violations,
+            "html": check.html,
+        }
+        await self.send_json(message)
+
+    async def prewarm(self, content: dict[str, Any]) -> None:
+        sandbox = await self._sandbox(_int(content.get("sandbox")))
+        self.tool_names.pop(sandbox.pk, None)  # tools may have changed: read them again
+        await asyncio.to_thread(executor().prewarm, sandbox.pk)
+
+    async def generate(self, content: dict[str, Any]) -> None:
+        session, llm = await self._session_and_llm(content)
+        retry = bool(content.get("retry"))
+        view = await database_sync_to_async(services.prompt_for)(
+            sandbox=session.sandbox, task=session.task, session=session, retry=retry
+        )
+        recorder = AttemptRecorder(session=session, user=self.user, send=self.send_json)
+        recorder.previous_error = view.previous_error
+        generator = await database_sync_to_async(_generator)(session)
+
+        async def work() -> None:
+            await self.send_json({"type": "generation_started", "session": str(session.pk)})
+            await generate_attempt(
+                session.task,
+                session.sandbox.name,
+                generator=generator,
+                llm=llm,
+                number=view.attempt,
+                previous_script=view.previous_script or None,
+                previous_error=view.previous_error or None,
+                on_event=recorder.on_event,
+            )
+            await self.send_json({"type": "generation_finished", "session": str(session.pk)})
+
+        self._start(work())
+
+    async def auto(self, content: dict[str, Any]) -> None:
+        session, llm = await self._session_and_llm(content)
+        attempts = min(max(_int(content.get("max_attempts")) or 3, 1), MAX_AUTO_ATTEMPTS)
+        view = await database_sync_to_async(services.prompt_for)(
+            sandbox=session.sandbox, task=session.task, session=session, retry=True
+        )
+        recorder = AttemptRecorder(session=session, user=self.user, send=self.send_json)
+        recorder.previous_error = view.previous_error
+        generator = await database_sync_to_async(_generator)(session)
+
+        async def work() -> None:
+            await self.send_json({"type": "auto_started", "session": str(session.pk)})
+            await solve(
+                session.task,
+                session.sandbox.name,
+                generator=generator,
+                llm=llm,
+                run=recorder.run,
+                max_attempts=attempts,
+                on_event=recorder.on_event,
+                first_attempt=view.attempt,
+                previous_script=view.previous_script or None,
+                previous_error=view.previous_error or None,
+            )
+
+        self._start(work())
+
+    async def run(self, content: dict[str, Any]) -> None:
+        sandbox = await self._sandbox(_int(content.get("sandbox")))
+        body = content.get("body", "")
+        if not isinstance(body, str) or not body.strip() or len(body) > MAX_BODY_CHARS:
+            raise PlaygroundError("there is no script to run")
+        attempt = await database_sync_to_async(_run_attempt)(
+            user=self.user,
+            sandbox=sandbox,
+            session_id=content.get("session"),
+            task=str(content.get("task", "")),
+            body=body,
+            attempt_id=_int(content.get("attempt_id")),
+            retry=bool(content.get("retry")),
+        )
+        if attempt.run_id is None:
+            await self.send_json(
+                {
+                    "type": "run_refused",
+                    "attempt_id": attempt.pk,
+                    "violations": services.violations_by_line(list(attempt.violations)),
+                }
+            )
+            return
+        await self.send_json(
+            {
+                "type": "run_created",
+                "session": str(attempt.session_id),
+                "attempt_id": attempt.pk,
+                "run_id": str(attempt.run_id),
+            }
+        )
+
+    async def cancel(self, _content: dict[str, Any]) -> None:
+        if self.task is not None:
+            self.task.cancel()
+
+    # Helpers
+
+    def _start(self, work: Any) -> None:
+        if self.task is not None and not self.task.done():
+            self.task.cancel()
+
+        async def guarded() -> None:
+            try:
+                await work
+            except asyncio.CancelledError:
+                with contextlib.suppress(Exception):
+                    await self.send_json({"type": "cancelled"})
+                raise
+            except Exception as exc:  # report, never kill the socket
+                await self.send_json({"type": "error", "message": f"{type(exc).__name__}: {exc}"})
+
+        self.task = asyncio.get_running_loop().create_task(guarded())
+
+    async def _sandbox(self, sandbox_id: int | None) -> Any:
+        if sandbox_id is None:
+            raise PlaygroundError("pick a sandbox first")
+        sandbox = await database_sync_to_async(
+            lambda: sandboxes_for_user(self.user).filter(pk=sandbox_id).first()
+        )()
+        if sandbox is None:
+            raise PlaygroundError("no such sandbox")
+        return sandbox
+
+    async def _session_and_llm(self, content: dict[str, Any]) -> tuple[PlaygroundSession, Any]:
+        sandbox = await self._sandbox(_int(content.get("sandbox")))
+        task = str(content.get("task", "")).strip()
+        if not task:
+            raise PlaygroundError("write a task first: it is what the LLM is asked to do")
+        llm = await database_sync_to_async(services.llm_config_for)(self.user)
+        if llm is None:
+            raise PlaygroundError(
+                "no LLM is configured: set JAZZMINE_LLM_BASE_URL and JAZZMINE_LLM_MODEL, or "
+                "your own endpoint under LLM settings"
+            )
+        session = await database_sync_to_async(services.session_open)(
+            user=self.user, sandbox=sandbox, session_id=content.get("session"), task=task
+        )
+        await self.send_json({"type": "session", "session": str(session.pk)})
+        return session, llm
+
+
+class PlaygroundError(Exception):
+    """A request the playground cannot serve, with the reason to show."""
+
+
+def _int(value: Any) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _generator(session: PlaygroundSession) -> ScriptGenerator:
+    return ScriptGenerator(registry_for_sandbox(session.sandbox))
+
+
+def _run_attempt(
+    *,
+    user: Any,
+    sandbox: Any,
+    session_id: Any,
+    task: str,
+    body: str,
+    attempt_id: int | None,
+    retry: bool,
+) -> Attempt:
+    session = services.session_open(user=user, sandbox=sandbox, session_id=session_id, task=task)
+    attempt = None
+    if attempt_id is not None:
+        attempt = session.attempts.filter(pk=attempt_id, run__isnull=True).first()
+    if attempt is not None and attempt.body == body:
+        return services.attempt_run(attempt=attempt, user=user)
+    # Edited or typed by a person: a new attempt of its own.
+    return services.human_attempt_create(session=session, user=user, body=body, retry=retry)

@@ -1,0 +1,101 @@
+"""Turn the orchestrator's events into stored attempts and runs, for one playground session."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from channels.db import database_sync_to_async
+
+from jazzmine.orchestrator import RunOutcome
+
+from ..runs.executor import executor
+from ..runs.models import Run, RunStatus
+from .models import Attempt, AttemptSource, PlaygroundSession
+from .services import attempt_record, attempt_run
+
+
+class AttemptRecorder:
+    """Store each attempt as the loop reports it, and run scripts through the run worker."""
+
+    def __init__(self, *, session: PlaygroundSession, user: Any, send: Any) -> None:
+        self.session = session
+        self.user = user
+        self.send = send  # async callable: forwards a JSON message to the browser
+        self.current: Attempt | None = None
+        self.prompts: dict[int, tuple[str, str]] = {}
+        self.previous_error = ""
+        self.raw: dict[int, list[str]] = {}
+
+    async def on_event(self, event: dict[str, Any]) -> None:
+        """Persist what an event settles, then forward it to the browser."""
+        kind = event["type"]
+        if kind == "token":
+            self.raw.setdefault(event["attempt"], []).append(event["text"])
+        elif kind == "attempt_started":
+            self.prompts[event["attempt"]] = (event["prompt"], event["hint"])
+        elif kind == "generated":
+            self.current = await self._store(event, llm_error="")
+            event = {**event, "attempt_id": self.current.pk, "number": self.current.number}
+        elif kind == "llm_error":
+            self.current = await self._store(event, llm_error=event["error"])
+            event = {**event, "attempt_id": self.current.pk}
+        elif kind == "validated" and self.current is not None and event["violations"]:
+            await database_sync_to_async(_set_violations)(self.current, event["violations"])
+        await self.send(event)
+
+    async def _store(self, event: dict[str, Any], *, llm_error: str) -> Attempt:
+        prompt, hint = self.prompts.get(event["attempt"], ("", ""))
+        return await database_sync_to_async(attempt_record)(
+            session=self.session,
+            source=AttemptSource.LLM,
+            prompt=prompt,
+            hint=hint,
+            previous_error=self.previous_error,
+            raw_answer="".join(self.raw.get(event["attempt"], [])),
+            body=event.get("body", ""),
+            llm_error=llm_error,
+            finish_reason=event.get("finish_reason") or "",
+            prompt_tokens=event.get("prompt_tokens"),
+            completion_tokens=event.get("completion_tokens"),
+            generation_seconds=event.get("seconds"),
+        )
+
+    async def run(self, _script: str) -> RunOutcome:
+        """Run the current attempt's body and wait for the run to end."""
+        attempt = self.current
+        assert attempt is not None, "the loop runs only what it generated"
+        attempt = await database_sync_to_async(attempt_run)(attempt=attempt, user=self.user)
+        if attempt.run_id is None:  # refused at the last moment: report as violations
+            error = "\n".join(attempt.violations)
+            self.previous_error = error
+            return RunOutcome(success=False, error=error)
+        await self.send(
+            {"type": "run_created", "attempt_id": attempt.pk, "run_id": str(attempt.run_id)}
+        )
+        run = await wait_for_run(attempt.run_id)
+        outcome = RunOutcome(
+            success=run.status == RunStatus.SUCCEEDED,
+            result=run.result,
+            error=None if run.status == RunStatus.SUCCEEDED else (run.error or run.message),
+            ref=str(run.pk),
+        )
+        self.previous_error = outcome.error or ""
+        return outcome
+
+
+def _set_violations(attempt: Attempt, violations: list[str]) -> None:
+    attempt.violations = violations
+    attempt.save(update_fields=["violations"])
+
+
+async def wait_for_run(run_id: Any, *, poll: float = 0.2) -> Run:
+    """Wait until a run has finished and return it (from the worker's future, else by polling)."""
+    future = executor().future(run_id)
+    if future is not None:
+        await asyncio.wrap_future(future)
+    while True:
+        run = await database_sync_to_async(Run.objects.get)(pk=run_id)
+        if run.is_finished:
+            return run
+        await asyncio.sleep(poll)

@@ -1,0 +1,219 @@
+"""Playground logic: LLM settings, live checks of the editor, prompts, attempts and their runs."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, TypedDict
+
+from django.conf import settings
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.db import transaction
+from django.db.models import Max
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import PythonLexer
+
+from jazzmine.core.tools import ScriptGenerator, validate_script
+from jazzmine.core.tools.generator import retry_hint
+from jazzmine.llm import LLMConfig
+
+from ..catalog.crypto import decrypt, encrypt
+from ..catalog.models import Sandbox, Tool
+from ..catalog.services import registry_for_sandbox
+from ..runs.services import RunRefused, run_create
+from .models import Attempt, AttemptSource, LLMSettings, PlaygroundSession
+
+_LINE = re.compile(r"^Line (\d+): ")
+_LEXER = PythonLexer(stripnl=False, ensurenl=False)
+_SPANS = HtmlFormatter(nowrap=True)
+
+
+class Violation(TypedDict):
+    """One violation as the editor marks it."""
+
+    line: int | None
+    message: str
+
+
+@dataclass(frozen=True)
+class EditorCheck:
+    """What the editor shows for one version of its text."""
+
+    violations: list[Violation]
+    html: str
+
+
+def violations_by_line(messages: list[str]) -> list[Violation]:
+    """Split the validator's `Line N: ...` strings into line numbers and messages."""
+    out: list[Violation] = []
+    for message in messages:
+        match = _LINE.match(message)
+        out.append({"line": int(match.group(1)) if match else None, "message": message})
+    return out
+
+
+def sandbox_tool_names(sandbox: Sandbox | int) -> list[str]:
+    """Return the names of a sandbox's tools (all the validator needs)."""
+    sandbox_id = getattr(sandbox, "pk", sandbox)
+    return list(Tool.objects.filter(sandbox_id=sandbox_id).values_list("name", flat=True))
+
+
+def editor_check(*, body: str, tool_names: list[str]) -> EditorCheck:
+    """Validate a script body as typed and highlight it; never runs it."""
+    # The body is checked as written: its line numbers are the editor's line numbers.
+    violations = violations_by_line(validate_script(body, tool_names)) if body.strip() else []
+    return EditorCheck(violations=violations, html=highlight(body, _LEXER, _SPANS))
+
+
+def llm_config_for(user: AbstractBaseUser) -> LLMConfig | None:
+    """Return the user's own endpoint, else the server's, else None (nothing configured)."""
+    own = LLMSettings.objects.filter(user=user).first()
+    if own is not None and own.base_url and own.model:
+        return LLMConfig(
+            base_url=own.base_url,
+            api_key=decrypt(own.api_key_ciphertext) if own.api_key_ciphertext else None,
+            model=own.model,
+            temperature=own.temperature,
+        )
+    if settings.JAZZMINE_LLM_BASE_URL and settings.JAZZMINE_LLM_MODEL:
+        return LLMConfig(
+            base_url=settings.JAZZMINE_LLM_BASE_URL,
+            api_key=settings.JAZZMINE_LLM_API_KEY or None,
+            model=settings.JAZZMINE_LLM_MODEL,
+        )
+    return None
+
+
+def llm_settings_save(
+    *,
+    user: AbstractBaseUser,
+    base_url: str,
+    model: str,
+    api_key: str | None,
+    temperature: float | None = None,
+) -> LLMSettings:
+    """Store a user's endpoint; `api_key=None` keeps the stored key, "" clears it."""
+    row, _ = LLMSettings.objects.get_or_create(user=user)
+    row.base_url = base_url.strip()
+    row.model = model.strip()
+    row.temperature = temperature
+    if api_key is not None:
+        row.api_key_ciphertext = encrypt(api_key) if api_key else ""
+    row.save()
+    return row
+
+
+def session_open(
+    *, user: AbstractBaseUser, sandbox: Sandbox, session_id: Any = None, task: str = ""
+) -> PlaygroundSession:
+    """Return the user's session by id in this sandbox, or start a new one."""
+    if session_id:
+        found = PlaygroundSession.objects.filter(pk=session_id, user=user, sandbox=sandbox).first()
+        if found is not None:
+            if task and task != found.task:
+                found.task = task
+                found.save(update_fields=["task", "updated_at"])
+            return found
+    return PlaygroundSession.objects.create(user=user, sandbox=sandbox, task=task)
+
+
+@dataclass(frozen=True)
+class PromptView:
+    """A prompt as the page shows it."""
+
+    text: str
+    hint: str
+    attempt: int
+    previous_script: str
+    previous_error: str
+
+    @property
+    def chars(self) -> int:
+        """Return the prompt's length in characters."""
+        return len(self.text)
+
+    @property
+    def tokens(self) -> int:
+        """Estimate tokens the way OpenAI's rule of thumb does (about 4 characters each)."""
+        return max(1, round(len(self.text) / 4)) if self.text else 0
+
+
+def prompt_for(
+    *,
+    sandbox: Sandbox,
+    task: str,
+    session: PlaygroundSession | None = None,
+    retry: bool = False,
+) -> PromptView:
+    """Return the prompt of the next attempt: the first form, or the retry form after a failure.
+
+    The retry form quotes the session's last attempt and what went wrong with it; without a
+    failed attempt to quote there is nothing to retry, and the first form is shown.
+    """
+    generator = ScriptGenerator(registry_for_sandbox(sandbox))
+    last = session.attempts.order_by("-number").first() if session is not None else None
+    previous_script = previous_error = ""
+    number = 1
+    if retry and last is not None and last.error_text:
+        previous_script, previous_error, number = last.body, last.error_text, last.number + 1
+    text = generator.build_prompt(
+        task,
+        sandbox.name,
+        previous_script=previous_script or None,
+        previous_error=previous_error or None,
+        attempt=number,
+    )
+    hint = retry_hint(previous_error).strip() if number > 1 else ""
+    return PromptView(text, hint, number, previous_script, previous_error)
+
+
+def attempt_next_number(session: PlaygroundSession) -> int:
+    """Return the number the session's next attempt gets."""
+    return (session.attempts.aggregate(n=Max("number"))["n"] or 0) + 1
+
+
+def attempt_record(*, session: PlaygroundSession, **fields: Any) -> Attempt:
+    """Store an attempt with the next number of its session."""
+    with transaction.atomic():
+        number = attempt_next_number(session)
+        attempt = Attempt.objects.create(session=session, number=number, **fields)
+    session.save(update_fields=["updated_at"])
+    return attempt
+
+
+def attempt_run(*, attempt: Attempt, user: AbstractBaseUser) -> Attempt:
+    """Run an attempt's body in its sandbox (or record why it may not run)."""
+    session = attempt.session
+    try:
+        run = run_create(
+            sandbox=session.sandbox,
+            user=user,
+            body=attempt.body,
+            task=session.task,
+            attempt=attempt.number,
+            source="playground",
+        )
+    except RunRefused as refused:
+        attempt.violations = refused.violations
+        attempt.save(update_fields=["violations"])
+        return attempt
+    attempt.run = run
+    attempt.save(update_fields=["run"])
+    return attempt
+
+
+def human_attempt_create(
+    *, session: PlaygroundSession, user: AbstractBaseUser, body: str, retry: bool
+) -> Attempt:
+    """Record a script a person wrote (or edited) as the session's next attempt, and run it."""
+    view = prompt_for(sandbox=session.sandbox, task=session.task, session=session, retry=retry)
+    attempt = attempt_record(
+        session=session,
+        source=AttemptSource.HUMAN,
+        prompt=view.text,
+        hint=view.hint,
+        previous_error=view.previous_error,
+        body=body,
+    )
+    return attempt_run(attempt=attempt, user=user)

@@ -1,0 +1,139 @@
+"""Playground pages: the page itself, its prompt panel, attempts, comparisons, LLM settings."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods
+
+from ..catalog.selectors import sandboxes_for_user
+from . import selectors, services
+from .forms import LLMSettingsForm
+
+
+def _sandbox(request: HttpRequest, value: str | None):
+    sandboxes = sandboxes_for_user(request.user)
+    if value:
+        try:
+            return sandboxes.filter(pk=int(value)).first()
+        except ValueError:
+            return None
+    return sandboxes.first()
+
+
+@require_GET
+def playground(request: HttpRequest) -> HttpResponse:
+    """Show the playground for a sandbox (and a session to continue, if given)."""
+    session = selectors.session_for_user(request.user, request.GET.get("session"))
+    sandbox = session.sandbox if session else _sandbox(request, request.GET.get("sandbox"))
+    task = session.task if session else request.GET.get("task", "")
+    prompt = services.prompt_for(sandbox=sandbox, task=task, session=session) if sandbox else None
+    attempts = selectors.session_attempts(session) if session else []
+    last = attempts[-1] if attempts else None
+    context = {
+        "sandboxes": sandboxes_for_user(request.user),
+        "sandbox": sandbox,
+        "session": session,
+        "task": task,
+        "prompt": prompt,
+        "retry": False,
+        "attempts": attempts,
+        "body": last.body if last else "",
+        "last_run": last.run if last else None,
+        "last_attempt": last,
+        "llm": services.llm_config_for(request.user),
+        "recent_sessions": selectors.sessions_for_user(request.user)[:10],
+        "max_attempts": 3,
+    }
+    return render(request, "playground/playground.html", context)
+
+
+@require_GET
+def prompt_panel(request: HttpRequest) -> HttpResponse:
+    """Render the prompt of the next attempt (first form, or the retry form)."""
+    sandbox = _sandbox(request, request.GET.get("sandbox"))
+    if sandbox is None:
+        raise Http404("No such sandbox")
+    session = selectors.session_for_user(request.user, request.GET.get("session"))
+    if session is not None and session.sandbox_id != sandbox.pk:
+        session = None
+    retry = request.GET.get("retry") == "1"
+    prompt = services.prompt_for(
+        sandbox=sandbox, task=request.GET.get("task", ""), session=session, retry=retry
+    )
+    return render(
+        request,
+        "playground/playground.html#prompt-panel",
+        {"prompt": prompt, "retry": retry, "sandbox": sandbox, "session": session},
+    )
+
+
+@require_GET
+def attempt_list(request: HttpRequest, session_id: str) -> HttpResponse:
+    """Render the attempts of a session."""
+    session = selectors.session_for_user(request.user, session_id)
+    if session is None:
+        raise Http404("No such session")
+    return render(
+        request,
+        "playground/playground.html#attempt-list",
+        {"session": session, "attempts": selectors.session_attempts(session)},
+    )
+
+
+@require_GET
+def compare(request: HttpRequest, session_id: str) -> HttpResponse:
+    """Compare two attempts of a session: scripts, prompts, hints, timings and tokens."""
+    session = selectors.session_for_user(request.user, session_id)
+    if session is None:
+        raise Http404("No such session")
+    try:
+        a, b = int(request.GET.get("a", "")), int(request.GET.get("b", ""))
+    except ValueError:
+        raise Http404("Pick two attempts to compare") from None
+    comparison = selectors.attempts_compare(session, a, b)
+    if comparison is None:
+        raise Http404("No such attempts")
+    return render(
+        request, "playground/compare.html", {"session": session, "comparison": comparison}
+    )
+
+
+@require_http_methods(["GET", "POST"])
+def llm_settings(request: HttpRequest) -> HttpResponse:
+    """Edit the user's own LLM endpoint."""
+    row = selectors.llm_settings_for(request.user)
+    if request.method == "POST":
+        form = LLMSettingsForm(request.POST)
+        if form.is_valid():
+            data = form.cleaned_data
+            key = "" if data["clear_key"] else (data["api_key"] or None)
+            services.llm_settings_save(
+                user=request.user,
+                base_url=data["base_url"] or "",
+                model=data["model"] or "",
+                api_key=key,
+                temperature=data["temperature"],
+            )
+            messages.success(request, "LLM settings saved.")
+            return redirect("playground:settings")
+    else:
+        initial = (
+            {"base_url": row.base_url, "model": row.model, "temperature": row.temperature}
+            if row
+            else {}
+        )
+        form = LLMSettingsForm(initial=initial)
+    return render(
+        request,
+        "playground/settings.html",
+        {
+            "form": form,
+            "has_key": bool(row and row.api_key_ciphertext),
+            "server_default": settings.JAZZMINE_LLM_BASE_URL and settings.JAZZMINE_LLM_MODEL,
+            "server_base_url": settings.JAZZMINE_LLM_BASE_URL,
+            "server_model": settings.JAZZMINE_LLM_MODEL,
+        },
+    )

@@ -1,0 +1,244 @@
+// The playground page: live validation while typing, LLM generation streamed into the editor,
+// runs streamed into the output pane, retries and auto mode. All over one websocket; runs are
+// watched on their own socket (run-stream.js), which replays what a reload missed.
+(function () {
+  "use strict";
+
+  const root = document.getElementById("playground");
+  if (!root) return;
+
+  const $ = (id) => document.getElementById(id);
+  const state = {
+    sandbox: root.dataset.sandbox,
+    session: root.dataset.session || "",
+    attemptId: null, // the generated attempt the editor holds, until someone edits it
+    generatedBody: null,
+    validVersion: -1,
+    busy: false,
+    lastFailed: false,
+  };
+  const buttons = {
+    generate: $("generate-button"),
+    run: $("run-button"),
+    retry: $("retry-button"),
+    auto: $("auto-button"),
+    cancel: $("cancel-button"),
+  };
+  const llmConfigured = !$("llm-missing");
+
+  function status(text) {
+    $("playground-status").textContent = text || "";
+  }
+
+  function task() {
+    return $("task").value;
+  }
+
+  function refreshButtons() {
+    const empty = !editor.value.trim();
+    buttons.run.disabled = state.busy || empty || state.validVersion !== editor.version;
+    buttons.generate.disabled = state.busy || !llmConfigured;
+    buttons.auto.disabled = state.busy || !llmConfigured;
+    buttons.retry.disabled = state.busy || !llmConfigured || !state.lastFailed;
+    buttons.cancel.hidden = !state.busy;
+  }
+
+  function setBusy(busy, text) {
+    state.busy = busy;
+    if (text !== undefined) status(text);
+    refreshButtons();
+  }
+
+  function setSession(id) {
+    if (!id || id === state.session) return;
+    state.session = id;
+    root.dataset.session = id;
+    $("session-field").value = id;
+    root.dataset.attemptsUrl = `/playground/sessions/${id}/attempts/`;
+    const url = new URL(window.location.href);
+    url.search = `?session=${id}`;
+    window.history.replaceState(null, "", url);
+  }
+
+  function refreshAttempts() {
+    if (!root.dataset.attemptsUrl || !window.htmx) return;
+    window.htmx.ajax("GET", root.dataset.attemptsUrl, { target: "#attempt-list", swap: "outerHTML" });
+  }
+
+  function refreshPrompt() {
+    if (window.htmx) window.htmx.trigger(document.body, "refresh-prompt");
+  }
+
+  function renderViolations(list) {
+    const ul = $("violations");
+    ul.replaceChildren();
+    for (const v of list) {
+      const li = document.createElement("li");
+      li.className = "violation";
+      if (v.line) li.dataset.line = v.line;
+      li.textContent = v.message;
+      ul.append(li);
+    }
+  }
+
+  const editor = new window.JazzmineEditor($("editor"), {
+    onChange: (text, version) => {
+      if (state.generatedBody !== null && text !== state.generatedBody) {
+        state.attemptId = null; // edited by a person: running it makes a new attempt
+        state.generatedBody = null;
+      }
+      socket.send({ type: "validate", version, sandbox: state.sandbox, body: text });
+      refreshButtons();
+    },
+  });
+
+  function attachRun(runId) {
+    const card = $("output-card");
+    const slot = $("run-output-slot");
+    const pane = $("run-output-template").content.firstElementChild.cloneNode(true);
+    pane.dataset.runId = runId;
+    const link = pane.querySelector("[data-run-link]");
+    link.href = `/runs/${runId}/`;
+    link.textContent = `run ${runId.slice(0, 8)}`;
+    slot.replaceChildren(pane);
+    card.hidden = false;
+    window.JazzmineRunStream.attach(pane, {
+      onStatus: (message) => {
+        if (message.status === "succeeded" || message.status === "failed") {
+          state.lastFailed = message.status === "failed";
+          if (!state.auto) setBusy(false, `run ${message.status}`);
+          refreshAttempts();
+          refreshPrompt();
+        }
+      },
+    });
+  }
+
+  const handlers = {
+    validation(m) {
+      editor.renderHighlighted(m.version, m.html);
+      editor.markViolations(m.version, m.violations);
+      if (m.version === editor.version) {
+        renderViolations(m.violations);
+        state.validVersion = m.violations.length ? -1 : m.version;
+        refreshButtons();
+      }
+    },
+    session(m) {
+      setSession(m.session);
+    },
+    generation_started() {
+      setBusy(true, "generating…");
+    },
+    auto_started() {
+      state.auto = true;
+      setBusy(true, "auto mode…");
+    },
+    attempt_started(m) {
+      status(`attempt ${m.attempt}: generating…`);
+      state.attemptId = null;
+      state.generatedBody = null;
+      editor.value = "";
+    },
+    token(m) {
+      editor.append(m.text);
+    },
+    generated(m) {
+      state.generatedBody = m.body;
+      editor.value = m.body;
+      state.attemptId = m.attempt_id;
+      status(`attempt ${m.attempt} generated in ${m.seconds.toFixed(2)} s`);
+      refreshAttempts();
+    },
+    validated(m) {
+      if (m.violations.length) {
+        state.lastFailed = true;
+        status(`attempt ${m.attempt} has ${m.violations.length} violation(s)`);
+      }
+    },
+    llm_error(m) {
+      state.lastFailed = true;
+      status(`LLM error: ${m.error}`);
+      refreshAttempts();
+    },
+    generation_finished() {
+      setBusy(false);
+      refreshPrompt();
+    },
+    run_started() {},
+    run_created(m) {
+      setSession(m.session);
+      state.attemptId = null;
+      state.generatedBody = null;
+      setBusy(true, "running…");
+      attachRun(m.run_id);
+      refreshAttempts();
+    },
+    run_refused(m) {
+      renderViolations(m.violations);
+      state.lastFailed = true;
+      setBusy(false, "the script was refused");
+      refreshAttempts();
+    },
+    run_finished(m) {
+      status(`attempt ${m.attempt}: ${m.success ? "succeeded" : "failed"}`);
+    },
+    finished(m) {
+      state.auto = false;
+      state.lastFailed = !m.success;
+      setBusy(false, m.success ? `succeeded after ${m.attempts} attempt(s)` : `no success in ${m.attempts} attempt(s)`);
+      refreshAttempts();
+      refreshPrompt();
+    },
+    cancelled() {
+      state.auto = false;
+      setBusy(false, "cancelled");
+    },
+    error(m) {
+      state.auto = false;
+      setBusy(false, m.message);
+    },
+  };
+
+  const socket = new window.JazzmineSocket("/ws/playground/", {
+    onMessage: (m) => (handlers[m.type] || (() => {}))(m),
+    onOpen: () => {
+      socket.send({ type: "prewarm", sandbox: state.sandbox });
+      socket.send({ type: "validate", version: editor.version, sandbox: state.sandbox, body: editor.value });
+    },
+    onStatus: (s) => root.dataset.socket = s,
+  });
+
+  function common() {
+    return { sandbox: state.sandbox, session: state.session, task: task() };
+  }
+
+  buttons.generate.addEventListener("click", () => socket.send({ type: "generate", retry: false, ...common() }));
+  buttons.retry.addEventListener("click", () => socket.send({ type: "generate", retry: true, ...common() }));
+  buttons.auto.addEventListener("click", () =>
+    socket.send({ type: "auto", max_attempts: Number($("max-attempts").value) || 3, ...common() }),
+  );
+  buttons.cancel.addEventListener("click", () => socket.send({ type: "cancel" }));
+  buttons.run.addEventListener("click", () => {
+    setBusy(true, "starting run…");
+    socket.send({
+      type: "run",
+      body: editor.value,
+      attempt_id: state.attemptId,
+      retry: state.lastFailed,
+      ...common(),
+    });
+  });
+
+  // A page reloaded mid-run keeps streaming the run it was showing.
+  const existing = document.querySelector("#run-output-slot [data-run-output]");
+  if (existing && existing.dataset.runId) {
+    window.JazzmineRunStream.attach(existing, {
+      onStatus: (m) => {
+        if (m.status === "failed") state.lastFailed = true;
+        refreshButtons();
+      },
+    });
+  }
+  refreshButtons();
+})();

@@ -1,0 +1,17 @@
+"""Fixtures for playground tests: the run fixtures, plus a local LLM speaking the real protocol."""
+
+from __future__ import annotations
+
+import pytest
+
+from jazzmine.llm.fake_server import FakeLLMServer
+from tests.web.runs.conftest import ecommerce, member, outsider, team, worker, ws_headers  # noqa: F401
+
+
+@pytest.fixture
+async def llm(settings):
+    """Serve a fake OpenAI-compatible endpoint and point the server's settings at it."""
+    async with FakeLLMServer(token_delay=0.0) as server:
+        settings.JAZZMINE_LLM_BASE_URL = server.base_url
+        settings.JAZZMINE_LLM_MODEL = "jazzmine-fake"
+        yield server

@@ -1,0 +1,119 @@
+from __future__ import annotations
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.testing import WebsocketCommunicator
+
+from jazzmine_web.asgi import application
+from jazzmine_web.playground.models import Attempt, PlaygroundSession
+
+from .conftest import ws_headers
+
+pytestmark = [pytest.mark.docker, pytest.mark.django_db(transaction=True)]
+
+
+async def connect(user) -> WebsocketCommunicator:
+    headers = await database_sync_to_async(ws_headers)(user)
+    ws = WebsocketCommunicator(application, "/ws/playground/", headers=headers)
+    connected, _ = await ws.connect()
+    assert connected
+    return ws
+
+
+async def collect_until(ws: WebsocketCommunicator, kind: str, timeout: float = 120) -> list[dict]:
+    messages = []
+    while True:
+        message = await ws.receive_json_from(timeout=timeout)
+        messages.append(message)
+        if message["type"] == kind:
+            return messages
+        assert message["type"] != "error", message
+
+
+async def test_generate_streams_tokens_into_the_editor_and_records_the_attempt(
+    ecommerce, member, llm
+):
+    llm.script("```python\nr = get_orders()\nemit_result({'n': len(r.data['orders'])})\n```")
+    ws = await connect(member)
+    try:
+        await ws.send_json_to({"type": "generate", "sandbox": ecommerce.pk, "task": "Count orders"})
+        messages = await collect_until(ws, "generation_finished")
+    finally:
+        await ws.disconnect()
+    tokens = [m["text"] for m in messages if m["type"] == "token"]
+    assert len(tokens) > 3, "the answer arrives token by token"
+    generated = next(m for m in messages if m["type"] == "generated")
+    assert generated["body"] == "r = get_orders()\nemit_result({'n': len(r.data['orders'])})"
+    attempt = await database_sync_to_async(Attempt.objects.get)(pk=generated["attempt_id"])
+    assert attempt.raw_answer.startswith("```python") and attempt.completion_tokens
+    assert "Count orders" in attempt.prompt
+
+
+async def test_auto_mode_retries_with_the_key_error_hint_until_it_succeeds(
+    ecommerce, member, llm, worker
+):
+    ws = await connect(member)
+    try:
+        await ws.send_json_to(
+            {
+                "type": "auto",
+                "sandbox": ecommerce.pk,
+                "task": "Show the first order",
+                "max_attempts": 3,
+            }
+        )
+        messages = await collect_until(ws, "finished", timeout=180)
+    finally:
+        await ws.disconnect()
+    finished = messages[-1]
+    assert finished == {"type": "finished", "success": True, "attempts": 2}
+    assert len([m for m in messages if m["type"] == "run_created"]) == 2
+    session_id = next(m for m in messages if m["type"] == "session")["session"]
+    attempts = await database_sync_to_async(
+        lambda: list(PlaygroundSession.objects.get(pk=session_id).attempts.select_related("run"))
+    )()
+    assert [a.run.status for a in attempts] == ["failed", "succeeded"]
+    assert "KeyError: 0" in attempts[0].run.error
+    assert "means you indexed `r.data` with an integer" in attempts[1].prompt
+    assert attempts[1].hint and "KeyError" in attempts[1].previous_error
+
+
+async def test_run_starts_a_run_of_the_editor_text_and_refuses_violations(
+    ecommerce, member, worker
+):
+    ws = await connect(member)
+    try:
+        await ws.send_json_to(
+            {
+                "type": "run",
+                "sandbox": ecommerce.pk,
+                "task": "t",
+                "body": "import os\nemit_result(1)\n",
+            }
+        )
+        refused = await ws.receive_json_from(timeout=10)
+        assert refused["type"] == "run_refused" and refused["violations"][0]["line"] == 1
+
+        await ws.send_json_to(
+            {
+                "type": "run",
+                "sandbox": ecommerce.pk,
+                "task": "t",
+                "body": "emit_result({'ok': True})\n",
+            }
+        )
+        created = await ws.receive_json_from(timeout=10)
+        assert created["type"] == "run_created" and created["run_id"]
+    finally:
+        await ws.disconnect()
+
+
+async def test_without_an_llm_generate_says_how_to_configure_one(ecommerce, member, settings):
+    settings.JAZZMINE_LLM_BASE_URL = ""
+    ws = await connect(member)
+    try:
+        await ws.send_json_to({"type": "generate", "sandbox": ecommerce.pk, "task": "x"})
+        reply = await ws.receive_json_from(timeout=5)
+    finally:
+        await ws.disconnect()
+    assert reply["type"] == "error" and "JAZZMINE_LLM_BASE_URL" in reply["message"]

@@ -1,0 +1,88 @@
+from __future__ import annotations
+
+import time
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.testing import WebsocketCommunicator
+
+from jazzmine_web.asgi import application
+
+from .conftest import ws_headers
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+async def connect(user) -> WebsocketCommunicator:
+    headers = await database_sync_to_async(ws_headers)(user)
+    ws = WebsocketCommunicator(application, "/ws/playground/", headers=headers)
+    connected, _ = await ws.connect()
+    assert connected
+    return ws
+
+
+async def test_a_forbidden_call_is_reported_on_its_line_as_it_is_typed(ecommerce, member):
+    ws = await connect(member)
+    try:
+        body = "orders = get_orders()\ndata = open('/etc/passwd').read()\nemit_result(data)\n"
+        await ws.send_json_to(
+            {"type": "validate", "version": 7, "sandbox": ecommerce.pk, "body": body}
+        )
+        reply = await ws.receive_json_from(timeout=5)
+        assert reply["type"] == "validation" and reply["version"] == 7
+        assert [v["line"] for v in reply["violations"]] == [2]
+        assert "call to 'open' is forbidden" in reply["violations"][0]["message"]
+        assert "<span" in reply["html"]  # highlighted for the editor's overlay
+
+        fixed = "orders = get_orders()\nemit_result(orders.data)\n"
+        await ws.send_json_to(
+            {"type": "validate", "version": 8, "sandbox": ecommerce.pk, "body": fixed}
+        )
+        reply = await ws.receive_json_from(timeout=5)
+        assert reply["version"] == 8 and reply["violations"] == []
+    finally:
+        await ws.disconnect()
+
+
+async def test_validation_answers_well_under_a_tenth_of_a_second(ecommerce, member):
+    ws = await connect(member)
+    body = "items = get_orders().data['orders']\n" * 40 + "emit_result({'n': len(items)})\n"
+    try:
+        timings = []
+        for version in range(1, 21):
+            started = time.perf_counter()
+            await ws.send_json_to(
+                {"type": "validate", "version": version, "sandbox": ecommerce.pk, "body": body}
+            )
+            await ws.receive_json_from(timeout=5)
+            timings.append(time.perf_counter() - started)
+        timings.sort()
+        assert timings[len(timings) // 2] < 0.1
+    finally:
+        await ws.disconnect()
+
+
+async def test_an_unknown_sandbox_or_a_bad_message_gets_a_clear_error(ecommerce, member, outsider):
+    ws = await connect(outsider)
+    try:
+        await ws.send_json_to(
+            {"type": "validate", "version": 1, "sandbox": ecommerce.pk, "body": "x"}
+        )
+        assert await ws.receive_json_from(timeout=5) == {
+            "type": "error",
+            "message": "no such sandbox",
+        }
+        await ws.send_json_to({"type": "explode"})
+        assert "unknown message" in (await ws.receive_json_from(timeout=5))["message"]
+        await ws.send_json_to(["not", "an", "object"])
+        assert "JSON objects" in (await ws.receive_json_from(timeout=5))["message"]
+    finally:
+        await ws.disconnect()
+
+
+async def test_anonymous_visitors_are_refused():
+    ws = WebsocketCommunicator(
+        application, "/ws/playground/", headers=[(b"origin", b"http://localhost")]
+    )
+    connected, code = await ws.connect()
+    assert not connected and code == 4403
