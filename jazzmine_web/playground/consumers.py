@@ -102,7 +102,7 @@ class PlaygroundConsumer(AsyncJsonWebsocketConsumer):
     async def prewarm(self, content: dict[str, Any]) -> None:
         sandbox = await self._sandbox(_int(content.get("sandbox")))
         self.tool_names.pop(sandbox.pk, None)  # tools may have changed: read them again
-        await asyncio.to_thread(executor().prewarm, sandbox.pk)
+        await asyncio.to_thread(lambda: executor().prewarm(sandbox.pk))
 
     async def generate(self, content: dict[str, Any]) -> None:
         session, llm = await self._session_and_llm(content)

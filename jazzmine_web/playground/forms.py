@@ -9,6 +9,7 @@ class LLMSettingsForm(forms.Form):
     base_url = forms.URLField(
         label="Base URL",
         required=False,
+        assume_scheme="http",
         help_text="Up to and including /v1, e.g. http://localhost:11434/v1 for Ollama.",
     )
     model = forms.CharField(required=False, max_length=200)

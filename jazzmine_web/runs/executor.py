@@ -26,7 +26,7 @@ from django.db import close_old_connections, connection
 from django.utils import timezone
 
 from jazzmine.sandbox import Outcome, RunLimits, RunRequest, SandboxBuilder
-from jazzmine.sandbox.docker_runner import DockerRunner
+from jazzmine.sandbox.docker_runner import DockerRunner, remove_labelled
 from jazzmine.sandbox.pool import WarmPool
 
 from ..catalog.selectors import sandbox_secret_values
@@ -94,12 +94,19 @@ class RunExecutor:
         """Remove every pooled container and stop the worker."""
         if not self._loop.is_running():
             return
+        labels = [pool.label for pool in self._pools.values()]
         future = asyncio.run_coroutine_threadsafe(self._close_pools(), self._loop)
         with contextlib.suppress(Exception):
             future.result(timeout)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout)
         self._db.shutdown(wait=True)
+        # At interpreter exit the async close above cannot hand work to threads any more
+        # (the default executor refuses new jobs), so sweep each pool's containers directly.
+        if self._docker is not None and labels:
+            with contextlib.suppress(Exception):
+                for label in labels:
+                    remove_labelled(self._docker.client, label)
 
     # The worker thread
 
@@ -269,8 +276,12 @@ def executor() -> RunExecutor:
     global _executor
     with _executor_lock:
         if _executor is None:
-            services.runs_fail_interrupted(before=PROCESS_STARTED_AT)
             _executor = RunExecutor()
+            # On the worker's DB thread: callers may be on an event loop, where the ORM is off
+            # limits, and nothing they submit can run before this (the DB thread is FIFO).
+            _executor._db.submit(
+                _with_connection, services.runs_fail_interrupted, before=PROCESS_STARTED_AT
+            )
             atexit.register(executor_shutdown)
         return _executor
 

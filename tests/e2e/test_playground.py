@@ -1,0 +1,70 @@
+"""The playground in a real Chromium against a real daphne and a real Docker engine."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = [pytest.mark.e2e, pytest.mark.docker]
+
+SLOW_SCRIPT = """\
+for i in range(4):
+    emit_intermediate("step", {"i": i})
+    time.sleep(0.4)
+emit_log("all steps done")
+emit_result({"steps": 4})
+"""
+
+
+def open_playground(page) -> None:
+    page.goto("/playground/")
+    page.wait_for_selector("#playground[data-socket=open]")
+
+
+def type_script(page, text: str) -> None:
+    editor = page.locator("#script-body")
+    editor.fill("")
+    editor.press_sequentially(text, delay=5)
+
+
+def test_a_forbidden_call_is_marked_on_its_line_and_cleared_when_fixed(logged_in_page) -> None:
+    page = logged_in_page
+    open_playground(page)
+    type_script(
+        page, "orders = get_orders()\nsecret = open('/etc/passwd')\nemit_result(orders.data)"
+    )
+    marked = page.locator(".editor-gutter .line.violation")
+    marked.wait_for()
+    assert marked.get_attribute("data-line") == "2"
+    assert "call to 'open' is forbidden" in page.locator("#violations").inner_text()
+    assert page.locator("#run-button").is_disabled()
+
+    page.locator("#script-body").fill("orders = get_orders()\nemit_result(orders.data)")
+    page.wait_for_function("document.querySelectorAll('.editor-gutter .violation').length === 0")
+    assert page.locator("#violations li").count() == 0
+    page.wait_for_function("!document.querySelector('#run-button').disabled")
+
+
+def test_a_run_streams_its_timeline_and_result_and_survives_a_reload(logged_in_page) -> None:
+    page = logged_in_page
+    open_playground(page)
+    page.locator("#task").fill("Count to four slowly")
+    page.locator("#script-body").fill(SLOW_SCRIPT)
+    page.wait_for_function("!document.querySelector('#run-button').disabled")
+    page.click("#run-button")
+    page.locator("[data-run-timeline] li.intermediate").first.wait_for(timeout=60_000)
+
+    page.reload()  # mid-run: the page must pick the run up where it was
+    page.locator("[data-run-result]:not([hidden])").wait_for(timeout=60_000)
+    steps = page.locator("[data-run-timeline] li.intermediate")
+    assert steps.count() == 4
+    seqs = [
+        int(s)
+        for s in page.eval_on_selector_all(
+            "[data-run-timeline] li", "els => els.map(e => e.dataset.seq)"
+        )
+    ]
+    assert seqs == sorted(seqs) and len(seqs) == len(set(seqs)), "nothing missing, nothing twice"
+    assert '"steps": 4' in page.locator("[data-run-result-body]").inner_text()
+    assert "all steps done" in page.locator("[data-run-logs]").inner_text()
+    page.wait_for_selector("[data-run-status].status-succeeded")
+    assert page.locator("#attempt-list tr[data-attempt]").count() >= 1
