@@ -6,6 +6,7 @@ bubblewrap sandbox, so both backends run byte-identical code.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import shutil
@@ -39,6 +40,7 @@ class ToolLike(Protocol):
     is_async: bool
 
 
+@functools.cache
 def runtime_version() -> str:
     """Return 8 hex chars identifying the harness and shared modules baked into a sandbox."""
     digest = hashlib.sha256(RECIPE_VERSION.encode())

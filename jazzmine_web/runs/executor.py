@@ -53,7 +53,8 @@ class RunExecutor:
     """Execute runs on a background event loop, with a warm pool per sandbox image."""
 
     def __init__(self, *, pool_size: int | None = None) -> None:
-        self.pool_size = pool_size or settings.JAZZMINE_POOL_SIZE
+        # 0 turns the warm pool off: every run creates and starts its own container.
+        self.pool_size = settings.JAZZMINE_POOL_SIZE if pool_size is None else pool_size
         self._loop = asyncio.new_event_loop()
         self._db = concurrent.futures.ThreadPoolExecutor(
             max_workers=1, thread_name_prefix="runs-db"
@@ -61,6 +62,7 @@ class RunExecutor:
         self._pools: dict[tuple[str, RunLimits], WarmPool] = {}
         self._docker: DockerRunner | None = None
         self._futures: dict[str, concurrent.futures.Future[str]] = {}
+        self._known_images: set[str] = set()  # image tags known to exist in the engine
         self._started = threading.Event()
         self._thread = threading.Thread(target=self._main, name="run-worker", daemon=True)
         self._thread.start()
@@ -134,16 +136,21 @@ class RunExecutor:
     async def _execute_unsafe(self, run_id: Any) -> str:
         await self._in_db(services.run_set_status, run_id=run_id, status=RunStatus.PREPARING)
         try:
-            prepared: Prepared = await self._in_db(_prepare, run_id=run_id)
+            prepared: Prepared = await self._in_db(
+                _prepare, run_id=run_id, known_images=self._known_images
+            )
         except Exception as exc:
             outcome = Outcome.ENGINE_UNAVAILABLE if _is_engine_error(exc) else Outcome.BUILD_FAILED
             await self._in_db(services.run_fail, run_id=run_id, outcome=outcome, message=str(exc))
             return RunStatus.FAILED
         warm = None
-        if prepared.backend == "docker":
+        if prepared.backend == "docker" and self.pool_size > 0:
             pool = self._pool(prepared.image, prepared.limits)
             warm = pool.ready_count > 0
             events = pool.run(prepared.request)
+        elif prepared.backend == "docker":
+            warm = False
+            events = self._docker_runner().run(prepared.image, prepared.request, prepared.limits)
         else:
             from jazzmine.sandbox.bwrap_runner import BwrapRunner
 
@@ -165,7 +172,9 @@ class RunExecutor:
                 first_ms = round((time.monotonic() - dispatched) * 1000, 2)
                 await self._in_db(_set_first_event, run_id=run_id, ms=first_ms)
             await self._in_db(services.run_record_event, run_id=run_id, event=event.to_dict())
-        status = await self._in_db(_status_of, run_id=run_id)
+        status, outcome = await self._in_db(_status_of, run_id=run_id)
+        if outcome == Outcome.BUILD_FAILED:
+            self._known_images.discard(prepared.image)
         if status not in RunStatus.finished():
             # A runner always ends with an exit event; if one ever does not, say so.
             await self._in_db(
@@ -177,18 +186,23 @@ class RunExecutor:
             status = RunStatus.FAILED
         return status
 
+    def _docker_runner(self) -> DockerRunner:
+        if self._docker is None:
+            self._docker = DockerRunner()
+        return self._docker
+
     def _pool(self, image: str, limits: RunLimits) -> WarmPool:
         key = (image, limits)
         pool = self._pools.get(key)
         if pool is None:
-            if self._docker is None:
-                self._docker = DockerRunner()
-            pool = WarmPool(self._docker, image, limits, size=self.pool_size)
+            pool = WarmPool(self._docker_runner(), image, limits, size=self.pool_size)
             self._pools[key] = pool
             self._loop.create_task(pool.start(wait=False))
         return pool
 
     async def _prewarm(self, sandbox_id: int) -> None:
+        if self.pool_size == 0:
+            return
         with contextlib.suppress(Exception):
             found = await self._in_db(_existing_image, sandbox_id=sandbox_id)
             if found is not None:
@@ -222,7 +236,7 @@ def _limits_for(sandbox: Any) -> RunLimits:
     return RunLimits.from_sandbox(sandbox.to_config())
 
 
-def _prepare(*, run_id: Any) -> Prepared:
+def _prepare(*, run_id: Any, known_images: set[str]) -> Prepared:
     """Read a run, make sure its sandbox image exists, and build its request."""
     run = Run.objects.select_related("sandbox").get(pk=run_id)
     sandbox = run.sandbox
@@ -241,9 +255,14 @@ def _prepare(*, run_id: Any) -> Prepared:
         runtime_dir.chmod(0o755)  # the sandbox user (nobody) must read it
         builder.stage(sandbox.name, runtime_dir)
         return Prepared(run_id, "bwrap", f"bwrap:{runtime_dir}", runtime_dir, limits, request)
-    services.run_set_status(run_id=run_id, status=RunStatus.PREPARING, message="checking image")
-    result = builder.ensure_image(sandbox.name)
-    return Prepared(run_id, "docker", result.tag, None, limits, request)
+    tag = builder.image_tag(sandbox.name)
+    if tag not in known_images:
+        # Asking the engine costs ~20 ms a run; an image tag names its content, so once it
+        # exists it stays right (a removed image shows up as a failed start, and is forgotten).
+        services.run_set_status(run_id=run_id, status=RunStatus.PREPARING, message="building image")
+        tag = builder.ensure_image(sandbox.name).tag
+        known_images.add(tag)
+    return Prepared(run_id, "docker", tag, None, limits, request)
 
 
 def _existing_image(*, sandbox_id: int) -> tuple[str, RunLimits] | None:
@@ -261,8 +280,8 @@ def _set_first_event(*, run_id: Any, ms: float) -> None:
     Run.objects.filter(pk=run_id).update(first_event_ms=ms)
 
 
-def _status_of(*, run_id: Any) -> str:
-    return Run.objects.values_list("status", flat=True).get(pk=run_id)
+def _status_of(*, run_id: Any) -> tuple[str, str]:
+    return Run.objects.values_list("status", "outcome").get(pk=run_id)
 
 
 # Runs created before this process started can have no worker left: they were interrupted.

@@ -1,0 +1,182 @@
+"""Measure the live paths of the playground through a real daphne, as a browser sees them.
+
+Run: .venv/bin/python bench/live.py
+
+Starts daphne twice on a fresh database with the demo data (once with the warm pool, once with
+JAZZMINE_POOL_SIZE=0, a fresh container per run) and drives Debian's Chromium with playwright:
+
+- keystroke → violations: one validate message on the playground socket until its answer;
+- sandbox emit → browser: an event's timestamp (taken in the sandbox) to its arrival in the page;
+- Run → first event in the browser: the run message until the first event on the run socket,
+  warm pool against cold start.
+
+Figures are p50/p95 in milliseconds over loopback; the ratios compare the two servers measured in
+this same run. Not a test.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = os.environ.get("JAZZMINE_CHROMIUM", "/usr/bin/chromium")
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync"]  # fmt: skip
+KEYSTROKES = 200
+RUNS = 15
+SCRIPT = (
+    "for i in range(5):\n"
+    "    emit_intermediate('step', {'i': i})\n"
+    "    time.sleep(0.02)\n"
+    "emit_result({'done': True})\n"
+)
+
+# Runs inside the page: measures with performance.now() and the page's own clock.
+PAGE_JS = """
+async ([sandbox, keystrokes, runs, script]) => {
+  const open = (path) => new Promise((resolve, reject) => {
+    const ws = new WebSocket(`ws://${location.host}${path}`);
+    ws.onopen = () => resolve(ws);
+    ws.onerror = reject;
+  });
+  const next = (ws, accept) => new Promise((resolve) => {
+    const handler = (e) => { const m = JSON.parse(e.data); if (accept(m)) { ws.removeEventListener("message", handler); resolve(m); } };
+    ws.addEventListener("message", handler);
+  });
+  const pg = await open("/ws/playground/");
+  const validate = [];
+  let body = "orders = get_orders()\\n";
+  for (let i = 0; i < keystrokes; i++) {
+    body += (i % 40 === 39) ? "\\n" : "x";
+    const t0 = performance.now();
+    pg.send(JSON.stringify({type: "validate", version: i, sandbox, body: body + "\\nemit_result(1)"}));
+    await next(pg, (m) => m.type === "validation" && m.version === i);
+    validate.push(performance.now() - t0);
+  }
+  const start = [], delivery = [];
+  for (let r = 0; r < runs; r++) {
+    await new Promise((res) => setTimeout(res, 1500));  // let the pool refill, like a person would
+    const t0 = performance.now();
+    pg.send(JSON.stringify({type: "run", sandbox, task: "bench", body: script}));
+    const created = await next(pg, (m) => m.type === "run_created" || m.type === "error" || m.type === "run_refused");
+    if (created.type !== "run_created") throw new Error(JSON.stringify(created));
+    const rs = await open(`/ws/runs/${created.run_id}/`);
+    let first = true;
+    await new Promise((resolve) => {
+      rs.onmessage = (e) => {
+        const m = JSON.parse(e.data);
+        if (m.type === "event") {
+          if (first) { start.push(performance.now() - t0); first = false; }
+          delivery.push(Date.now() - m.event.ts * 1000);
+          if (m.event.type === "exit") resolve();
+        } else if (m.type === "status" && (m.status === "succeeded" || m.status === "failed")) resolve();
+      };
+    });
+    rs.close();
+  }
+  pg.close();
+  return {validate, start, delivery};
+}
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def serve(var_dir: Path, pool_size: int) -> tuple[subprocess.Popen[bytes], str, dict[str, str]]:
+    """Migrate, seed and start daphne; return the process, its URL and environment."""
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "jazzmine_web.settings",
+        "JAZZMINE_VAR_DIR": str(var_dir),
+        "JAZZMINE_DATABASE_PATH": str(var_dir / "bench.sqlite3"),
+        "JAZZMINE_POOL_SIZE": str(pool_size),
+        "PYTHONPATH": str(ROOT),
+    }
+    manage = [sys.executable, str(ROOT / "manage.py")]
+    subprocess.run([*manage, "migrate", "--no-input"], env=env, check=True, capture_output=True)
+    subprocess.run([*manage, "seed_demo"], env=env, check=True, capture_output=True)
+    port = free_port()
+    daphne = str(Path(sys.executable).parent / "daphne")
+    log = (var_dir / "daphne.log").open("wb")
+    process = subprocess.Popen(
+        [daphne, "-b", "127.0.0.1", "-p", str(port), "jazzmine_web.asgi:application"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(300):
+        try:
+            urllib.request.urlopen(f"{url}/login/", timeout=1)
+            return process, url, env
+        except OSError:
+            time.sleep(0.1)
+    raise SystemExit("daphne did not start")
+
+
+def measure(browser, label: str, pool_size: int) -> dict[str, list[float]]:
+    """Start a server and measure it in a fresh browser context."""
+    with tempfile.TemporaryDirectory(prefix="jazzmine-bench-") as tmp:
+        process, url, _env = serve(Path(tmp), pool_size)
+        try:
+            context = browser.new_context(base_url=url)
+            page = context.new_page()
+            page.goto("/login/")
+            page.fill("input[name=username]", "demo")
+            page.fill("input[name=password]", "jazzmine-demo")
+            page.click("button[type=submit]")
+            page.wait_for_url(f"{url}/")
+            page.goto("/playground/")
+            page.wait_for_selector("#playground[data-socket=open]")
+            sandbox = int(page.get_attribute("#playground", "data-sandbox"))
+            # One run first: builds the sandbox image if needed and starts the pool.
+            page.evaluate(PAGE_JS, [sandbox, 1, 1, SCRIPT])
+            time.sleep(2)
+            figures = page.evaluate(PAGE_JS, [sandbox, KEYSTROKES, RUNS, SCRIPT])
+            context.close()
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+    print(f"[{label}] measured", flush=True)
+    return figures
+
+
+def main() -> None:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        warm = measure(browser, "warm pool", 2)
+        cold = measure(browser, "cold start", 0)
+        browser.close()
+
+    def row(name: str, values: list[float]) -> str:
+        return f"{name:<44} p50 {pct(values, 0.5):8.1f} ms   p95 {pct(values, 0.95):8.1f} ms   n={len(values)}"
+
+    print()
+    print(row("keystroke → violations (websocket)", warm["validate"]))
+    print(row("sandbox emit → browser (warm server)", warm["delivery"]))
+    print(row("sandbox emit → browser (cold server)", cold["delivery"]))
+    print(row("Run → first event in browser, warm pool", warm["start"]))
+    print(row("Run → first event in browser, cold start", cold["start"]))
+    ratio = statistics.median(cold["start"]) / statistics.median(warm["start"])
+    print(f"\ncold start / warm pool, Run → first event (p50): {ratio:.1f}x")
+
+
+if __name__ == "__main__":
+    main()
