@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from .env import env_bool, env_float, env_int, env_list, env_str, persistent_secret
@@ -75,7 +76,8 @@ DATABASES = {
         },
         # A file, not shared-cache memory: worker threads (image builds, runs) write while
         # consumers read, and only a real file gives them WAL instead of "table is locked".
-        "TEST": {"NAME": str(VAR_DIR / "test_jazzmine.sqlite3")},
+        # One per process, so that two test runs on one machine never share (and break) it.
+        "TEST": {"NAME": str(VAR_DIR / f"test_jazzmine_{os.getpid()}.sqlite3")},
     }
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
