@@ -15,7 +15,7 @@
     generatedBody: null,
     validVersion: -1,
     busy: false,
-    lastFailed: false,
+    lastFailed: root.dataset.lastFailed === "1",
   };
   const buttons = {
     generate: $("generate-button"),
