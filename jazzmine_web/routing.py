@@ -6,6 +6,7 @@ from django.urls import URLPattern, URLResolver, path
 
 from .catalog.consumers import BuildLogConsumer
 from .playground.consumers import PlaygroundConsumer
+from .reviews.consumers import ReviewQueueConsumer
 from .runs.consumers import RunConsumer
 
 websocket_urlpatterns: list[URLPattern | URLResolver] = [
@@ -13,3 +14,4 @@ websocket_urlpatterns: list[URLPattern | URLResolver] = [
     path("ws/runs/<uuid:run_id>/", RunConsumer.as_asgi()),
     path("ws/playground/", PlaygroundConsumer.as_asgi()),
 ]
+websocket_urlpatterns += [path("ws/reviews/queue/", ReviewQueueConsumer.as_asgi())]

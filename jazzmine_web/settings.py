@@ -31,6 +31,7 @@ INSTALLED_APPS = [
     "jazzmine_web.catalog",
     "jazzmine_web.runs",
     "jazzmine_web.playground",
+    "jazzmine_web.reviews",
 ]
 
 MIDDLEWARE = [

@@ -15,4 +15,5 @@ urlpatterns = [
     path("", include("jazzmine_web.playground.urls")),
     path("", include("jazzmine_web.teams.urls")),
     path("", include("jazzmine_web.studio.urls")),
+    path("", include("jazzmine_web.reviews.urls")),
 ]

@@ -1,0 +1,332 @@
+"""The agents' review API: submit a script, poll or wait for the decision, stream the run."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.contrib.auth.decorators import login_not_required
+from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from ..catalog.models import Sandbox
+from ..catalog.selectors import sandboxes_for_user
+from ..runs.selectors import run_events_after, run_state
+from ..teams.auth import api_token_required, json_error, token_from_request
+from ..teams.services import api_token_touch
+from . import selectors, services, webhooks
+from .conf import setting
+from .models import Submission, SubmissionStatus
+
+POLL_SECONDS = 0.2
+PING_SECONDS = 15.0
+
+
+def _json_body(request: HttpRequest) -> dict[str, Any] | HttpResponse:
+    try:
+        data = json.loads(request.body or b"{}")
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        return json_error("invalid_json", f"The request body is not JSON: {exc}", status=400)
+    if not isinstance(data, dict):
+        return json_error("invalid_json", "The request body must be a JSON object.", status=400)
+    return data
+
+
+def _error(exc: services.ReviewError) -> HttpResponse:
+    response = json_error(exc.code, exc.message, status=exc.status)
+    if isinstance(exc, services.EditRefused):
+        payload = json.loads(response.content)
+        payload["error"]["violations"] = exc.violations
+        response = JsonResponse(payload, status=exc.status)
+    return response
+
+
+def _find_sandbox(request: HttpRequest, ref: object) -> Sandbox | HttpResponse:
+    """Find a sandbox by id, "team/name" or a name unique among the user's teams."""
+    visible = sandboxes_for_user(request.user)
+    if isinstance(ref, bool) or ref is None or ref == "":
+        return json_error(
+            "missing_field", "'sandbox' is required (an id or 'team/name').", status=400
+        )
+    if isinstance(ref, int) or (isinstance(ref, str) and ref.isdigit()):
+        found = visible.filter(pk=int(ref)).first()
+    elif isinstance(ref, str) and "/" in ref:
+        team, _, name = ref.partition("/")
+        found = visible.filter(team__slug=team, name=name).first()
+    elif isinstance(ref, str):
+        matches = list(visible.filter(name=ref)[:2])
+        if len(matches) > 1:
+            return json_error(
+                "ambiguous_sandbox",
+                f"Several of your teams have {ref!r}; send 'team/name'.",
+                status=400,
+            )
+        found = matches[0] if matches else None
+    else:
+        return json_error("invalid_field", "'sandbox' must be an id or 'team/name'.", status=400)
+    if found is None:
+        return json_error("sandbox_not_found", f"No sandbox {ref!r} in your teams.", status=404)
+    return found
+
+
+@require_POST
+@api_token_required
+def submission_submit(request: HttpRequest) -> HttpResponse:
+    """Submit a script: violations come back at once; otherwise it waits for review or runs."""
+    data = _json_body(request)
+    if isinstance(data, HttpResponse):
+        return data
+    sandbox = _find_sandbox(request, data.get("sandbox"))
+    if isinstance(sandbox, HttpResponse):
+        return sandbox
+    try:
+        submission = services.submission_create(
+            sandbox=sandbox,
+            user=request.user,
+            token=request.api_token,  # type: ignore[attr-defined]
+            task=data.get("task"),
+            body=data.get("body"),
+            prompt=data.get("prompt"),
+            attempt=data.get("attempt"),
+            previous_id=data.get("previous") or data.get("previous_id"),
+            user_agent=request.headers.get("User-Agent", ""),
+        )
+    except services.ReviewError as exc:
+        return _error(exc)
+    fresh = selectors.submission_for_user(request.user, submission.pk)
+    return JsonResponse(selectors.submission_state(fresh), status=201)
+
+
+def _visible(user: Any, submission_id: Any) -> Submission | None:
+    """Return a submission the user may see, expired first when overdue."""
+    found = selectors.submission_for_user(user, submission_id)
+    return services.submission_refresh(submission=found) if found is not None else None
+
+
+def _not_found(submission_id: Any) -> HttpResponse:
+    return json_error(
+        "submission_not_found", f"No submission {submission_id} in your teams.", status=404
+    )
+
+
+@require_GET
+@api_token_required
+def submission_status(request: HttpRequest, submission_id: Any) -> HttpResponse:
+    """Return a submission's status, decision and run."""
+    submission = _visible(request.user, submission_id)
+    if submission is None:
+        return _not_found(submission_id)
+    return JsonResponse(selectors.submission_state(submission))
+
+
+def async_api_token_required(view: Callable[..., Any]) -> Callable[..., Any]:
+    """Authenticate an async JSON view by bearer token, like `api_token_required` does."""
+
+    @functools.wraps(view)
+    async def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        token = await sync_to_async(token_from_request)(request)
+        if token is None:
+            response = json_error(
+                "unauthorized",
+                "Send a valid API token as 'Authorization: Bearer <token>'.",
+                status=401,
+            )
+            response["WWW-Authenticate"] = 'Bearer realm="jazzmine"'
+            return response
+        await sync_to_async(api_token_touch)(token=token)
+        request.user = token.user
+        request.api_token = token  # type: ignore[attr-defined]
+        return await view(request, *args, **kwargs)
+
+    return csrf_exempt(login_not_required(wrapper))
+
+
+def _number(request: HttpRequest, name: str, default: float) -> float | HttpResponse:
+    raw = request.GET.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        return json_error("invalid_field", f"'{name}' must be a number.", status=400)
+    if value != value or value < 0:  # NaN or negative
+        return json_error("invalid_field", f"'{name}' must be zero or more.", status=400)
+    return value
+
+
+def _wait_snapshot(user: Any, submission_id: Any, until: str) -> tuple[dict[str, Any], bool] | None:
+    submission = _visible(user, submission_id)
+    if submission is None:
+        return None
+    state = selectors.submission_state(submission)
+    done = state["decided"] if until == "decided" else state["final"]
+    return state, done
+
+
+@require_GET
+@async_api_token_required
+async def submission_wait(request: HttpRequest, submission_id: Any) -> HttpResponse:
+    """Long-poll: answer when the submission is decided or final, or when `timeout` runs out."""
+    timeout = _number(request, "timeout", 30.0)
+    if isinstance(timeout, HttpResponse):
+        return timeout
+    timeout = min(timeout, float(setting("JAZZMINE_REVIEW_MAX_WAIT_SECONDS")))
+    until = request.GET.get("until", "final")
+    if until not in ("final", "decided"):
+        return json_error("invalid_field", "'until' must be 'final' or 'decided'.", status=400)
+    deadline = time.monotonic() + timeout
+    # Each look at the database is short and outside any transaction; the loop sleeps between.
+    while True:
+        snapshot = await sync_to_async(_wait_snapshot)(request.user, submission_id, until)
+        if snapshot is None:
+            return _not_found(submission_id)
+        state, done = snapshot
+        if done or time.monotonic() >= deadline:
+            return JsonResponse({**state, "timed_out": not done})
+        await asyncio.sleep(min(POLL_SECONDS, max(0.0, deadline - time.monotonic())))
+
+
+def _stream_snapshot(
+    user: Any, submission_id: Any, after: int
+) -> tuple[dict[str, Any], dict[str, Any] | None, list[dict[str, Any]]] | None:
+    submission = _visible(user, submission_id)
+    if submission is None:
+        return None
+    head = {
+        "type": "submission",
+        "id": str(submission.pk),
+        "status": submission.status,
+        "decided": submission.status != SubmissionStatus.PENDING,
+        "final": selectors.submission_is_final(submission),
+        "previous_error": selectors.submission_retry_error(submission),
+    }
+    run = submission.run
+    # The state is read before the events: a run seen finished has every event stored already.
+    state = run_state(run) if run is not None else None
+    events = run_events_after(run, after) if run is not None else []
+    return head, state, events
+
+
+def _line(payload: dict[str, Any]) -> bytes:
+    return (json.dumps(payload, default=str) + "\n").encode()
+
+
+async def _event_lines(
+    user: Any, submission_id: Any, *, after: int, head: dict[str, Any]
+) -> AsyncIterator[bytes]:
+    sent = after
+    last_head: dict[str, Any] | None = None
+    last_run: tuple[str, int] | None = None
+    last_write = time.monotonic()
+    deadline = time.monotonic() + float(setting("JAZZMINE_REVIEW_MAX_STREAM_SECONDS"))
+    snapshot: Any = (head, None, [])
+    first = True
+    while True:
+        if not first:
+            snapshot = await sync_to_async(_stream_snapshot)(user, submission_id, sent)
+            if snapshot is None:
+                return
+        first = False
+        head, state, events = snapshot
+        if head != last_head:
+            last_head = head
+            yield _line(head)
+            last_write = time.monotonic()
+        for event in events:
+            if event["seq"] > sent:
+                sent = event["seq"]
+                yield _line({"type": "event", "event": event})
+                last_write = time.monotonic()
+        if state is not None and (state["status"], state["event_count"]) != last_run:
+            last_run = (state["status"], state["event_count"])
+            yield _line({"type": "run", **state})
+            last_write = time.monotonic()
+        if head["final"]:
+            yield _line({"type": "end", "status": head["status"], "final": True})
+            return
+        if time.monotonic() >= deadline:
+            yield _line(
+                {"type": "end", "status": head["status"], "final": False, "timed_out": True}
+            )
+            return
+        if time.monotonic() - last_write >= PING_SECONDS:
+            yield _line({"type": "ping"})
+            last_write = time.monotonic()
+        await asyncio.sleep(POLL_SECONDS)
+
+
+@require_GET
+@async_api_token_required
+async def submission_events(request: HttpRequest, submission_id: Any) -> HttpResponse:
+    """Stream NDJSON: the submission's status, then its run's events (stored, then live)."""
+    after = _number(request, "after", 0)
+    if isinstance(after, HttpResponse):
+        return after
+    snapshot = await sync_to_async(_stream_snapshot)(request.user, submission_id, 0)
+    if snapshot is None:
+        return _not_found(submission_id)
+    head = snapshot[0]
+    response = StreamingHttpResponse(
+        _event_lines(request.user, submission_id, after=int(after), head=head),
+        content_type="application/x-ndjson",
+    )
+    response["Cache-Control"] = "no-cache"
+    response["X-Accel-Buffering"] = "no"  # a proxy in front must not hold lines back
+    return response
+
+
+def _delivery_json(delivery: Any) -> dict[str, Any]:
+    return {
+        "id": delivery.pk,
+        "event": delivery.event,
+        "url": delivery.url,
+        "status": delivery.status,
+        "submission_id": str(delivery.submission_id) if delivery.submission_id else None,
+        "created_at": delivery.created_at.isoformat(),
+        "delivered_at": delivery.delivered_at.isoformat() if delivery.delivered_at else None,
+        "attempts": [
+            {
+                "number": a.number,
+                "started_at": a.started_at.isoformat(),
+                "status_code": a.status_code,
+                "error": a.error,
+                "duration_ms": a.duration_ms,
+            }
+            for a in delivery.attempts.all()
+        ],
+    }
+
+
+@require_http_methods(["GET", "PUT", "POST", "DELETE"])
+@api_token_required
+def webhook(request: HttpRequest) -> HttpResponse:
+    """Show, set (PUT/POST {"url"}; the signing secret is returned once) or remove this token's webhook."""
+    token = request.api_token  # type: ignore[attr-defined]
+    if request.method == "DELETE":
+        webhooks.webhook_clear(token=token)
+        return HttpResponse(status=204)
+    if request.method in ("PUT", "POST"):
+        data = _json_body(request)
+        if isinstance(data, HttpResponse):
+            return data
+        try:
+            endpoint, secret = webhooks.webhook_set(token=token, url=data.get("url"))
+        except services.ReviewError as exc:
+            return _error(exc)
+        return JsonResponse({"url": endpoint.url, "active": endpoint.active, "secret": secret})
+    endpoint = selectors.webhook_for_token(token)
+    return JsonResponse(
+        {
+            "url": endpoint.url if endpoint else None,
+            "active": endpoint.active if endpoint else False,
+            "deliveries": [
+                _delivery_json(d) for d in selectors.webhook_deliveries_for_token(token)
+            ],
+        }
+    )

@@ -1,0 +1,242 @@
+"""Reads for reviews: the queue, one submission as agents and reviewers see it, the audit."""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+
+from jazzmine.core.tools import ScriptGenerator
+
+from ..catalog.models import Sandbox
+from ..catalog.selectors import sandboxes_for_user
+from ..runs.models import RunStatus
+from ..runs.selectors import run_state
+from ..teams.models import ApiToken, Role
+from ..teams.selectors import team_ids_with_role
+from .analysis import body_diff, violation_body_lines
+from .models import (
+    AuditEntry,
+    SandboxReviewSettings,
+    Submission,
+    SubmissionStatus,
+    WebhookDelivery,
+    WebhookEndpoint,
+)
+
+AnyUser = AbstractBaseUser | AnonymousUser
+
+# Age filter of the queue: name → (newer than, older than) in seconds.
+AGE_FILTERS: dict[str, tuple[str, int | None, int | None]] = {
+    "": ("Any age", None, None),
+    "lt10m": ("Newer than 10 minutes", 600, None),
+    "gt10m": ("Older than 10 minutes", None, 600),
+    "gt1h": ("Older than an hour", None, 3600),
+    "gt1d": ("Older than a day", None, 86400),
+}
+
+
+def review_settings_for(sandbox: Sandbox) -> SandboxReviewSettings:
+    """Return a sandbox's review settings, or the defaults (unsaved) when it has none."""
+    found = SandboxReviewSettings.objects.filter(sandbox=sandbox).first()
+    return found or SandboxReviewSettings(sandbox=sandbox)
+
+
+def submissions_for_user(user: AnyUser, *, role: str = Role.MEMBER) -> QuerySet[Submission]:
+    """Return the submissions in the sandboxes of the teams where a user has `role`."""
+    return Submission.objects.filter(
+        sandbox__in=sandboxes_for_user(user, role=role)
+    ).select_related(
+        "sandbox", "sandbox__team", "api_token", "submitted_by", "decided_by", "run", "previous"
+    )
+
+
+def submission_for_user(user: AnyUser, submission_id: Any) -> Submission | None:
+    """Return one submission the user may see, or None."""
+    return submissions_for_user(user).filter(pk=submission_id).first()
+
+
+def _waiting(now: datetime.datetime | None = None) -> Q:
+    # Pending and not overdue: an overdue submission is expired even before the sweep says so.
+    now = now or timezone.now()
+    return Q(status=SubmissionStatus.PENDING) & (Q(expires_at__isnull=True) | Q(expires_at__gt=now))
+
+
+def review_queue(
+    user: AnyUser, *, sandbox_id: int | None = None, age: str = ""
+) -> QuerySet[Submission]:
+    """Return the submissions waiting for review that a user may see, oldest first."""
+    now = timezone.now()
+    rows = submissions_for_user(user).filter(_waiting(now))
+    if sandbox_id is not None:
+        rows = rows.filter(sandbox_id=sandbox_id)
+    _label, newer, older = AGE_FILTERS.get(age, AGE_FILTERS[""])
+    if newer is not None:
+        rows = rows.filter(created_at__gte=now - datetime.timedelta(seconds=newer))
+    if older is not None:
+        rows = rows.filter(created_at__lte=now - datetime.timedelta(seconds=older))
+    return rows.order_by("created_at")
+
+
+def pending_review_count(user: AnyUser) -> int:
+    """Return how many submissions wait for a decision this user may make."""
+    if not user.is_authenticated:
+        return 0
+    return Submission.objects.filter(
+        _waiting(), sandbox__team_id__in=team_ids_with_role(user=user, role=Role.REVIEWER)
+    ).count()
+
+
+def submission_is_final(submission: Submission) -> bool:
+    """Tell whether nothing more will happen to a submission (refused, or its run ended)."""
+    if submission.status in SubmissionStatus.refused():
+        return True
+    if submission.status in SubmissionStatus.approved():
+        return submission.run is not None and submission.run.status in RunStatus.finished()
+    return False
+
+
+def submission_retry_error(submission: Submission) -> str | None:
+    """Return the error an agent's next prompt should quote as `previous_error`, if any."""
+    status = submission.status
+    if status == SubmissionStatus.REJECTED_BY_VALIDATOR:
+        return ScriptGenerator.validation_error_message(list(submission.violations))
+    if status == SubmissionStatus.REJECTED:
+        return f"A human reviewer rejected the script. Their feedback:\n{submission.feedback}"
+    if status == SubmissionStatus.EXPIRED:
+        return submission.feedback or "No reviewer decided in time; the script did not run."
+    run = submission.run
+    if run is not None and run.status == RunStatus.FAILED:
+        return run.error or run.message or "The script failed without an error message."
+    return None
+
+
+def submission_state(submission: Submission) -> dict[str, Any]:
+    """Return the JSON form of a submission, as agents poll it."""
+    run = submission.run
+    token = submission.api_token
+    return {
+        "id": str(submission.pk),
+        "status": submission.status,
+        "final": submission_is_final(submission),
+        "decided": submission.status != SubmissionStatus.PENDING,
+        "sandbox": {
+            "id": submission.sandbox_id,
+            "team": submission.sandbox.team.slug,
+            "name": submission.sandbox.name,
+        },
+        "task": submission.task,
+        "attempt": submission.attempt,
+        "previous_id": str(submission.previous_id) if submission.previous_id else None,
+        "policy": submission.policy,
+        "code_sha256": submission.code_sha256,
+        # runs.services.script_assemble numbers them by body line already.
+        "violations": list(submission.violations),
+        "tools_called": submission.tools_called,
+        "agent": {"token": token.name if token else None, "name": submission.agent_name},
+        "created_at": submission.created_at.isoformat(),
+        "expires_at": submission.expires_at.isoformat() if submission.expires_at else None,
+        "decided_at": submission.decided_at.isoformat() if submission.decided_at else None,
+        "decided_by": submission.decided_by.get_username() if submission.decided_by else None,
+        "feedback": submission.feedback,
+        "edited": submission.was_edited,
+        "approved_body": submission.approved_body if submission.was_edited else None,
+        "approved_sha256": submission.approved_sha256 or None,
+        "previous_error": submission_retry_error(submission),
+        "run": run_state(run) if run is not None else None,
+        "urls": {
+            "self": f"/api/v1/submissions/{submission.pk}/",
+            "wait": f"/api/v1/submissions/{submission.pk}/wait/",
+            "events": f"/api/v1/submissions/{submission.pk}/events/",
+            "review": f"/reviews/{submission.pk}/",
+        },
+    }
+
+
+def submission_review_context(submission: Submission) -> dict[str, Any]:
+    """Return what the review page shows beyond the row: marked lines, tools, the diff."""
+    marks = violation_body_lines(submission.violations)
+    previous = submission.previous
+    diff = ""
+    if previous is not None:
+        diff = body_diff(
+            previous.approved_body or previous.body,
+            submission.body,
+            old_name=f"attempt {previous.attempt}",
+            new_name=f"attempt {submission.attempt}",
+        )
+    secrets_needed = sorted({s for t in submission.tools_called for s in t.get("secrets", [])})
+    set_names = set(submission.sandbox.secret_values.values_list("name", flat=True))
+    return {
+        "violation_lines": sorted(marks),
+        "violations": list(submission.violations),
+        "previous": previous,
+        "previous_error": submission_retry_error(previous) if previous is not None else None,
+        "diff": diff,
+        "secrets": [{"name": n, "is_set": n in set_names} for n in secrets_needed],
+        "needs_review_tools": [t for t in submission.tools_called if not t.get("always_allow")],
+    }
+
+
+def audit_entries(
+    user: AnyUser,
+    *,
+    sandbox_id: int | None = None,
+    person_id: int | None = None,
+    token_id: int | None = None,
+    action: str = "",
+) -> QuerySet[AuditEntry]:
+    """Return the audit entries of the user's teams, newest first, filtered."""
+    rows = AuditEntry.objects.filter(sandbox__in=sandboxes_for_user(user)).select_related(
+        "sandbox", "actor_user", "actor_token", "submission"
+    )
+    if sandbox_id is not None:
+        rows = rows.filter(sandbox_id=sandbox_id)
+    if person_id is not None:
+        rows = rows.filter(actor_user_id=person_id, actor_token__isnull=True)
+    if token_id is not None:
+        rows = rows.filter(Q(actor_token_id=token_id) | Q(submission__api_token_id=token_id))
+    if action:
+        rows = rows.filter(action=action)
+    return rows
+
+
+def audit_people(user: AnyUser) -> list[tuple[int, str]]:
+    """Return (id, username) of the people who appear in the user's audit trail."""
+    rows = (
+        audit_entries(user)
+        .filter(actor_user__isnull=False, actor_token__isnull=True)
+        .values_list("actor_user_id", "actor_user__username")
+        .distinct()
+    )
+    return sorted(set(rows), key=lambda r: r[1])
+
+
+def audit_agents(user: AnyUser) -> list[ApiToken]:
+    """Return the tokens that submitted into the user's sandboxes."""
+    ids = submissions_for_user(user).exclude(api_token=None).values_list("api_token_id", flat=True)
+    return list(ApiToken.objects.filter(pk__in=set(ids)).select_related("user"))
+
+
+def webhook_for_token(token: ApiToken) -> WebhookEndpoint | None:
+    """Return a token's webhook, if it has one."""
+    return WebhookEndpoint.objects.filter(api_token=token).first()
+
+
+def webhook_deliveries_for_user(user: AnyUser, *, limit: int = 50) -> QuerySet[WebhookDelivery]:
+    """Return the recent deliveries to the webhooks of a user's tokens, with their attempts."""
+    return (
+        WebhookDelivery.objects.filter(endpoint__api_token__user=user)
+        .select_related("endpoint", "endpoint__api_token", "submission")
+        .prefetch_related("attempts")[:limit]
+    )
+
+
+def webhook_deliveries_for_token(token: ApiToken, *, limit: int = 50) -> QuerySet[WebhookDelivery]:
+    """Return the recent deliveries to one token's webhook, with their attempts."""
+    return WebhookDelivery.objects.filter(endpoint__api_token=token).prefetch_related("attempts")[
+        :limit
+    ]

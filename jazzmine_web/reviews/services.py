@@ -1,0 +1,541 @@
+"""Writes for reviews: submit, decide, expire, note run ends; each one audited."""
+
+from __future__ import annotations
+
+import datetime
+import logging
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db import transaction
+from django.utils import timezone
+
+from ..catalog.models import Sandbox
+from ..runs.models import Run, RunStatus, code_sha256
+from ..runs.services import RunRefused, run_create, script_assemble
+from ..teams.models import ApiToken, Role
+from ..teams.selectors import user_has_team_role
+from .analysis import normalise_body, tools_referenced
+from .live import queue_broadcast
+from .models import (
+    AuditAction,
+    AuditEntry,
+    ReviewPolicy,
+    SandboxReviewSettings,
+    Submission,
+    SubmissionStatus,
+)
+from .selectors import review_settings_for
+
+logger = logging.getLogger(__name__)
+
+MAX_BODY_CHARS = 100_000
+MAX_TASK_CHARS = 20_000
+MAX_PROMPT_CHARS = 200_000
+
+
+class ReviewError(Exception):
+    """A review action that cannot happen; `code` is stable for the API and the tests."""
+
+    status = 400
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class SubmissionInvalid(ReviewError):
+    """A submission request with a missing or bad field."""
+
+
+class ReviewForbidden(ReviewError):
+    """The person (or token) may not make this decision."""
+
+    status = 403
+
+
+class ReviewConflict(ReviewError):
+    """The submission is no longer waiting for a decision."""
+
+    status = 409
+
+
+class EditRefused(ReviewError):
+    """A reviewer's edit breaks the validator's rules; nothing was approved."""
+
+    def __init__(self, violations: list[str]) -> None:
+        super().__init__("edit_has_violations", "; ".join(violations))
+        self.violations = violations
+
+
+# Policy and audit
+
+
+def review_settings_set(
+    *, sandbox: Sandbox, user: AbstractBaseUser, policy: str, timeout_seconds: int
+) -> SandboxReviewSettings:
+    """Change how a sandbox's submissions are reviewed (team admins only)."""
+    if not user_has_team_role(user=user, team=sandbox.team, role=Role.ADMIN):
+        raise ReviewForbidden("not_admin", "Only team admins change a sandbox's review policy.")
+    if policy not in ReviewPolicy.values:
+        raise SubmissionInvalid("invalid_policy", f"Unknown review policy {policy!r}.")
+    if not 10 <= int(timeout_seconds) <= 30 * 86400:
+        raise SubmissionInvalid(
+            "invalid_timeout", "The review timeout must be between 10 seconds and 30 days."
+        )
+    with transaction.atomic():
+        row, _ = SandboxReviewSettings.objects.update_or_create(
+            sandbox=sandbox,
+            defaults={
+                "policy": policy,
+                "timeout_seconds": int(timeout_seconds),
+                "updated_by": user,
+            },
+        )
+        _audit(
+            sandbox=sandbox,
+            action=AuditAction.POLICY_CHANGED,
+            user=user,
+            data={"policy": policy, "timeout_seconds": int(timeout_seconds)},
+        )
+    return row
+
+
+def agent_label(token: ApiToken | None, user: AbstractBaseUser | AnonymousUser | None) -> str:
+    """Return how the audit names an agent: its token and the token's owner."""
+    owner = user.get_username() if user is not None and user.is_authenticated else "?"
+    return f"agent {token.name} ({owner})" if token is not None else owner
+
+
+def _audit(
+    *,
+    sandbox: Sandbox,
+    action: str,
+    submission: Submission | None = None,
+    user: AbstractBaseUser | None = None,
+    token: ApiToken | None = None,
+    label: str = "",
+    sha256: str = "",
+    note: str = "",
+    data: dict[str, Any] | None = None,
+) -> AuditEntry:
+    if not label:
+        label = (
+            agent_label(token, user)
+            if token is not None
+            else (user.get_username() if user else "system")
+        )
+    return AuditEntry.objects.create(
+        submission=submission,
+        sandbox=sandbox,
+        action=action,
+        actor_user=user,
+        actor_token=token,
+        actor_label=label[:200],
+        code_sha256=sha256,
+        note=note,
+        data=data or {},
+    )
+
+
+# Submitting
+
+
+def _check_text(name: str, value: object, *, limit: int, required: bool = True) -> str:
+    if value is None:
+        if not required:
+            return ""
+        raise SubmissionInvalid("missing_field", f"'{name}' is required and may not be empty.")
+    if not isinstance(value, str):
+        raise SubmissionInvalid("invalid_field", f"'{name}' must be a string.")
+    if required and not value.strip():
+        raise SubmissionInvalid("missing_field", f"'{name}' is required and may not be empty.")
+    if len(value) > limit:
+        raise SubmissionInvalid("invalid_field", f"'{name}' is longer than {limit} characters.")
+    return value
+
+
+def _tools_called(sandbox: Sandbox, body: str) -> list[dict[str, Any]]:
+    rows = {t.name: t for t in sandbox.tools.all()}
+    return [
+        {
+            "name": name,
+            "always_allow": rows[name].always_allow,
+            "secrets": list(rows[name].secrets),
+        }
+        for name in tools_referenced(body, rows)
+    ]
+
+
+def _needs_review(policy: str, tools_called: list[dict[str, Any]]) -> bool:
+    if policy == ReviewPolicy.NEVER:
+        return False
+    if policy == ReviewPolicy.UNLISTED_TOOLS:
+        return any(not t["always_allow"] for t in tools_called)
+    return True
+
+
+def submission_create(
+    *,
+    sandbox: Sandbox,
+    user: AbstractBaseUser,
+    token: ApiToken | None,
+    task: object,
+    body: object,
+    prompt: object = None,
+    attempt: object = None,
+    previous_id: object = None,
+    user_agent: str = "",
+) -> Submission:
+    """Record an agent's script: refuse it with its violations, queue it, or run it by policy."""
+    task = _check_text("task", task, limit=MAX_TASK_CHARS)
+    body = normalise_body(_check_text("body", body, limit=MAX_BODY_CHARS))
+    prompt = _check_text("prompt", prompt, limit=MAX_PROMPT_CHARS, required=False)
+    if attempt is None:
+        attempt = 1
+    if isinstance(attempt, bool) or not isinstance(attempt, int) or not 1 <= attempt <= 1000:
+        raise SubmissionInvalid("invalid_field", "'attempt' must be an integer from 1 to 1000.")
+    previous = None
+    if previous_id is not None:
+        previous = _previous(sandbox=sandbox, previous_id=previous_id)
+
+    script, violations = script_assemble(sandbox=sandbox, body=body)
+    tools = _tools_called(sandbox, body)
+    policy_row = review_settings_for(sandbox)
+    now = timezone.now()
+    if violations:
+        status = SubmissionStatus.REJECTED_BY_VALIDATOR
+    elif _needs_review(policy_row.policy, tools):
+        status = SubmissionStatus.PENDING
+    else:
+        status = SubmissionStatus.AUTO_APPROVED
+    label = agent_label(token, user)
+    sha = code_sha256(script)
+    with transaction.atomic():
+        submission = Submission.objects.create(
+            sandbox=sandbox,
+            task=task,
+            prompt=prompt,
+            body=body,
+            script=script,
+            code_sha256=sha,
+            violations=violations,
+            tools_called=tools,
+            attempt=attempt,
+            previous=previous,
+            api_token=token,
+            agent_name=label,
+            agent_user_agent=user_agent[:300],
+            submitted_by=user,
+            policy=policy_row.policy,
+            status=status,
+            expires_at=(
+                now + datetime.timedelta(seconds=policy_row.timeout_seconds)
+                if status == SubmissionStatus.PENDING
+                else None
+            ),
+            decided_at=None if status == SubmissionStatus.PENDING else now,
+        )
+        common = {"sandbox": sandbox, "submission": submission, "user": user, "token": token}
+        _audit(action=AuditAction.SUBMITTED, sha256=sha, data={"attempt": attempt}, **common)
+        if status == SubmissionStatus.REJECTED_BY_VALIDATOR:
+            _audit(
+                action=AuditAction.REJECTED_BY_VALIDATOR,
+                label="validator",
+                sandbox=sandbox,
+                submission=submission,
+                sha256=sha,
+                data={"violations": violations},
+            )
+        elif status == SubmissionStatus.AUTO_APPROVED:
+            _audit(
+                action=AuditAction.AUTO_APPROVED,
+                label="policy",
+                sandbox=sandbox,
+                submission=submission,
+                sha256=sha,
+                data={"policy": policy_row.policy},
+            )
+            _approve_and_start(
+                submission=submission, body=body, script=script, user=user, source="api"
+            )
+    _after_commit(
+        submission,
+        webhook_event="submission.decided" if status == SubmissionStatus.AUTO_APPROVED else None,
+    )
+    return submission
+
+
+def _previous(*, sandbox: Sandbox, previous_id: object) -> Submission:
+    try:
+        found = Submission.objects.filter(pk=str(previous_id), sandbox=sandbox).first()
+    except (ValueError, TypeError, Exception) as exc:  # a malformed UUID
+        if isinstance(exc, ReviewError):
+            raise
+        found = None
+    if found is None:
+        raise SubmissionInvalid(
+            "previous_not_found", f"No earlier submission {previous_id} in this sandbox."
+        )
+    return found
+
+
+def _approve_and_start(
+    *, submission: Submission, body: str, script: str, user: AbstractBaseUser | None, source: str
+) -> Run:
+    """Start the run of an approved script and record that the code that runs is the approved code."""
+    approved_sha = code_sha256(script)
+    try:
+        run = run_create(
+            sandbox=submission.sandbox,
+            user=user,
+            body=body,
+            task=submission.task,
+            attempt=submission.attempt,
+            source=source,
+        )
+    except RunRefused as exc:  # the sandbox's tools changed since the script was checked
+        raise EditRefused(exc.violations) from exc
+    if run.code_sha256 != approved_sha:
+        # Fail closed: what would run is not byte for byte what was approved.
+        raise ReviewConflict(
+            "code_changed", "The assembled script changed between approval and run; approve again."
+        )
+    Submission.objects.filter(pk=submission.pk).update(
+        approved_body=body, approved_script=script, approved_sha256=approved_sha, run=run
+    )
+    submission.approved_body, submission.approved_script = body, script
+    submission.approved_sha256, submission.run = approved_sha, run
+    _audit(
+        action=AuditAction.RUN_STARTED,
+        sandbox=submission.sandbox,
+        submission=submission,
+        label=user.get_username() if user is not None else "system",
+        user=user,
+        sha256=run.code_sha256,
+        data={"run_id": str(run.pk), "source": source},
+    )
+    run_id, submission_id = run.pk, submission.pk
+    transaction.on_commit(lambda: _watch_run(submission_id=submission_id, run_id=run_id))
+    return run
+
+
+def _watch_run(*, submission_id: Any, run_id: Any) -> None:
+    """Note the run's end as soon as the worker finishes it (the sweep catches any miss)."""
+    from ..runs.executor import executor
+    from .background import worker
+
+    future = executor().future(run_id)
+    job = lambda: submission_note_run_finished(submission_id=submission_id)  # noqa: E731
+    if future is None:
+        worker().call_soon(job)
+    else:
+        future.add_done_callback(lambda _f: worker().call_soon(job))
+
+
+def _after_commit(submission: Submission, *, webhook_event: str | None) -> None:
+    team_id, pk, status = submission.sandbox.team_id, submission.pk, submission.status
+    transaction.on_commit(lambda: queue_broadcast(team_id=team_id, submission_id=pk, status=status))
+    if webhook_event is not None:
+        from .webhooks import webhook_enqueue
+
+        webhook_enqueue(submission_id=pk, event=webhook_event)
+
+
+# Deciding
+
+
+def submission_refresh(*, submission: Submission) -> Submission:
+    """Return the submission as stored now, expired first when it is overdue (fail closed)."""
+    if submission.status == SubmissionStatus.PENDING and _overdue(submission, timezone.now()):
+        submissions_expire_overdue(submission_ids=[submission.pk])
+    return Submission.objects.select_related(
+        "sandbox", "sandbox__team", "api_token", "submitted_by", "decided_by", "run", "previous"
+    ).get(pk=submission.pk)
+
+
+def _overdue(submission: Submission, now: datetime.datetime) -> bool:
+    return submission.expires_at is not None and submission.expires_at <= now
+
+
+def submission_decide_check(*, submission: Submission, user: AbstractBaseUser) -> None:
+    """Raise unless this person may decide on this submission now."""
+    if not user_has_team_role(user=user, team=submission.sandbox.team, role=Role.REVIEWER):
+        raise ReviewForbidden("not_reviewer", "Only reviewers of this team decide on submissions.")
+    if submission.status != SubmissionStatus.PENDING:
+        raise ReviewConflict(
+            "already_decided", f"This submission is {submission.get_status_display().lower()}."
+        )
+
+
+def _check_not_own(*, submission: Submission, user: AbstractBaseUser) -> None:
+    if submission.submitted_by_id is not None and submission.submitted_by_id == user.pk:
+        raise ReviewForbidden(
+            "self_approval",
+            "Your own API token submitted this script; another reviewer must approve it.",
+        )
+
+
+def _claim(
+    *, submission: Submission, status: str, user: AbstractBaseUser, feedback: str = ""
+) -> None:
+    """Move a pending submission to a decision, or fail if someone (or the clock) got there first."""
+    now = timezone.now()
+    claimed = Submission.objects.filter(
+        pk=submission.pk, status=SubmissionStatus.PENDING, expires_at__gt=now
+    ).update(status=status, decided_at=now, decided_by=user, feedback=feedback)
+    if not claimed:
+        raise ReviewConflict("already_decided", "This submission was decided or expired meanwhile.")
+    submission.status, submission.decided_at = status, now
+    submission.decided_by, submission.feedback = user, feedback
+
+
+def submission_approve(
+    *, submission: Submission, user: AbstractBaseUser, body: str | None = None, note: str = ""
+) -> Submission:
+    """Approve a pending script, or a reviewer's edit of it (validated again), and start its run."""
+    submission = submission_refresh(submission=submission)
+    submission_decide_check(submission=submission, user=user)
+    _check_not_own(submission=submission, user=user)
+    final_body = submission.body if body is None else normalise_body(body)
+    edited = final_body != submission.body
+    if edited:
+        if not final_body.strip():
+            raise SubmissionInvalid("missing_field", "The edited script is empty.")
+        script, violations = script_assemble(sandbox=submission.sandbox, body=final_body)
+        if violations:
+            raise EditRefused(violations)
+    else:
+        script = submission.script
+    status = SubmissionStatus.EDITED_AND_APPROVED if edited else SubmissionStatus.APPROVED
+    sha = code_sha256(script)
+    with transaction.atomic():
+        _claim(submission=submission, status=status, user=user, feedback=note)
+        if edited:
+            _audit(
+                action=AuditAction.EDITED,
+                sandbox=submission.sandbox,
+                submission=submission,
+                user=user,
+                sha256=sha,
+                data={"original_sha256": submission.code_sha256},
+            )
+        _audit(
+            action=AuditAction.EDITED_AND_APPROVED if edited else AuditAction.APPROVED,
+            sandbox=submission.sandbox,
+            submission=submission,
+            user=user,
+            sha256=sha,
+            note=note,
+        )
+        _approve_and_start(
+            submission=submission, body=final_body, script=script, user=user, source="review"
+        )
+    _after_commit(submission, webhook_event="submission.decided")
+    return submission_refresh(submission=submission)
+
+
+def submission_reject(
+    *, submission: Submission, user: AbstractBaseUser, feedback: str
+) -> Submission:
+    """Reject a pending script with feedback the agent's next prompt will quote."""
+    submission = submission_refresh(submission=submission)
+    submission_decide_check(submission=submission, user=user)
+    feedback = (feedback or "").strip()
+    if not feedback:
+        raise SubmissionInvalid(
+            "feedback_required", "Say why it is rejected: the agent's next attempt reads it."
+        )
+    with transaction.atomic():
+        _claim(
+            submission=submission, status=SubmissionStatus.REJECTED, user=user, feedback=feedback
+        )
+        _audit(
+            action=AuditAction.REJECTED,
+            sandbox=submission.sandbox,
+            submission=submission,
+            user=user,
+            sha256=submission.code_sha256,
+            note=feedback,
+        )
+    _after_commit(submission, webhook_event="submission.decided")
+    return submission_refresh(submission=submission)
+
+
+# Expiry and run ends (the sweep and lazy reads call these)
+
+
+def submissions_expire_overdue(
+    *, now: datetime.datetime | None = None, submission_ids: list[Any] | None = None
+) -> int:
+    """Expire the pending submissions whose review time is up; tell their agents."""
+    now = now or timezone.now()
+    rows = Submission.objects.filter(status=SubmissionStatus.PENDING, expires_at__lte=now)
+    if submission_ids is not None:
+        rows = rows.filter(pk__in=submission_ids)
+    count = 0
+    for submission in rows.select_related("sandbox"):
+        waited = int((submission.expires_at - submission.created_at).total_seconds())
+        feedback = f"No reviewer decided within {waited} seconds; the script did not run."
+        with transaction.atomic():
+            changed = Submission.objects.filter(
+                pk=submission.pk, status=SubmissionStatus.PENDING
+            ).update(status=SubmissionStatus.EXPIRED, decided_at=now, feedback=feedback)
+            if not changed:
+                continue  # a reviewer decided in the meantime
+            submission.status = SubmissionStatus.EXPIRED
+            _audit(
+                action=AuditAction.EXPIRED,
+                sandbox=submission.sandbox,
+                submission=submission,
+                label="expiry",
+                sha256=submission.code_sha256,
+                note=feedback,
+            )
+        _after_commit(submission, webhook_event="submission.expired")
+        count += 1
+    if count:
+        logger.info("expired %d submission(s) nobody reviewed in time", count)
+    return count
+
+
+def submission_note_run_finished(*, submission_id: Any) -> bool:
+    """Record a submission's run end once (audit and webhook); tell whether this call did it."""
+    submission = (
+        Submission.objects.select_related("sandbox", "run").filter(pk=submission_id).first()
+    )
+    if submission is None or submission.run is None:
+        return False
+    run = submission.run
+    if run.status not in RunStatus.finished():
+        return False
+    with transaction.atomic():
+        changed = Submission.objects.filter(
+            pk=submission.pk, run_finished_noted_at__isnull=True
+        ).update(run_finished_noted_at=timezone.now())
+        if not changed:
+            return False
+        _audit(
+            action=AuditAction.RUN_FINISHED,
+            sandbox=submission.sandbox,
+            submission=submission,
+            label="sandbox",
+            sha256=run.code_sha256,
+            note=run.message,
+            data={"run_id": str(run.pk), "status": run.status, "outcome": run.outcome},
+        )
+    _after_commit(submission, webhook_event="run.finished")
+    return True
+
+
+def submissions_note_finished_runs() -> int:
+    """Note every approved submission whose run ended without being noted (a missed callback)."""
+    ids = list(
+        Submission.objects.filter(
+            run__isnull=False,
+            run_finished_noted_at__isnull=True,
+            run__status__in=RunStatus.finished(),
+        ).values_list("pk", flat=True)
+    )
+    return sum(submission_note_run_finished(submission_id=pk) for pk in ids)

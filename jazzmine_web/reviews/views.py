@@ -1,0 +1,291 @@
+"""Review pages: the live queue, one submission with its decision, the audit trail, webhooks."""
+
+from __future__ import annotations
+
+import csv
+from typing import Any
+from uuid import UUID
+
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from ..catalog.selectors import sandboxes_for_user
+from ..teams.models import Role
+from ..teams.selectors import api_tokens_for_user, user_has_team_role
+from . import selectors, services, webhooks
+from .background import worker
+from .models import AuditAction, ReviewPolicy, Submission
+
+
+def _int(value: str | None) -> int | None:
+    try:
+        return int(value) if value else None
+    except ValueError:
+        return None
+
+
+def queue_filters(params: Any) -> dict[str, Any]:
+    """Return the queue's filters from query parameters."""
+    age = params.get("age", "")
+    return {
+        "sandbox_id": _int(params.get("sandbox")),
+        "age": age if age in selectors.AGE_FILTERS else "",
+    }
+
+
+@require_GET
+def queue(request: HttpRequest) -> HttpResponse:
+    """List the submissions waiting for review; the page follows the queue over a websocket."""
+    worker()  # the sweep runs wherever reviews are looked at
+    services.submissions_expire_overdue()
+    filters = queue_filters(request.GET)
+    context = {
+        "submissions": selectors.review_queue(request.user, **filters),
+        "filters": filters,
+        "sandboxes": sandboxes_for_user(request.user),
+        "ages": [(key, label) for key, (label, _n, _o) in selectors.AGE_FILTERS.items()],
+        "pending_count": selectors.pending_review_count(request.user),
+    }
+    template = "reviews/queue.html"
+    if request.htmx and request.htmx.target == "queue-table":
+        template += "#queue-table"
+    return render(request, template, context)
+
+
+def _submission_or_404(request: HttpRequest, submission_id: UUID) -> Submission:
+    found = selectors.submission_for_user(request.user, submission_id)
+    if found is None:
+        raise Http404("No such submission")
+    return services.submission_refresh(submission=found)
+
+
+def _review_context(request: HttpRequest, submission: Submission, **extra: Any) -> dict[str, Any]:
+    team = submission.sandbox.team
+    is_reviewer = user_has_team_role(user=request.user, team=team, role=Role.REVIEWER)
+    own = submission.submitted_by_id == request.user.pk
+    return {
+        "submission": submission,
+        "run": submission.run,
+        "is_reviewer": is_reviewer,
+        "own_submission": own,
+        "can_decide": is_reviewer and submission.is_pending,
+        "can_approve": is_reviewer and submission.is_pending and not own,
+        "edit_body": submission.body,
+        "audit": submission.audit.select_related("actor_user").order_by("created_at", "pk"),
+        **selectors.submission_review_context(submission),
+        **extra,
+    }
+
+
+@require_GET
+def review(request: HttpRequest, submission_id: UUID) -> HttpResponse:
+    """Show one submission: task, prompt, script, tools, diff, agent, decision and run."""
+    worker()
+    submission = _submission_or_404(request, submission_id)
+    template = "reviews/review.html"
+    if request.htmx and request.htmx.target == "decision-panel":
+        template += "#decision-panel"
+    return render(request, template, _review_context(request, submission))
+
+
+def _decided(
+    request: HttpRequest,
+    submission: Submission,
+    *,
+    error: services.ReviewError | None = None,
+    **extra: Any,
+) -> HttpResponse:
+    """Answer a decision form: the decision panel for htmx, the page or a redirect otherwise."""
+    if request.htmx:
+        # htmx swaps only 2xx answers: the panel itself carries the error.
+        context = _review_context(request, submission, error=error, **extra)
+        return render(request, "reviews/review.html#decision-panel", context)
+    if error is not None:
+        context = _review_context(request, submission, error=error, **extra)
+        return render(request, "reviews/review.html", context, status=error.status)
+    return redirect("reviews:review", submission_id=submission.pk)
+
+
+@require_POST
+def decide(request: HttpRequest, submission_id: UUID, action: str) -> HttpResponse:
+    """Approve, edit-and-approve or reject a submission."""
+    submission = _submission_or_404(request, submission_id)
+    try:
+        if action == "approve":
+            services.submission_approve(
+                submission=submission, user=request.user, note=request.POST.get("note", "")
+            )
+        elif action == "edit":
+            services.submission_approve(
+                submission=submission,
+                user=request.user,
+                body=request.POST.get("body", ""),
+                note=request.POST.get("note", ""),
+            )
+        elif action == "reject":
+            services.submission_reject(
+                submission=submission, user=request.user, feedback=request.POST.get("feedback", "")
+            )
+        else:
+            raise Http404("No such decision")
+    except services.ReviewForbidden as exc:
+        if not user_has_team_role(
+            user=request.user, team=submission.sandbox.team, role=Role.MEMBER
+        ):
+            raise Http404("No such submission") from exc
+        return _decided(request, submission, error=exc)
+    except services.EditRefused as exc:
+        return _decided(
+            request,
+            submission,
+            error=exc,
+            edit_body=request.POST.get("body", ""),
+            edit_violations=exc.violations,
+        )
+    except services.ReviewError as exc:
+        return _decided(request, services.submission_refresh(submission=submission), error=exc)
+    return _decided(request, services.submission_refresh(submission=submission))
+
+
+@require_GET
+def queue_row(request: HttpRequest, submission_id: UUID) -> HttpResponse:
+    """Render one queue row (what the live socket sends, for clients that fetch it)."""
+    submission = _submission_or_404(request, submission_id)
+    return render(request, "reviews/queue.html#queue-row", {"s": submission})
+
+
+def audit_filters(params: Any) -> dict[str, Any]:
+    """Return the audit page's filters from query parameters."""
+    action = params.get("decision", "")
+    return {
+        "sandbox_id": _int(params.get("sandbox")),
+        "person_id": _int(params.get("person")),
+        "token_id": _int(params.get("agent")),
+        "action": action if action in AuditAction.values else "",
+    }
+
+
+@require_GET
+def audit(request: HttpRequest) -> HttpResponse:
+    """List the audit trail of the user's teams, filtered; `?format=csv` downloads it."""
+    services.submissions_expire_overdue()
+    filters = audit_filters(request.GET)
+    entries = selectors.audit_entries(request.user, **filters)
+    if request.GET.get("format") == "csv":
+        return _audit_csv(entries)
+    context = {
+        "entries": entries[:500],
+        "filters": filters,
+        "sandboxes": sandboxes_for_user(request.user),
+        "people": selectors.audit_people(request.user),
+        "agents": selectors.audit_agents(request.user),
+        "actions": AuditAction.choices,
+        "query": request.GET.urlencode(),
+    }
+    template = "reviews/audit.html"
+    if request.htmx and request.htmx.target == "audit-table":
+        template += "#audit-table"
+    return render(request, template, context)
+
+
+def _audit_csv(entries: Any) -> HttpResponse:
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = 'attachment; filename="jazzmine-audit.csv"'
+    writer = csv.writer(response)
+    writer.writerow(
+        [
+            "when",
+            "sandbox",
+            "submission",
+            "action",
+            "actor",
+            "person",
+            "agent_token",
+            "code_sha256",
+            "note",
+            "data",
+        ]
+    )
+    for e in entries.iterator():
+        writer.writerow(
+            [
+                e.created_at.isoformat(),
+                str(e.sandbox),
+                str(e.submission_id or ""),
+                e.action,
+                e.actor_label,
+                e.actor_user.get_username() if e.actor_user else "",
+                e.actor_token.name if e.actor_token else "",
+                e.code_sha256,
+                _csv_safe(e.note),
+                _csv_safe(str(e.data or "")),
+            ]
+        )
+    return response
+
+
+def _csv_safe(text: str) -> str:
+    # A cell starting with = + - @ runs as a formula in spreadsheets; agents write these notes.
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+@require_http_methods(["GET", "POST"])
+def policy(request: HttpRequest, pk: int) -> HttpResponse:
+    """Show and change a sandbox's review policy and timeout (admins change it)."""
+    sandbox = sandboxes_for_user(request.user).filter(pk=pk).first()
+    if sandbox is None:
+        raise Http404("No such sandbox")
+    settings_row = selectors.review_settings_for(sandbox)
+    error = None
+    if request.method == "POST":
+        try:
+            services.review_settings_set(
+                sandbox=sandbox,
+                user=request.user,
+                policy=request.POST.get("policy", ""),
+                timeout_seconds=_int(request.POST.get("timeout_seconds")) or 0,
+            )
+            messages.success(request, "Review policy saved.")
+            return redirect("reviews:policy", pk=sandbox.pk)
+        except services.ReviewError as exc:
+            error = exc.message
+    context = {
+        "sandbox": sandbox,
+        "settings": settings_row,
+        "policies": ReviewPolicy.choices,
+        "is_admin": user_has_team_role(user=request.user, team=sandbox.team, role=Role.ADMIN),
+        "error": error,
+    }
+    return render(request, "reviews/policy.html", context, status=400 if error else 200)
+
+
+@require_http_methods(["GET", "POST"])
+def webhook_settings(request: HttpRequest) -> HttpResponse:
+    """Set or clear the webhook of each of the user's tokens; list deliveries and attempts."""
+    issued = None
+    error = None
+    if request.method == "POST":
+        token = api_tokens_for_user(request.user).filter(pk=_int(request.POST.get("token"))).first()
+        if token is None:
+            raise Http404("No such token")
+        if request.POST.get("action") == "clear":
+            webhooks.webhook_clear(token=token)
+        else:
+            try:
+                endpoint, secret = webhooks.webhook_set(
+                    token=token, url=request.POST.get("url", "")
+                )
+                issued = {"token": token, "url": endpoint.url, "secret": secret}
+            except services.ReviewError as exc:
+                error = exc.message
+    tokens = list(api_tokens_for_user(request.user).filter(revoked_at__isnull=True))
+    endpoints = {t.pk: selectors.webhook_for_token(t) for t in tokens}
+    context = {
+        "tokens": [(t, endpoints[t.pk]) for t in tokens],
+        "deliveries": selectors.webhook_deliveries_for_user(request.user),
+        "issued": issued,
+        "error": error,
+    }
+    return render(request, "reviews/webhooks.html", context, status=400 if error else 200)

@@ -1,0 +1,190 @@
+"""Webhooks per API token: signed JSON bodies, each delivery retried with exponential backoff."""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import hmac
+import json
+import logging
+import secrets
+import time
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+from django.db import transaction
+from django.utils import timezone
+
+from ..catalog.crypto import decrypt, encrypt
+from ..teams.models import ApiToken
+from .conf import setting
+from .models import DeliveryStatus, Submission, WebhookAttempt, WebhookDelivery, WebhookEndpoint
+from .services import SubmissionInvalid
+
+logger = logging.getLogger(__name__)
+
+SECRET_PREFIX = "whsec_"
+SIGNATURE_HEADER = "X-Jazzmine-Signature"
+
+
+def webhook_signature(*, secret: str, timestamp: int, body: bytes) -> str:
+    """Return the signature header value: `t=<unix time>,v1=<hex HMAC-SHA256 of "t.body">`."""
+    signed = str(timestamp).encode() + b"." + body
+    digest = hmac.new(secret.encode(), signed, hashlib.sha256).hexdigest()
+    return f"t={timestamp},v1={digest}"
+
+
+def webhook_set(*, token: ApiToken, url: object) -> tuple[WebhookEndpoint, str]:
+    """Point a token's webhook at a URL with a fresh signing secret, returned once."""
+    if not isinstance(url, str) or not url.strip():
+        raise SubmissionInvalid("missing_field", "'url' is required.")
+    url = url.strip()
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc or len(url) > 500:
+        raise SubmissionInvalid("invalid_field", "'url' must be an http(s) URL.")
+    secret = SECRET_PREFIX + secrets.token_urlsafe(32)
+    endpoint, _ = WebhookEndpoint.objects.update_or_create(
+        api_token=token,
+        defaults={"url": url, "secret_ciphertext": encrypt(secret), "active": True},
+    )
+    return endpoint, secret
+
+
+def webhook_clear(*, token: ApiToken) -> bool:
+    """Remove a token's webhook; tell whether it had one."""
+    deleted, _ = WebhookEndpoint.objects.filter(api_token=token).delete()
+    return deleted > 0
+
+
+def webhook_enqueue(*, submission_id: Any, event: str) -> WebhookDelivery | None:
+    """Queue one event for the webhook of the token that made a submission, if it has one."""
+    from .selectors import submission_state
+
+    submission = (
+        Submission.objects.select_related(
+            "sandbox", "sandbox__team", "api_token", "decided_by", "run", "previous"
+        )
+        .filter(pk=submission_id)
+        .first()
+    )
+    if submission is None or submission.api_token_id is None:
+        return None
+    endpoint = WebhookEndpoint.objects.filter(
+        api_token_id=submission.api_token_id, active=True
+    ).first()
+    if endpoint is None:
+        return None
+    with transaction.atomic():
+        delivery = WebhookDelivery.objects.create(
+            endpoint=endpoint,
+            submission=submission,
+            event=event,
+            url=endpoint.url,
+            body="",
+            next_attempt_at=timezone.now(),
+        )
+        payload = {
+            "event": event,
+            "delivery_id": delivery.pk,
+            "created_at": delivery.created_at.isoformat(),
+            "submission": submission_state(submission),
+        }
+        delivery.body = json.dumps(payload, sort_keys=True, default=str)
+        delivery.save(update_fields=["body"])
+    delivery_id = delivery.pk
+
+    def hand_over() -> None:
+        from .background import worker
+
+        worker().deliver_soon(delivery_id)
+
+    transaction.on_commit(hand_over)
+    return delivery
+
+
+def backoff_seconds(attempt_count: int) -> float:
+    """Return the wait before the next try after `attempt_count` failed ones (doubling)."""
+    return float(setting("JAZZMINE_WEBHOOK_BACKOFF_SECONDS")) * (2 ** max(0, attempt_count - 1))
+
+
+def webhook_delivery_attempt(
+    *, delivery_id: int, client: httpx.Client | None = None
+) -> float | None:
+    """Make one HTTP attempt of a delivery; return seconds until the next one, or None when done."""
+    delivery = WebhookDelivery.objects.select_related("endpoint").filter(pk=delivery_id).first()
+    if delivery is None or delivery.status != DeliveryStatus.PENDING:
+        return None
+    secret = decrypt(delivery.endpoint.secret_ciphertext)
+    body = delivery.body.encode()
+    number = delivery.attempt_count + 1
+    timestamp = int(time.time())
+    headers = {
+        "Content-Type": "application/json",
+        "User-Agent": "jazzmine-webhooks/1",
+        "X-Jazzmine-Event": delivery.event,
+        "X-Jazzmine-Delivery": str(delivery.pk),
+        "X-Jazzmine-Attempt": str(number),
+        SIGNATURE_HEADER: webhook_signature(secret=secret, timestamp=timestamp, body=body),
+    }
+    started = timezone.now()
+    clock = time.perf_counter()
+    status_code: int | None = None
+    error = ""
+    own = client is None
+    # Loopback receivers (a local agent) must not be sent through a proxy from the environment.
+    http = client or httpx.Client(
+        timeout=float(setting("JAZZMINE_WEBHOOK_TIMEOUT_SECONDS")),
+        trust_env=not _is_loopback(delivery.url),
+    )
+    try:
+        response = http.post(delivery.url, content=body, headers=headers)
+        status_code = response.status_code
+        if not 200 <= status_code < 300:
+            error = f"HTTP {status_code}: {response.text[:300]}"
+    except httpx.HTTPError as exc:
+        error = f"{type(exc).__name__}: {exc}"[:500]
+    finally:
+        if own:
+            http.close()
+    duration = round((time.perf_counter() - clock) * 1000, 2)
+    ok = not error
+    max_attempts = int(setting("JAZZMINE_WEBHOOK_MAX_ATTEMPTS"))
+    wait = None if ok or number >= max_attempts else backoff_seconds(number)
+    with transaction.atomic():
+        WebhookAttempt.objects.create(
+            delivery=delivery,
+            number=number,
+            started_at=started,
+            status_code=status_code,
+            error=error,
+            duration_ms=duration,
+        )
+        changes: dict[str, Any] = {"attempt_count": number}
+        if ok:
+            changes.update(
+                status=DeliveryStatus.DELIVERED, delivered_at=timezone.now(), next_attempt_at=None
+            )
+        elif wait is None:
+            changes.update(status=DeliveryStatus.FAILED, next_attempt_at=None)
+        else:
+            changes["next_attempt_at"] = timezone.now() + datetime.timedelta(seconds=wait)
+        WebhookDelivery.objects.filter(pk=delivery.pk).update(**changes)
+    if not ok:
+        logger.info("webhook delivery %s attempt %d failed: %s", delivery.pk, number, error)
+    return wait
+
+
+def webhook_deliveries_due(*, now: datetime.datetime | None = None) -> list[int]:
+    """Return the ids of pending deliveries whose next attempt is due (after a restart, say)."""
+    now = now or timezone.now()
+    return list(
+        WebhookDelivery.objects.filter(
+            status=DeliveryStatus.PENDING, next_attempt_at__lte=now
+        ).values_list("pk", flat=True)
+    )
+
+
+def _is_loopback(url: str) -> bool:
+    host = (urlsplit(url).hostname or "").lower()
+    return host in ("localhost", "::1") or host.startswith("127.")

@@ -1,0 +1,68 @@
+"""Fixtures for review tests: a team with a member (whose token is the agent), a reviewer."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from jazzmine_web.catalog.models import Tool
+from jazzmine_web.reviews.background import worker_stop
+from jazzmine_web.reviews.models import ReviewPolicy, SandboxReviewSettings
+from jazzmine_web.teams.models import Role
+from jazzmine_web.teams.services import api_token_create, membership_set
+from tests.web.catalog.conftest import ecommerce, member, outsider, team  # noqa: F401
+from tests.web.runs.conftest import worker, ws_headers  # noqa: F401
+
+BODY = """\
+orders = get_orders(status="delivered")
+total = sum(o["price"] for o in orders.data["orders"])
+emit_result({"total": total})
+"""
+
+
+@pytest.fixture(autouse=True)
+def _stop_review_worker():
+    """Stop the review worker a test started, so no thread outlives its database."""
+    yield
+    worker_stop()
+
+
+@pytest.fixture
+def reviewer(team, django_user_model):  # noqa: F811
+    user = django_user_model.objects.create_user(username="grace", password="x" * 12)
+    membership_set(team=team, user=user, role=Role.REVIEWER)
+    return user
+
+
+@pytest.fixture
+def issued(member):  # noqa: F811
+    """Give the member (ada) an API token: her agent."""
+    return api_token_create(user=member, name="ci-bot")
+
+
+@pytest.fixture
+def api(issued):
+    """Return a test client that speaks as the agent."""
+    return Client(HTTP_AUTHORIZATION=f"Bearer {issued.raw}")
+
+
+@pytest.fixture
+def reviewer_client(reviewer):
+    client = Client()
+    client.force_login(reviewer)
+    return client
+
+
+def set_policy(sandbox, policy: str = ReviewPolicy.ALWAYS, timeout: int = 3600) -> None:
+    SandboxReviewSettings.objects.update_or_create(
+        sandbox=sandbox, defaults={"policy": policy, "timeout_seconds": timeout}
+    )
+
+
+def allow_tools(sandbox, *names: str) -> None:
+    Tool.objects.filter(sandbox=sandbox, name__in=names).update(always_allow=True)
+
+
+def submit(api, sandbox, body: str = BODY, **extra):
+    payload = {"sandbox": sandbox.pk, "task": "Total of delivered orders", "body": body, **extra}
+    return api.post("/api/v1/submissions/", payload, content_type="application/json")
