@@ -31,6 +31,7 @@ INSTALLED_APPS = [
     "jazzmine_web.catalog",
     "jazzmine_web.runs",
     "jazzmine_web.playground",
+    "jazzmine_web.scripttools",
     "jazzmine_web.reviews",
 ]
 
@@ -120,6 +121,12 @@ JAZZMINE_IMPORT_MAX_FILE_BYTES = env_int("JAZZMINE_IMPORT_MAX_FILE_BYTES", 1024 
 JAZZMINE_LLM_BASE_URL = env_str("JAZZMINE_LLM_BASE_URL", "")
 JAZZMINE_LLM_API_KEY = env_str("JAZZMINE_LLM_API_KEY", "")
 JAZZMINE_LLM_MODEL = env_str("JAZZMINE_LLM_MODEL", "")
+
+# Script tools and bash
+# Where a network-enabled sandbox reaches this server's /v1/key (e.g. http://172.17.0.1:8000
+# when daphne listens on the Docker bridge); empty: secrets reach sandboxes as env only.
+JAZZMINE_KEYCHAIN_URL = env_str("JAZZMINE_KEYCHAIN_URL", "")
+JAZZMINE_MAX_BASH_CHARS = env_int("JAZZMINE_MAX_BASH_CHARS", 100_000)
 
 LOGGING = {
     "version": 1,

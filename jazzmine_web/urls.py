@@ -13,6 +13,7 @@ urlpatterns = [
     path("", include("jazzmine_web.catalog.urls")),
     path("", include("jazzmine_web.runs.urls")),
     path("", include("jazzmine_web.playground.urls")),
+    path("", include("jazzmine_web.scripttools.urls")),
     path("", include("jazzmine_web.teams.urls")),
     path("", include("jazzmine_web.studio.urls")),
     path("", include("jazzmine_web.reviews.urls")),

@@ -45,6 +45,15 @@ class SandboxForm(forms.Form):
     max_output_bytes = forms.IntegerField(min_value=1, initial=1_000_000)
     base_image = forms.CharField(max_length=200)
     backend = forms.ChoiceField(choices=Backend.choices, initial=Backend.DOCKER)
+    bash_max_commands = forms.IntegerField(
+        min_value=1, required=False, initial=10_000, help_text="bash scripts: commands per run"
+    )
+    bash_max_loop_iterations = forms.IntegerField(
+        min_value=1, required=False, initial=10_000, help_text="bash scripts: iterations per loop"
+    )
+    bash_timeout_seconds = forms.FloatField(
+        min_value=0.1, required=False, initial=30.0, help_text="bash scripts: seconds per run"
+    )
 
     def __init__(self, *args: Any, teams: Any, instance: Sandbox | None = None, **kwargs: Any):
         super().__init__(*args, **kwargs)
@@ -67,7 +76,12 @@ class SandboxForm(forms.Form):
     def config_values(self) -> dict[str, Any]:
         """Return the cleaned fields the services take."""
         keys = ("name", "description", *services.SANDBOX_CONFIG_FIELDS)
-        return {k: self.cleaned_data[k] for k in keys}
+        values = {k: self.cleaned_data[k] for k in keys}
+        # Older callers post no bash limits: keep what the sandbox has then.
+        for key in services.BASH_LIMIT_FIELDS:
+            if self.cleaned_data.get(key) is not None:
+                values[key] = self.cleaned_data[key]
+        return values
 
 
 class JsonListField(forms.CharField):

@@ -37,6 +37,10 @@ class Sandbox(models.Model):
     max_output_bytes = models.PositiveIntegerField(default=1_000_000)
     base_image = models.CharField(max_length=200, default=DEFAULT_BASE_IMAGE)
     backend = models.CharField(max_length=16, choices=Backend.choices, default=Backend.DOCKER)
+    # Walls of the bash interpreter (bashkit) for bash scripts; the container adds its own.
+    bash_max_commands = models.PositiveIntegerField(default=10_000)
+    bash_max_loop_iterations = models.PositiveIntegerField(default=10_000)
+    bash_timeout_seconds = models.FloatField(default=30.0)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -89,6 +93,14 @@ class Tool(models.Model):
     # ",tag1,tag2," so a tag filter is one indexed-ish LIKE on every database.
     tags_index = models.CharField(max_length=500, blank=True, editable=False, db_index=True)
     checksum = models.CharField(max_length=16, editable=False)
+    # Script tools (kind "script"): `source` holds the script, these hold the rest of tool.json.
+    runtime = models.CharField(max_length=16, blank=True)  # python3 | node
+    schema = models.JSONField(default=dict, blank=True)  # tool.json "parameters"
+    timeout_seconds = models.FloatField(null=True, blank=True)
+    extra = models.JSONField(default=dict, blank=True)  # unknown tool.json keys, kept for export
+    # Only published tools are offered to LLMs; a script tool is published after a passed trial.
+    published = models.BooleanField(default=True)
+    published_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -100,6 +112,11 @@ class Tool(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def is_script(self) -> bool:
+        """Tell whether this is a script tool (tool.json + script)."""
+        return self.kind == ToolKind.SCRIPT
 
     def save(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
         self.tags_index = "," + ",".join(self.tags) + "," if self.tags else ""
@@ -114,6 +131,8 @@ class ToolVersion(models.Model):
     source = models.TextField()
     dependencies = models.JSONField(default=list, blank=True)
     checksum = models.CharField(max_length=16)
+    # The whole tool.json of a script tool at this version (empty for Python tools).
+    tool_json = models.JSONField(default=dict, blank=True)
     author = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )

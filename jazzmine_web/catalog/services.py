@@ -18,6 +18,8 @@ from django.db.models.functions import Concat
 from django.utils import timezone
 
 from jazzmine.core.tools import RegisteredTool, SandboxConfig, ToolParameter, ToolRegistry
+from jazzmine.scripttools import ScriptTool, ScriptToolError, register_script_tool
+from jazzmine.scripttools.model import DEFAULT_TIMEOUT
 
 from ..teams.models import Team
 from . import live
@@ -38,6 +40,8 @@ SANDBOX_CONFIG_FIELDS = (
     "base_image",
     "backend",
 )
+# Limits of bash scripts: sandbox columns that are not part of the core's SandboxConfig.
+BASH_LIMIT_FIELDS = ("bash_max_commands", "bash_max_loop_iterations", "bash_timeout_seconds")
 TOOL_FIELDS = (
     "description",
     "parameters",
@@ -57,18 +61,27 @@ def _tool_parameters(rows: list[dict[str, Any]]) -> list[ToolParameter]:
     return [ToolParameter.from_dict(dict(row)) for row in rows]
 
 
-def registry_for_sandbox(sandbox: Sandbox, *, tools: Iterable[Tool] | None = None) -> ToolRegistry:
+def registry_for_sandbox(
+    sandbox: Sandbox, *, tools: Iterable[Tool] | None = None, include_unpublished: bool = False
+) -> ToolRegistry:
     """Build the core `ToolRegistry` of a sandbox from its rows, without executing any tool.
 
     Every prompt, checksum and image in the web app comes from this registry, so they are
     exactly what `jazzmine.core.tools` computes. Pass `tools` to reuse rows already loaded.
+    Unpublished tools (script tools without a passed trial) are left out unless asked for:
+    they are never offered to an LLM nor baked into an image.
     """
     registry = ToolRegistry()
     registry.register_sandbox(sandbox.to_config())
     rows = tools if tools is not None else sandbox.tools.all()
     for row in sorted(rows, key=lambda t: t.name):
-        if row.kind != ToolKind.PYTHON:
-            continue  # script tools register through their own loader (not built yet)
+        if not row.published and not include_unpublished:
+            continue
+        if row.kind == ToolKind.SCRIPT:
+            script_tool = script_tool_from_row(row)
+            if script_tool is not None:
+                register_script_tool(registry, script_tool, sandbox=sandbox.name)
+            continue
         registry.register_source(
             row.source,
             sandbox=sandbox.name,
@@ -79,6 +92,122 @@ def registry_for_sandbox(sandbox: Sandbox, *, tools: Iterable[Tool] | None = Non
             name=row.name,
         )
     return registry
+
+
+def script_tool_from_row(row: Tool) -> ScriptTool | None:
+    """Return the script tool a catalog row holds (None for a row that is not a whole one)."""
+    if row.kind != ToolKind.SCRIPT or not row.runtime:
+        return None
+    try:
+        return ScriptTool(
+            name=row.name,
+            description=row.description,
+            source=row.source,
+            parameters=dict(row.schema or {"type": "object", "properties": {}}),
+            runtime=row.runtime,  # type: ignore[arg-type]
+            always_allow=row.always_allow,
+            timeout=float(row.timeout_seconds or DEFAULT_TIMEOUT),
+            secrets=list(row.secrets),
+            dependencies=list(row.dependencies),
+            extra=dict(row.extra or {}),
+        )
+    except ScriptToolError:
+        # A bad row must not take every page of its sandbox down with it.
+        logger.warning("script tool row %s is not a valid script tool", row.pk)
+        return None
+
+
+def script_tool_check(*, tool: ScriptTool, sandbox_name: str = "default") -> RegisteredTool:
+    """Register a script tool in a scratch registry; raise ValidationError on any problem."""
+    scratch = ToolRegistry()
+    if sandbox_name != "default":
+        scratch.register_sandbox(SandboxConfig(name=sandbox_name))
+    try:
+        return register_script_tool(scratch, tool, sandbox=sandbox_name)
+    except (TypeError, ValueError) as exc:
+        raise ValidationError(str(exc)) from exc
+
+
+def _script_row_values(tool: ScriptTool, registered: RegisteredTool) -> dict[str, Any]:
+    return {
+        "name": tool.name,
+        "description": tool.description,
+        "parameters": [p.to_dict() for p in registered.tool.parameters],
+        "dependencies": list(tool.dependencies),
+        "secrets": list(tool.secrets),
+        "source": tool.source,
+        "always_allow": tool.always_allow,
+        "runtime": tool.runtime,
+        "schema": dict(tool.parameters),
+        "timeout_seconds": float(tool.timeout),
+        "extra": dict(tool.extra),
+    }
+
+
+def script_tool_save(
+    *,
+    sandbox: Sandbox,
+    tool: ScriptTool,
+    existing: Tool | None = None,
+    author: AbstractBaseUser | None = None,
+    note: str = "",
+    tags: list[str] | None = None,
+) -> tuple[Tool, ToolChange]:
+    """Create or change a script tool row; new code makes a new version and unpublishes it.
+
+    A script tool is published only after a trial run of its current code passes, so any
+    change of code, runtime, timeout or dependencies takes it out of the LLM's reach again.
+    """
+    registered = script_tool_check(tool=tool, sandbox_name=sandbox.name)
+    values = _script_row_values(tool, registered)
+    clash = Tool.objects.filter(sandbox=sandbox, name=tool.name)
+    if existing is not None:
+        clash = clash.exclude(pk=existing.pk)
+    if clash.exists():
+        raise ValidationError(f"Sandbox {sandbox.name!r} already has a tool named {tool.name!r}")
+    with transaction.atomic():
+        if existing is None:
+            row = Tool.objects.create(
+                sandbox=sandbox,
+                kind=ToolKind.SCRIPT,
+                function_name=registered.function_name,
+                is_async=registered.is_async,
+                checksum=registered.checksum,
+                tags=_clean_tags(tags or []),
+                published=False,
+                **values,
+            )
+            version = _version_create(tool=row, author=author, note=note or "Created")
+            return row, ToolChange(changed=True, new_version=version)
+        if tags is not None:
+            values["tags"] = _clean_tags(tags)
+        changed = {k: v for k, v in values.items() if getattr(existing, k) != v}
+        code_changed = registered.checksum != existing.checksum
+        if not changed and not code_changed:
+            return existing, ToolChange(changed=False)
+        for key, value in changed.items():
+            setattr(existing, key, value)
+        existing.kind = ToolKind.SCRIPT
+        existing.function_name = registered.function_name
+        existing.checksum = registered.checksum
+        if code_changed:
+            existing.published = False
+            existing.published_at = None
+        existing.save()
+        version = (
+            _version_create(tool=existing, author=author, note=note or "Edited")
+            if code_changed
+            else None
+        )
+    return existing, ToolChange(changed=True, new_version=version)
+
+
+def tool_publish(*, tool: Tool, published: bool = True) -> Tool:
+    """Offer a tool to LLMs (or withdraw it); callers check the trial gate first."""
+    tool.published = published
+    tool.published_at = timezone.now() if published else None
+    tool.save(update_fields=["published", "published_at", "updated_at"])
+    return tool
 
 
 def _accepted_arguments(source: str) -> set[str] | None:
@@ -144,19 +273,29 @@ def sandbox_config_check(*, name: str, **fields: Any) -> SandboxConfig:
 def sandbox_create(*, team: Team, name: str, description: str = "", **config: Any) -> Sandbox:
     """Create a sandbox in a team."""
     config.setdefault("base_image", settings.JAZZMINE_BASE_IMAGE)
+    bash = _bash_limits_check({f: config.pop(f) for f in BASH_LIMIT_FIELDS if f in config})
     checked = sandbox_config_check(name=name, **config)
     if Sandbox.objects.filter(team=team, name=name).exists():
         raise ValidationError(f"Team {team.slug!r} already has a sandbox named {name!r}")
     values = {f: getattr(checked, f) for f in SANDBOX_CONFIG_FIELDS}
-    return Sandbox.objects.create(team=team, name=name, description=description, **values)
+    return Sandbox.objects.create(team=team, name=name, description=description, **values, **bash)
+
+
+def _bash_limits_check(values: dict[str, Any]) -> dict[str, Any]:
+    """Refuse bash limits that are not positive."""
+    for key, value in values.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            raise ValidationError(f"{key} must be a positive number, not {value!r}")
+    return values
 
 
 def sandbox_update(*, sandbox: Sandbox, **changes: Any) -> bool:
     """Change a sandbox's fields; tell whether anything changed."""
-    allowed = {"name", "description", *SANDBOX_CONFIG_FIELDS}
+    allowed = {"name", "description", *SANDBOX_CONFIG_FIELDS, *BASH_LIMIT_FIELDS}
     unknown = set(changes) - allowed
     if unknown:
         raise TypeError(f"sandbox_update got unknown fields {sorted(unknown)}")
+    _bash_limits_check({k: v for k, v in changes.items() if k in BASH_LIMIT_FIELDS})
     changed = {k: v for k, v in changes.items() if getattr(sandbox, k) != v}
     if not changed:
         return False
@@ -192,9 +331,17 @@ def _version_create(*, tool: Tool, author: AbstractBaseUser | None, note: str) -
         source=tool.source,
         dependencies=list(tool.dependencies),
         checksum=tool.checksum,
+        tool_json=_tool_json_of(tool),
         author=author,
         note=note[:300],
     )
+
+
+def _tool_json_of(tool: Tool) -> dict[str, Any]:
+    script_tool = script_tool_from_row(tool)
+    if script_tool is None:
+        return {}
+    return {"runtime": script_tool.runtime, "tool.json": script_tool.to_json_dict()}
 
 
 def tool_create(
@@ -319,6 +466,23 @@ def tool_rollback(
     """Put a tool's code and dependencies back to an earlier version (as a new version)."""
     if version.tool_id != tool.pk:
         raise ValidationError(f"Version {version.pk} is not a version of tool {tool.name!r}")
+    if tool.kind == ToolKind.SCRIPT and version.tool_json:
+        try:
+            old = ScriptTool.from_json_dict(
+                version.tool_json.get("tool.json"),
+                source=version.source,
+                runtime=version.tool_json.get("runtime", "python3"),
+            )
+        except ScriptToolError as exc:
+            raise ValidationError(str(exc)) from exc
+        _, change = script_tool_save(
+            sandbox=tool.sandbox,
+            tool=old,
+            existing=tool,
+            author=author,
+            note=f"Rolled back to v{version.number}",
+        )
+        return change
     return tool_update(
         tool=tool,
         author=author,

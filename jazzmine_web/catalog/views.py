@@ -52,20 +52,22 @@ def catalog(request: HttpRequest) -> HttpResponse:
 def tool_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """Show a tool: interface, exact XML, source, versions and the images holding it."""
     tool = get_object_or_404(selectors.tools_for_user(request.user), pk=pk)
-    registry = services.registry_for_sandbox(tool.sandbox)
+    # Unpublished tools have a page too: their XML is what the LLM will read once published.
+    registry = services.registry_for_sandbox(tool.sandbox, include_unpublished=True)
     registered = registry.get_tool(tool.sandbox.name, tool.name)
     versions = list(selectors.tool_versions(tool))
-    return render(
-        request,
-        "catalog/tool_detail.html",
-        {
-            "tool": tool,
-            "registered": registered,
-            "xml": registered.tool.build_prompt(),
-            "versions": versions,
-            "image_sandboxes": selectors.tool_image_sandboxes(tool),
-        },
-    )
+    context = {
+        "tool": tool,
+        "registered": registered,
+        "xml": registered.tool.build_prompt(),
+        "versions": versions,
+        "image_sandboxes": selectors.tool_image_sandboxes(tool),
+    }
+    if tool.is_script:
+        from ..scripttools.views import panel_context
+
+        context.update(panel_context(tool))
+    return render(request, "catalog/tool_detail.html", context)
 
 
 @require_GET
@@ -120,6 +122,8 @@ def tool_create(request: HttpRequest, pk: int) -> HttpResponse:
 def tool_edit(request: HttpRequest, pk: int) -> HttpResponse:
     """Edit a tool; a change of code or dependencies makes a new version."""
     tool = get_object_or_404(selectors.tools_for_user(request.user), pk=pk)
+    if tool.is_script:
+        return redirect("scripttools:edit", pk=tool.pk)
     initial = {
         f: getattr(tool, f)
         for f in (
@@ -168,12 +172,16 @@ def tool_delete(request: HttpRequest, pk: int) -> HttpResponse:
 def _sandbox_context(request: HttpRequest, sandbox: Sandbox) -> dict:
     rows = {t.name: t for t in sandbox.tools.all()}
     registry = services.registry_for_sandbox(sandbox, tools=rows.values())
+    # Unpublished script tools are listed, and their secrets can be set before their trial.
+    everything = services.registry_for_sandbox(
+        sandbox, tools=rows.values(), include_unpublished=True
+    )
     return {
         "sandbox": sandbox,
-        "tools": [(t, rows[t.name]) for t in registry.tools(sandbox.name)],
+        "tools": [(t, rows[t.name]) for t in everything.tools(sandbox.name)],
         "checksum": registry.sandbox_checksum(sandbox.name),
         "dependencies": registry.aggregate_dependencies(sandbox.name),
-        "secret_statuses": selectors.sandbox_secret_statuses(sandbox, registry=registry),
+        "secret_statuses": selectors.sandbox_secret_statuses(sandbox, registry=everything),
         "image": selectors.sandbox_image_status(sandbox, registry=registry),
         "prompt": registry.build_tools_prompt(sandbox.name),
     }
@@ -215,7 +223,8 @@ def sandbox_secret(request: HttpRequest, pk: int) -> HttpResponse:
     error = None
     if form.is_valid():
         name = form.cleaned_data["name"]
-        needed = {s.name for s in selectors.sandbox_secret_statuses(sandbox)}
+        everything = services.registry_for_sandbox(sandbox, include_unpublished=True)
+        needed = {s.name for s in selectors.sandbox_secret_statuses(sandbox, registry=everything)}
         if name not in needed:
             error = f"{name!r} is not a secret of this sandbox"
         elif form.cleaned_data["clear"]:
@@ -264,7 +273,7 @@ def _sandbox_initial(sandbox: Sandbox | None = None) -> dict:
 
     if sandbox is None:
         return {"base_image": settings.JAZZMINE_BASE_IMAGE}
-    keys = ("name", "description", *services.SANDBOX_CONFIG_FIELDS)
+    keys = ("name", "description", *services.SANDBOX_CONFIG_FIELDS, *services.BASH_LIMIT_FIELDS)
     return {k: getattr(sandbox, k) for k in keys}
 
 

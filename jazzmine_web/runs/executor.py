@@ -13,6 +13,9 @@ import asyncio
 import atexit
 import concurrent.futures
 import contextlib
+import dataclasses
+import itertools
+import json
 import logging
 import tempfile
 import threading
@@ -25,16 +28,26 @@ from django.conf import settings
 from django.db import close_old_connections, connection
 from django.utils import timezone
 
+from jazzmine.bash import BashCall, BashLimits, BashResult, ToolSpec, specs_for_sandbox
 from jazzmine.sandbox import Outcome, RunLimits, RunRequest, SandboxBuilder
 from jazzmine.sandbox.docker_runner import DockerRunner, remove_labelled
 from jazzmine.sandbox.pool import WarmPool
 
 from ..catalog.selectors import sandbox_secret_values
-from ..catalog.services import registry_for_sandbox
+from ..catalog.services import registry_for_sandbox, script_tool_from_row
 from . import services
 from .models import Run, RunStatus
 
 logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class BashPlan:
+    """What a bash run needs besides the sandbox image: builtins, interpreter limits, env."""
+
+    specs: list[ToolSpec]
+    limits: BashLimits
+    environment: dict[str, str]
 
 
 @dataclass(frozen=True)
@@ -47,6 +60,7 @@ class Prepared:
     runtime_dir: Path | None
     limits: RunLimits
     request: RunRequest
+    bash: BashPlan | None = None
 
 
 class RunExecutor:
@@ -143,6 +157,15 @@ class RunExecutor:
             outcome = Outcome.ENGINE_UNAVAILABLE if _is_engine_error(exc) else Outcome.BUILD_FAILED
             await self._in_db(services.run_fail, run_id=run_id, outcome=outcome, message=str(exc))
             return RunStatus.FAILED
+        try:
+            if prepared.bash is not None:
+                return await self._execute_bash(prepared)
+            return await self._execute_python(prepared)
+        finally:
+            await self._in_db(_revoke_keychain, run_id=run_id)
+
+    async def _execute_python(self, prepared: Prepared) -> str:
+        run_id = prepared.run_id
         warm = None
         if prepared.backend == "docker" and self.pool_size > 0:
             pool = self._pool(prepared.image, prepared.limits)
@@ -184,6 +207,55 @@ class RunExecutor:
                 message="the sandbox ended without reporting how",
             )
             status = RunStatus.FAILED
+        return status
+
+    async def _execute_bash(self, prepared: Prepared) -> str:
+        """Run a bash script in bashkit inside the sandbox; each builtin call is an event."""
+        from jazzmine.bash.sandbox import run_bash_in_sandbox
+
+        run_id = prepared.run_id
+        assert prepared.bash is not None
+        await self._in_db(
+            services.run_set_status,
+            run_id=run_id,
+            status=RunStatus.RUNNING,
+            backend="docker",
+            image=prepared.image,
+            warm=False,
+        )
+        seq = itertools.count(1)
+        dispatched = time.monotonic()
+        writes: list[asyncio.Future[Any]] = []
+
+        def submit(fn: Any, **kwargs: Any) -> None:
+            # Submitted in order to the single DB thread, so events are stored in order.
+            writes.append(
+                self._loop.run_in_executor(self._db, lambda: _with_connection(fn, **kwargs))
+            )
+
+        def record(kind: str, data: Any) -> None:
+            event = {"seq": next(seq), "type": kind, "data": data, "ts": time.time()}
+            submit(services.run_record_event, run_id=run_id, event=event)
+
+        def on_call(call: BashCall) -> None:
+            if not writes:
+                ms = round((time.monotonic() - dispatched) * 1000, 2)
+                submit(_set_first_event, run_id=run_id, ms=ms)
+            record("intermediate", bash_call_event(call))
+
+        result = await run_bash_in_sandbox(
+            prepared.request.script,
+            sandbox_image=prepared.image,
+            specs=prepared.bash.specs,
+            limits=prepared.limits,
+            bash_limits=prepared.bash.limits,
+            secrets=prepared.bash.environment,
+            on_call=on_call,
+        )
+        for kind, data in bash_final_events(result):
+            record(kind, data)
+        await asyncio.gather(*writes)
+        status, _outcome = await self._in_db(_status_of, run_id=run_id)
         return status
 
     def _docker_runner(self) -> DockerRunner:
@@ -239,6 +311,8 @@ def _limits_for(sandbox: Any) -> RunLimits:
 def _prepare(*, run_id: Any, known_images: set[str]) -> Prepared:
     """Read a run, make sure its sandbox image exists, and build its request."""
     run = Run.objects.select_related("sandbox").get(pk=run_id)
+    if run.language == "bash":
+        return _prepare_bash(run, known_images)
     sandbox = run.sandbox
     registry = registry_for_sandbox(sandbox)
     declared = registry.aggregate_secrets(sandbox.name)
@@ -248,6 +322,9 @@ def _prepare(*, run_id: Any, known_images: set[str]) -> Prepared:
         secret_store=sandbox_secret_values(sandbox, names=declared),
         body_offset=run.body_offset,
     )
+    keychain = _keychain_env(run, sandbox.timeout_seconds)
+    if keychain:
+        request = dataclasses.replace(request, secrets={**request.secrets, **keychain})
     builder = SandboxBuilder(registry)
     limits = _limits_for(sandbox)
     if sandbox.backend == "bwrap":
@@ -274,6 +351,108 @@ def _existing_image(*, sandbox_id: int) -> tuple[str, RunLimits] | None:
     builder = SandboxBuilder(registry_for_sandbox(sandbox))
     tag = builder.image_tag(sandbox.name)
     return (tag, _limits_for(sandbox)) if builder.image_exists(tag) else None
+
+
+def bash_call_event(call: BashCall) -> dict[str, Any]:
+    """Return the timeline event of one builtin call: name, args, exit status and time."""
+    status = "ok" if call.exit_status == 0 else f"exit {call.exit_status}"
+    return {
+        "label": f"$ {call.name} ({status}, {call.duration_ms:g} ms)",
+        "data": {
+            "name": call.name,
+            "args": call.args,
+            "exit_status": call.exit_status,
+            "duration_ms": call.duration_ms,
+            "started_ms": call.started_ms,
+            "stdin": call.stdin,
+            **({"error": call.error} if call.error else {}),
+        },
+        "bash_call": call.seq,
+    }
+
+
+def bash_final_events(result: BashResult) -> list[tuple[str, Any]]:
+    """Return the result (and error) and exit events that end a bash run."""
+    from jazzmine.bash.sandbox import TIMEOUT_EXIT
+
+    text = result.stdout.strip()
+    try:
+        parsed: Any = json.loads(text) if text else None
+    except ValueError:
+        parsed = None
+    data: dict[str, Any] = {
+        "stdout": result.stdout,
+        "stderr": result.stderr,
+        "exit_code": result.exit_code,
+        "duration_ms": result.duration_ms,
+        "calls": len(result.calls),
+        **({"json": parsed} if parsed is not None else {}),
+    }
+    events: list[tuple[str, Any]] = [("result", data)]
+    if result.exit_code == 0 and not result.error:
+        outcome, message = Outcome.RESULT, f"exit 0 after {len(result.calls)} tool call(s)"
+    else:
+        said = (result.error or result.stderr).lower()
+        timed_out = result.exit_code == TIMEOUT_EXIT or "timed out" in said or "timeout" in said
+        outcome = Outcome.TIMEOUT if timed_out else Outcome.SCRIPT_ERROR
+        detail = (result.stderr.strip() or result.error or "")[-4000:]
+        message = f"bash exited with {result.exit_code}" + (f": {detail}" if detail else "")
+        events.append(("error", {"kind": outcome.value, "message": message}))
+    exit_data = {
+        "outcome": outcome.value,
+        "message": message,
+        "backend": "docker",
+        "duration_ms": result.duration_ms,
+    }
+    events.append(("exit", exit_data))
+    return events
+
+
+def _revoke_keychain(*, run_id: Any) -> None:
+    from ..scripttools.services import keychain_tokens_revoke
+
+    keychain_tokens_revoke(run_id=run_id)
+
+
+def _keychain_env(run: Run, lifetime: float) -> dict[str, str]:
+    """Return the keychain URL and token of a run in a network-enabled sandbox (else empty)."""
+    from ..scripttools.services import keychain_environment
+
+    declared = sorted({s for t in run.sandbox.tools.filter(published=True) for s in t.secrets})
+    return keychain_environment(sandbox=run.sandbox, allowed=declared, lifetime=lifetime, run=run)
+
+
+def bash_limits_for(sandbox: Any) -> BashLimits:
+    """Return the bash interpreter limits of a sandbox."""
+    return BashLimits(
+        max_commands=sandbox.bash_max_commands,
+        max_loop_iterations=sandbox.bash_max_loop_iterations,
+        timeout_seconds=sandbox.bash_timeout_seconds,
+    )
+
+
+def _prepare_bash(run: Run, known_images: set[str]) -> Prepared:
+    """Make sure the sandbox image exists and collect the builtins of a bash run."""
+    sandbox = run.sandbox
+    if sandbox.backend != "docker":
+        raise ValueError("bash scripts run in Docker sandboxes only (this one uses bubblewrap)")
+    rows = list(sandbox.tools.all())
+    registry = registry_for_sandbox(sandbox, tools=rows)
+    script_tools = [t for t in map(script_tool_from_row, rows) if t is not None]
+    specs = specs_for_sandbox(registry, sandbox.name, script_tools=script_tools)
+    bash_limits = bash_limits_for(sandbox)
+    declared = registry.aggregate_secrets(sandbox.name)
+    environment = sandbox_secret_values(sandbox, names=declared)
+    environment.update(_keychain_env(run, bash_limits.timeout_seconds))
+    builder = SandboxBuilder(registry)
+    tag = builder.image_tag(sandbox.name)
+    if tag not in known_images:
+        services.run_set_status(run_id=run.pk, status=RunStatus.PREPARING, message="building image")
+        tag = builder.ensure_image(sandbox.name).tag
+        known_images.add(tag)
+    request = RunRequest(script=run.script, body_offset=0)
+    plan = BashPlan(specs=specs, limits=bash_limits, environment=environment)
+    return Prepared(run.pk, "docker", tag, None, _limits_for(sandbox), request, bash=plan)
 
 
 def _set_first_event(*, run_id: Any, ms: float) -> None:

@@ -7,6 +7,7 @@ import logging
 import re
 from typing import Any, TypedDict
 
+from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 from django.db.models import F
@@ -79,10 +80,18 @@ def run_create(
     language: str = Language.PYTHON,
     start: bool = True,
 ) -> Run:
-    """Validate a script body and queue its run; refuse it with its violations."""
-    if language != Language.PYTHON:
-        raise RunRefused([f"Scripts in {language!r} cannot run in this sandbox yet"])
-    script, violations = script_assemble(sandbox=sandbox, body=body)
+    """Validate a script body and queue its run; refuse it with its violations.
+
+    Python bodies are assembled with the sandbox's preamble and validated; bash bodies run
+    as they are, in bashkit inside the sandbox, after a light check (`bash_check`).
+    """
+    if language == Language.BASH:
+        violations = bash_check(body=body)
+        script = body
+    elif language == Language.PYTHON:
+        script, violations = script_assemble(sandbox=sandbox, body=body)
+    else:
+        raise RunRefused([f"Scripts in {language!r} cannot run in a sandbox"])
     if violations:
         raise RunRefused(violations)
     run = Run.objects.create(
@@ -100,6 +109,36 @@ def run_create(
     if start:
         run_start(run=run)
     return run
+
+
+def bash_check(*, body: str) -> list[str]:
+    """Return the problems of a bash body that make it unfit to run (a light check).
+
+    bashkit is the real wall (logic-only shell, limits on commands, loops and time); this only
+    refuses what can never be a script: nothing, too much, or binary.
+    """
+    limit = settings.JAZZMINE_MAX_BASH_CHARS
+    if not isinstance(body, str) or not body.strip():
+        return ["Line 1: the bash script is empty"]
+    if len(body) > limit:
+        return [f"Line 1: the bash script is {len(body)} characters long (limit {limit})"]
+    if "\x00" in body:
+        line = body[: body.index("\x00")].count("\n") + 1
+        return [f"Line {line}: the bash script holds a NUL character"]
+    return []
+
+
+def run_tools_called(
+    *, sandbox: Sandbox, body: str, language: str = Language.PYTHON
+) -> list[dict[str, Any]]:
+    """Return the published tools a body calls: name, kind, always_allow and secrets.
+
+    The review policy reads this: a script calling any tool without `always_allow` (a
+    script tool's tool.json flag, or the Python tool's) needs a human decision.
+    """
+    from ..scripttools.selectors import tools_called
+
+    return tools_called(body=body, tools=list(sandbox.tools.all()), language=language)
 
 
 def run_start(*, run: Run) -> None:

@@ -1,0 +1,341 @@
+"""Writes of script tools: save and import them, trial-run them, publish them, keychain tokens."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import hashlib
+import logging
+import secrets as token_secrets
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
+from django.db import close_old_connections, connection, transaction
+from django.utils import timezone
+
+from jazzmine.scripttools import ScriptTool, TrialResult, TrialStatus, export_zip, trial_run
+from jazzmine.scripttools.trial import START_GRACE_SECONDS
+
+from ..catalog.models import Sandbox, Tool, ToolKind
+from ..catalog.selectors import sandbox_secret_values
+from ..catalog.services import (
+    registry_for_sandbox,
+    script_tool_from_row,
+    script_tool_save,
+    tool_publish,
+)
+from ..runs.models import Run, RunStatus
+from .models import KeychainToken, TrialRun, TrialState
+
+logger = logging.getLogger(__name__)
+
+# Environment names a sandbox sees when it may reach the keychain endpoint.
+KEYCHAIN_URL_ENV = "JAZZMINE_KEYCHAIN_URL"
+KEYCHAIN_TOKEN_ENV = "JAZZMINE_KEYCHAIN_TOKEN"
+# A token outlives its run by at most this much, even if the run is never marked finished.
+KEYCHAIN_GRACE_SECONDS = 60.0
+
+
+class PublishRefused(ValidationError):
+    """A script tool that may not be offered to LLMs yet."""
+
+
+# Saving and importing
+
+
+@dataclass
+class ScriptImportReport:
+    """What an import of script tools did, tool by tool."""
+
+    created: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)  # new code: a new version, unpublished
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        """Return one line saying what happened."""
+        parts = [
+            f"{label}: {', '.join(names)}"
+            for label, names in (
+                ("created", self.created),
+                ("changed (new version, needs a trial run)", self.changed),
+                ("updated", self.updated),
+                ("unchanged", self.unchanged),
+            )
+            if names
+        ]
+        return "; ".join(parts) or "nothing to import"
+
+
+def script_tools_import(
+    *,
+    sandbox: Sandbox,
+    tools: Iterable[ScriptTool],
+    author: AbstractBaseUser | None,
+    origin: str = "upload",
+) -> ScriptImportReport:
+    """Create or update script tools in a sandbox from loaded layouts; all or nothing."""
+    report = ScriptImportReport()
+    problems: list[str] = []
+    with transaction.atomic():
+        for tool in tools:
+            existing = Tool.objects.filter(sandbox=sandbox, name=tool.name).first()
+            if existing is not None and existing.kind != ToolKind.SCRIPT:
+                problems.append(f"{tool.name}: the sandbox has a Python tool of that name")
+                continue
+            try:
+                _, change = script_tool_save(
+                    sandbox=sandbox,
+                    tool=tool,
+                    existing=existing,
+                    author=author,
+                    note=f"Imported from {origin}",
+                )
+            except ValidationError as exc:
+                problems.append(f"{tool.name}: {'; '.join(exc.messages)}")
+                continue
+            if existing is None:
+                report.created.append(tool.name)
+            elif change.new_version is not None:
+                report.changed.append(tool.name)
+            elif change.changed:
+                report.updated.append(tool.name)
+            else:
+                report.unchanged.append(tool.name)
+        if problems:
+            transaction.set_rollback(True)
+    if problems:
+        raise ValidationError(problems)
+    return report
+
+
+def script_tools_export(*, sandbox: Sandbox) -> bytes:
+    """Return a zip of the sandbox's script tools as `<tool_name>/{tool.json, script}`."""
+    rows = sandbox.tools.filter(kind=ToolKind.SCRIPT).order_by("name")
+    return export_zip(t for t in map(script_tool_from_row, rows) if t is not None)
+
+
+# The publish gate
+
+
+def script_tool_publish(*, tool: Tool, published: bool = True) -> Tool:
+    """Publish a script tool whose current code passed a trial run (or withdraw it)."""
+    if published and tool.kind == ToolKind.SCRIPT:
+        passed = TrialRun.objects.filter(tool=tool, checksum=tool.checksum, passed=True).exists()
+        if not passed:
+            raise PublishRefused(
+                f"{tool.name} cannot be published: no trial run of its current code "
+                f"(checksum {tool.checksum}) has passed yet"
+            )
+    return tool_publish(tool=tool, published=published)
+
+
+# Trial runs
+
+
+def _check_args(args: Any) -> dict[str, Any]:
+    if not isinstance(args, dict):
+        raise ValidationError("Trial arguments must be a JSON object")
+    return args
+
+
+def trial_start(
+    *,
+    tool: Tool,
+    user: AbstractBaseUser | None,
+    args: dict[str, Any] | None = None,
+    background: bool = True,
+) -> TrialRun:
+    """Queue a trial run of a script tool and run it in a worker thread, never here."""
+    script_tool = script_tool_from_row(tool)
+    if script_tool is None:
+        raise ValidationError(f"{tool.name} is not a script tool")
+    call_args = script_tool.sample_args() if args is None else _check_args(args)
+    trial = TrialRun.objects.create(
+        tool=tool,
+        checksum=tool.checksum,
+        args=call_args,
+        created_by=user if user is not None and user.is_authenticated else None,
+    )
+    if background:
+        # After commit: the worker's own connection must see the row.
+        transaction.on_commit(
+            lambda: threading.Thread(
+                target=_trial_thread_main,
+                kwargs={"trial_id": trial.pk},
+                name=f"trial-{trial.pk}",
+                daemon=True,
+            ).start()
+        )
+    return trial
+
+
+def _trial_thread_main(*, trial_id: Any) -> None:
+    close_old_connections()
+    try:
+        trial_execute(trial_id=trial_id)
+    finally:
+        connection.close()
+
+
+def _trial_image(tool: Tool, script_tool: ScriptTool) -> str:
+    """Return the image a trial runs in: the base image, or one with the tool's dependencies."""
+    sandbox = tool.sandbox
+    if not script_tool.dependencies:
+        return sandbox.base_image
+    from jazzmine.sandbox import SandboxBuilder
+
+    # The sandbox's own image, with this (maybe unpublished) tool's dependencies in it.
+    rows = [t for t in sandbox.tools.all() if t.published or t.pk == tool.pk]
+    registry = registry_for_sandbox(sandbox, tools=rows, include_unpublished=True)
+    return SandboxBuilder(registry).ensure_image(sandbox.name).tag
+
+
+def trial_execute(*, trial_id: Any) -> TrialRun:
+    """Run a queued trial now, in this thread, and store its result; never raises on failure."""
+    trial = TrialRun.objects.select_related("tool", "tool__sandbox").get(pk=trial_id)
+    TrialRun.objects.filter(pk=trial_id).update(state=TrialState.RUNNING)
+    tool = trial.tool
+    sandbox = tool.sandbox
+    script_tool = script_tool_from_row(tool)
+    try:
+        if script_tool is None:
+            raise ValueError(f"{tool.name} is no longer a script tool")
+        from jazzmine.sandbox import RunLimits
+
+        image = _trial_image(tool, script_tool)
+        limits = RunLimits.from_sandbox(sandbox.to_config())
+        environment = sandbox_secret_values(sandbox, names=list(script_tool.secrets))
+        environment.update(
+            keychain_environment(
+                sandbox=sandbox,
+                allowed=list(script_tool.secrets),
+                trial=trial,
+                lifetime=script_tool.timeout + START_GRACE_SECONDS,
+            )
+        )
+        result = asyncio.run(
+            trial_run(
+                script_tool, dict(trial.args), image=image, limits=limits, environment=environment
+            )
+        )
+    except Exception as exc:  # the trial thread must record every failure
+        logger.warning("trial %s failed to run: %s", trial_id, exc)
+        result = TrialResult(
+            TrialStatus.SANDBOX_ERROR, f"the trial could not run: {exc}", None, "", "", 0.0,
+            dict(trial.args),
+        )  # fmt: skip
+        image = ""
+    TrialRun.objects.filter(pk=trial_id).update(
+        state=TrialState.DONE,
+        status=result.status.value,
+        passed=result.passed,
+        message=result.message,
+        exit_code=result.exit_code,
+        stdout=result.stdout,
+        stderr=result.stderr,
+        data=result.data,
+        duration_ms=result.duration_ms,
+        image=image,
+        finished_at=timezone.now(),
+    )
+    KeychainToken.objects.filter(trial_id=trial_id).delete()
+    trial.refresh_from_db()
+    return trial
+
+
+# The keychain
+
+
+def _digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def keychain_token_issue(
+    *,
+    sandbox: Sandbox,
+    allowed: Iterable[str],
+    lifetime: float,
+    run: Run | None = None,
+    trial: TrialRun | None = None,
+) -> str:
+    """Return a new bearer token for one run or trial; only its hash is stored."""
+    token = token_secrets.token_urlsafe(32)
+    KeychainToken.objects.create(
+        token_sha256=_digest(token),
+        sandbox=sandbox,
+        run=run,
+        trial=trial,
+        allowed=sorted(set(allowed)),
+        expires_at=timezone.now() + datetime.timedelta(seconds=lifetime + KEYCHAIN_GRACE_SECONDS),
+    )
+    return token
+
+
+def keychain_environment(
+    *,
+    sandbox: Sandbox,
+    allowed: list[str],
+    lifetime: float,
+    run: Run | None = None,
+    trial: TrialRun | None = None,
+) -> dict[str, str]:
+    """Return the env that lets a network-enabled sandbox reach /v1/key; empty otherwise.
+
+    Without network a sandbox cannot reach the server, and it already has its declared
+    secrets as env; a token it cannot use would only be one more thing to leak.
+    """
+    url = settings.JAZZMINE_KEYCHAIN_URL
+    if not (sandbox.network and url and allowed):
+        return {}
+    token = keychain_token_issue(
+        sandbox=sandbox, allowed=allowed, lifetime=lifetime, run=run, trial=trial
+    )
+    return {KEYCHAIN_URL_ENV: url.rstrip("/") + "/v1/key", KEYCHAIN_TOKEN_ENV: token}
+
+
+def keychain_tokens_revoke(*, run_id: Any) -> int:
+    """Forget the keychain tokens of a run that has ended."""
+    deleted, _ = KeychainToken.objects.filter(run_id=run_id).delete()
+    return deleted
+
+
+@dataclass(frozen=True)
+class KeychainAnswer:
+    """What /v1/key answers: an HTTP status and a JSON body."""
+
+    status: int
+    body: dict[str, str]
+
+
+def keychain_lookup(*, token: str, key: str) -> KeychainAnswer:
+    """Answer a sandbox's request for one secret, as the spec's keychain endpoint does."""
+    row = (
+        KeychainToken.objects.select_related("run", "trial", "sandbox")
+        .filter(token_sha256=_digest(token))
+        .first()
+        if token
+        else None
+    )
+    if row is None:
+        return KeychainAnswer(403, {"error": "unknown token"})
+    ended = (
+        row.expires_at <= timezone.now()
+        or (row.run is not None and row.run.status in RunStatus.finished())
+        or (row.trial is not None and row.trial.state == TrialState.DONE)
+    )
+    if ended:
+        return KeychainAnswer(403, {"error": "the run of this token has ended"})
+    # 404 for a key the tools do not declare, as for one that has no value: the sandbox
+    # learns nothing about secrets that are not its own.
+    if key not in row.allowed:
+        return KeychainAnswer(404, {"error": f"key {key} not found"})
+    value = sandbox_secret_values(row.sandbox, names=[key]).get(key, "")
+    if not value:
+        return KeychainAnswer(404, {"error": f"key {key} not found"})
+    return KeychainAnswer(200, {"value": value})
