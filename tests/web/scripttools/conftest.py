@@ -1,0 +1,67 @@
+"""Fixtures of the script-tool web tests: a team sandbox, script tools, the engine, a worker."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from jazzmine.scripttools import ScriptTool, load_tool_dir
+from jazzmine_web.catalog.services import sandbox_create, script_tool_save
+from jazzmine_web.scripttools.services import trial_execute, trial_start
+from tests.scripttools.conftest import PRICES, RSI, base_image, docker_client
+from tests.web.catalog.conftest import member, outsider, team  # noqa: F401
+from tests.web.runs.conftest import worker, ws_headers  # noqa: F401
+
+__all__ = ["PRICES", "RSI", "base_image", "docker_client", "ws_headers"]
+
+
+def rsi_tool(**changes: Any) -> ScriptTool:
+    """Return the good calculate_rsi script tool, with some fields changed."""
+    tool = load_tool_dir(RSI)
+    for key, value in changes.items():
+        setattr(tool, key, value)
+    return tool
+
+
+def make_tool(name: str, source: str, **fields: Any) -> ScriptTool:
+    """Return a small script tool with the given script."""
+    fields.setdefault(
+        "description",
+        f"Answer {name} questions for tests. Use when a test needs the {name} script.",
+    )
+    return ScriptTool(name=name, source=source, **fields)
+
+
+def zip_of(files: dict[str, str]) -> bytes:
+    """Return a zip holding the given files by path."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, text in files.items():
+            archive.writestr(name, text)
+    return buffer.getvalue()
+
+
+def tool_json(path: Path) -> dict[str, Any]:
+    return json.loads((path / "tool.json").read_text())
+
+
+@pytest.fixture
+def sandbox(team):  # noqa: F811
+    return sandbox_create(team=team, name="quant")
+
+
+@pytest.fixture
+def rsi_row(sandbox, member):  # noqa: F811
+    row, _ = script_tool_save(sandbox=sandbox, tool=rsi_tool(), author=member)
+    return row
+
+
+def run_trial(row, args: dict[str, Any] | None = None, user=None):
+    """Run a trial of a row in this thread (the web layer starts the same in a worker)."""
+    trial = trial_start(tool=row, user=user, args=args, background=False)
+    return trial_execute(trial_id=trial.pk)
