@@ -217,22 +217,16 @@ def _line(payload: dict[str, Any]) -> bytes:
     return (json.dumps(payload, default=str) + "\n").encode()
 
 
-async def _event_lines(
-    user: Any, submission_id: Any, *, after: int, head: dict[str, Any]
-) -> AsyncIterator[bytes]:
+async def _event_lines(user: Any, submission_id: Any, *, after: int) -> AsyncIterator[bytes]:
     sent = after
     last_head: dict[str, Any] | None = None
     last_run: tuple[str, int] | None = None
     last_write = time.monotonic()
     deadline = time.monotonic() + float(setting("JAZZMINE_REVIEW_MAX_STREAM_SECONDS"))
-    snapshot: Any = (head, None, [])
-    first = True
     while True:
-        if not first:
-            snapshot = await sync_to_async(_stream_snapshot)(user, submission_id, sent)
-            if snapshot is None:
-                return
-        first = False
+        snapshot = await sync_to_async(_stream_snapshot)(user, submission_id, sent)
+        if snapshot is None:
+            return
         head, state, events = snapshot
         if head != last_head:
             last_head = head
@@ -271,9 +265,8 @@ async def submission_events(request: HttpRequest, submission_id: Any) -> HttpRes
     snapshot = await sync_to_async(_stream_snapshot)(request.user, submission_id, 0)
     if snapshot is None:
         return _not_found(submission_id)
-    head = snapshot[0]
     response = StreamingHttpResponse(
-        _event_lines(request.user, submission_id, after=int(after), head=head),
+        _event_lines(request.user, submission_id, after=int(after)),
         content_type="application/x-ndjson",
     )
     response["Cache-Control"] = "no-cache"

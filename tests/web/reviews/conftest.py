@@ -10,7 +10,13 @@ from jazzmine_web.reviews.background import worker_stop
 from jazzmine_web.reviews.models import ReviewPolicy, SandboxReviewSettings
 from jazzmine_web.teams.models import Role
 from jazzmine_web.teams.services import api_token_create, membership_set
-from tests.web.catalog.conftest import ecommerce, member, outsider, team  # noqa: F401
+from tests.web.catalog.conftest import (  # noqa: F401
+    ecommerce,
+    empty_sandbox,
+    member,
+    outsider,
+    team,
+)
 from tests.web.runs.conftest import worker, ws_headers  # noqa: F401
 
 BODY = """\

@@ -29,7 +29,9 @@ def test_a_submission_expires_after_the_sandboxs_review_timeout(api, ecommerce) 
     set_policy(ecommerce, timeout=90)
     state = submit(api, ecommerce).json()
     submission = Submission.objects.get(pk=state["id"])
-    assert (submission.expires_at - submission.created_at).total_seconds() == pytest.approx(90, abs=1)
+    assert (submission.expires_at - submission.created_at).total_seconds() == pytest.approx(
+        90, abs=1
+    )
 
 
 def test_reading_an_overdue_submission_expires_it_and_tells_the_agent(api, ecommerce) -> None:

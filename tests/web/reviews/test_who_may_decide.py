@@ -51,7 +51,9 @@ def test_a_reviewer_cannot_approve_what_their_own_token_submitted(
 def test_a_reviewer_may_still_reject_their_own_agents_script(reviewer, ecommerce) -> None:
     own = Client(HTTP_AUTHORIZATION=f"Bearer {api_token_create(user=reviewer, name='mine').raw}")
     submission = Submission.objects.get(pk=submit(own, ecommerce).json()["id"])
-    assert submission_reject(submission=submission, user=reviewer, feedback="no").status == "rejected"
+    assert (
+        submission_reject(submission=submission, user=reviewer, feedback="no").status == "rejected"
+    )
 
 
 def test_the_agent_token_has_no_way_to_approve(api, pending) -> None:

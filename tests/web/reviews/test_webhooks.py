@@ -1,0 +1,180 @@
+from __future__ import annotations
+
+import itertools
+import json
+import time
+
+import pytest
+
+from jazzmine.agent_client import verify_signature
+from jazzmine_web.reviews.models import Submission, WebhookDelivery
+from jazzmine_web.reviews.services import submission_reject, submissions_expire_overdue
+
+from .conftest import submit
+from .receiver import Receiver
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def fast_retries(settings):
+    settings.JAZZMINE_WEBHOOK_BACKOFF_SECONDS = 0.05
+    settings.JAZZMINE_WEBHOOK_MAX_ATTEMPTS = 4
+
+
+@pytest.fixture
+def receiver():
+    r = Receiver()
+    yield r
+    r.close()
+
+
+def set_webhook(api, url: str) -> str:
+    response = api.put("/api/v1/webhook/", {"url": url}, content_type="application/json")
+    assert response.status_code == 200
+    secret = response.json()["secret"]
+    assert secret.startswith("whsec_")
+    return secret
+
+
+def delivery_settled(delivery_id: int, timeout: float = 15.0) -> WebhookDelivery:
+    deadline = time.monotonic() + timeout
+    while True:
+        delivery = WebhookDelivery.objects.get(pk=delivery_id)
+        if delivery.status != "pending":
+            return delivery
+        assert time.monotonic() < deadline, "the delivery never settled"
+        time.sleep(0.05)
+
+
+def test_a_decision_is_posted_signed_to_the_tokens_webhook(
+    api, ecommerce, reviewer, receiver, fast_retries
+) -> None:
+    secret = set_webhook(api, receiver.url)
+    state = submit(api, ecommerce).json()
+    submission_reject(
+        submission=Submission.objects.get(pk=state["id"]), user=reviewer, feedback="Use the week."
+    )
+    headers, body = receiver.wait_for(1)[0]
+    assert verify_signature(secret=secret, body=body, header=headers["X-Jazzmine-Signature"])
+    assert not verify_signature(
+        secret="whsec_wrong", body=body, header=headers["X-Jazzmine-Signature"]
+    )
+    assert not verify_signature(
+        secret=secret, body=body + b" ", header=headers["X-Jazzmine-Signature"]
+    )
+    payload = json.loads(body)
+    assert headers["X-Jazzmine-Event"] == "submission.decided" == payload["event"]
+    assert payload["submission"]["status"] == "rejected"
+    assert "Use the week." in payload["submission"]["previous_error"]
+
+
+def test_a_failing_receiver_is_retried_with_backoff_until_it_answers(
+    api, ecommerce, reviewer, fast_retries
+) -> None:
+    receiver = Receiver(statuses=[500, 503])
+    try:
+        secret = set_webhook(api, receiver.url)
+        state = submit(api, ecommerce).json()
+        submission_reject(
+            submission=Submission.objects.get(pk=state["id"]), user=reviewer, feedback="no"
+        )
+        delivery = delivery_settled(WebhookDelivery.objects.get().pk)
+        requests = receiver.wait_for(3)
+    finally:
+        receiver.close()
+    assert delivery.status == "delivered"
+    attempts = list(delivery.attempts.order_by("number"))
+    assert [a.status_code for a in attempts] == [500, 503, 200]
+    gaps = [(b.started_at - a.started_at).total_seconds() for a, b in itertools.pairwise(attempts)]
+    assert gaps[1] >= gaps[0] * 1.5 >= 0.05 * 1.5 * 0.9  # the wait doubles
+    # Every attempt carries the same body, signed afresh.
+    bodies = {body for _h, body in requests}
+    assert len(bodies) == 1
+    assert all(
+        verify_signature(secret=secret, body=b, header=h["X-Jazzmine-Signature"])
+        for h, b in requests
+    )
+    assert [h["X-Jazzmine-Attempt"] for h, _b in requests] == ["1", "2", "3"]
+
+
+def test_a_receiver_that_never_answers_is_given_up_after_the_last_attempt(
+    api, ecommerce, reviewer, fast_retries
+) -> None:
+    receiver = Receiver(statuses=[500] * 10)
+    try:
+        set_webhook(api, receiver.url)
+        state = submit(api, ecommerce).json()
+        submission_reject(
+            submission=Submission.objects.get(pk=state["id"]), user=reviewer, feedback="no"
+        )
+        delivery = delivery_settled(WebhookDelivery.objects.get().pk)
+    finally:
+        receiver.close()
+    assert delivery.status == "failed"
+    assert delivery.attempts.count() == 4
+
+
+def test_an_unreachable_receiver_records_the_connection_error(
+    api, ecommerce, reviewer, fast_retries, settings
+) -> None:
+    settings.JAZZMINE_WEBHOOK_MAX_ATTEMPTS = 2
+    receiver = Receiver()
+    url = receiver.url
+    receiver.close()  # nothing listens there any more
+    set_webhook(api, url)
+    state = submit(api, ecommerce).json()
+    submission_reject(
+        submission=Submission.objects.get(pk=state["id"]), user=reviewer, feedback="no"
+    )
+    delivery = delivery_settled(WebhookDelivery.objects.get().pk)
+    assert delivery.status == "failed"
+    assert all(a.status_code is None and "Connect" in a.error for a in delivery.attempts.all())
+
+
+def test_expiry_is_posted_to_the_webhook(api, ecommerce, receiver, fast_retries) -> None:
+    import datetime
+
+    from django.utils import timezone
+
+    set_webhook(api, receiver.url)
+    state = submit(api, ecommerce).json()
+    Submission.objects.filter(pk=state["id"]).update(
+        expires_at=timezone.now() - datetime.timedelta(seconds=1)
+    )
+    submissions_expire_overdue()
+    headers, body = receiver.wait_for(1)[0]
+    assert headers["X-Jazzmine-Event"] == "submission.expired"
+    assert json.loads(body)["submission"]["status"] == "expired"
+
+
+def test_delivery_attempts_are_visible_to_the_agent_and_on_the_page(
+    api, ecommerce, reviewer, member, fast_retries
+) -> None:
+    receiver = Receiver(statuses=[500])
+    try:
+        set_webhook(api, receiver.url)
+        state = submit(api, ecommerce).json()
+        submission_reject(
+            submission=Submission.objects.get(pk=state["id"]), user=reviewer, feedback="no"
+        )
+        delivery_settled(WebhookDelivery.objects.get().pk)
+    finally:
+        receiver.close()
+    listed = api.get("/api/v1/webhook/").json()
+    assert listed["url"] == receiver.url
+    assert [a["status_code"] for a in listed["deliveries"][0]["attempts"]] == [500, 200]
+    from django.test import Client
+
+    page = Client()
+    page.force_login(member)
+    html = page.get("/reviews/webhooks/").content.decode()
+    assert "HTTP 500" in html and "HTTP 200" in html and "Delivered" in html
+
+
+def test_a_webhook_url_must_be_http(api) -> None:
+    response = api.put(
+        "/api/v1/webhook/", {"url": "file:///etc/passwd"}, content_type="application/json"
+    )
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "invalid_field"
