@@ -85,6 +85,17 @@ class PlaygroundConsumer(AsyncJsonWebsocketConsumer):
         body = content.get("body", "")
         if not isinstance(body, str) or len(body) > MAX_BODY_CHARS:
             raise PlaygroundError(f"the script must be text of at most {MAX_BODY_CHARS} characters")
+        if content.get("language") == "bash":
+            check = services.bash_editor_check(body=body)
+            await self.send_json(
+                {
+                    "type": "validation",
+                    "version": _int(content.get("version")) or 0,
+                    "violations": check.violations,
+                    "html": check.html,
+                }
+            )
+            return
         names = self.tool_names.get(sandbox_id) if sandbox_id is not None else None
         if names is None:
             sandbox = await self._sandbox(sandbox_id)
@@ -170,6 +181,7 @@ class PlaygroundConsumer(AsyncJsonWebsocketConsumer):
             body=body,
             attempt_id=_int(content.get("attempt_id")),
             retry=bool(content.get("retry")),
+            language="bash" if content.get("language") == "bash" else "python",
         )
         if attempt.run_id is None:
             await self.send_json(
@@ -263,8 +275,14 @@ def _run_attempt(
     body: str,
     attempt_id: int | None,
     retry: bool,
+    language: str = "python",
 ) -> Attempt:
     session = services.session_open(user=user, sandbox=sandbox, session_id=session_id, task=task)
+    if language == "bash":
+        # LLM generation is Python only: every bash attempt is a person's.
+        return services.human_attempt_create(
+            session=session, user=user, body=body, retry=retry, language=language
+        )
     attempt = None
     if attempt_id is not None:
         attempt = session.attempts.filter(pk=attempt_id, run__isnull=True).first()

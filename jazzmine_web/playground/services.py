@@ -12,7 +12,7 @@ from django.db import transaction
 from django.db.models import Max
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
-from pygments.lexers import PythonLexer
+from pygments.lexers import BashLexer, PythonLexer
 
 from jazzmine.core.tools import ScriptGenerator, validate_script
 from jazzmine.core.tools.generator import retry_hint
@@ -21,11 +21,13 @@ from jazzmine.llm import LLMConfig
 from ..catalog.crypto import decrypt, encrypt
 from ..catalog.models import Sandbox, Tool
 from ..catalog.services import registry_for_sandbox
-from ..runs.services import RunRefused, run_create
+from ..runs.models import Language
+from ..runs.services import RunRefused, bash_check, run_create
 from .models import Attempt, AttemptSource, LLMSettings, PlaygroundSession
 
 _LINE = re.compile(r"^Line (\d+): ")
 _LEXER = PythonLexer(stripnl=False, ensurenl=False)
+_BASH_LEXER = BashLexer(stripnl=False, ensurenl=False)
 _SPANS = HtmlFormatter(nowrap=True)
 
 
@@ -64,6 +66,29 @@ def editor_check(*, body: str, tool_names: list[str]) -> EditorCheck:
     # The body is checked as written: its line numbers are the editor's line numbers.
     violations = violations_by_line(validate_script(body, tool_names)) if body.strip() else []
     return EditorCheck(violations=violations, html=highlight(body, _LEXER, _SPANS))
+
+
+def bash_editor_check(*, body: str) -> EditorCheck:
+    """Check a bash body lightly and highlight it; bashkit is the real wall when it runs."""
+    violations = violations_by_line(bash_check(body=body)) if body.strip() else []
+    return EditorCheck(violations=violations, html=highlight(body, _BASH_LEXER, _SPANS))
+
+
+def bash_prompt_for(*, sandbox: Sandbox, task: str) -> PromptView:
+    """Return the system prompt bashkit writes for the sandbox's tools, and the task."""
+    from jazzmine.bash import specs_for_sandbox, system_prompt
+
+    from ..catalog.services import script_tool_from_row
+    from ..runs.executor import bash_limits_for
+
+    rows = list(sandbox.tools.all())
+    registry = registry_for_sandbox(sandbox, tools=rows)
+    script_tools = [t for t in map(script_tool_from_row, rows) if t is not None]
+    specs = specs_for_sandbox(registry, sandbox.name, script_tools=script_tools)
+    text = system_prompt(specs, limits=bash_limits_for(sandbox))
+    if task.strip():
+        text = f"{text.rstrip()}\n\nTask: {task.strip()}\n"
+    return PromptView(text, "", 1, "", "")
 
 
 def llm_config_for(user: AbstractBaseUser) -> LLMConfig | None:
@@ -182,7 +207,9 @@ def attempt_record(*, session: PlaygroundSession, **fields: Any) -> Attempt:
     return attempt
 
 
-def attempt_run(*, attempt: Attempt, user: AbstractBaseUser) -> Attempt:
+def attempt_run(
+    *, attempt: Attempt, user: AbstractBaseUser, language: str = Language.PYTHON
+) -> Attempt:
     """Run an attempt's body in its sandbox (or record why it may not run)."""
     session = attempt.session
     try:
@@ -193,6 +220,7 @@ def attempt_run(*, attempt: Attempt, user: AbstractBaseUser) -> Attempt:
             task=session.task,
             attempt=attempt.number,
             source="playground",
+            language=language,
         )
     except RunRefused as refused:
         attempt.violations = refused.violations
@@ -204,10 +232,18 @@ def attempt_run(*, attempt: Attempt, user: AbstractBaseUser) -> Attempt:
 
 
 def human_attempt_create(
-    *, session: PlaygroundSession, user: AbstractBaseUser, body: str, retry: bool
+    *,
+    session: PlaygroundSession,
+    user: AbstractBaseUser,
+    body: str,
+    retry: bool,
+    language: str = Language.PYTHON,
 ) -> Attempt:
     """Record a script a person wrote (or edited) as the session's next attempt, and run it."""
-    view = prompt_for(sandbox=session.sandbox, task=session.task, session=session, retry=retry)
+    if language == Language.BASH:
+        view = bash_prompt_for(sandbox=session.sandbox, task=session.task)
+    else:
+        view = prompt_for(sandbox=session.sandbox, task=session.task, session=session, retry=retry)
     attempt = attempt_record(
         session=session,
         source=AttemptSource.HUMAN,
@@ -216,4 +252,4 @@ def human_attempt_create(
         previous_error=view.previous_error,
         body=body,
     )
-    return attempt_run(attempt=attempt, user=user)
+    return attempt_run(attempt=attempt, user=user, language=language)

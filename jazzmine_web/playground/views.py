@@ -23,15 +23,28 @@ def _sandbox(request: HttpRequest, value: str | None):
     return sandboxes.first()
 
 
+def _language(request: HttpRequest) -> str:
+    """Return the script language the page asks for: python unless bash is asked."""
+    return "bash" if request.GET.get("language") == "bash" else "python"
+
+
 @require_GET
 def playground(request: HttpRequest) -> HttpResponse:
     """Show the playground for a sandbox (and a session to continue, if given)."""
     session = selectors.session_for_user(request.user, request.GET.get("session"))
     sandbox = session.sandbox if session else _sandbox(request, request.GET.get("sandbox"))
     task = session.task if session else request.GET.get("task", "")
-    prompt = services.prompt_for(sandbox=sandbox, task=task, session=session) if sandbox else None
     attempts = selectors.session_attempts(session) if session else []
     last = attempts[-1] if attempts else None
+    language = _language(request)
+    if "language" not in request.GET and last is not None and last.run is not None:
+        language = last.run.language  # a session reopens in the language it last ran
+    if sandbox is None:
+        prompt = None
+    elif language == "bash":
+        prompt = services.bash_prompt_for(sandbox=sandbox, task=task)
+    else:
+        prompt = services.prompt_for(sandbox=sandbox, task=task, session=session)
     context = {
         "sandboxes": sandboxes_for_user(request.user),
         "sandbox": sandbox,
@@ -46,6 +59,7 @@ def playground(request: HttpRequest) -> HttpResponse:
         "llm": services.llm_config_for(request.user),
         "recent_sessions": selectors.sessions_for_user(request.user)[:10],
         "max_attempts": 3,
+        "language": language,
     }
     return render(request, "playground/playground.html", context)
 
@@ -60,13 +74,23 @@ def prompt_panel(request: HttpRequest) -> HttpResponse:
     if session is not None and session.sandbox_id != sandbox.pk:
         session = None
     retry = request.GET.get("retry") == "1"
-    prompt = services.prompt_for(
-        sandbox=sandbox, task=request.GET.get("task", ""), session=session, retry=retry
-    )
+    language = _language(request)
+    if language == "bash":
+        prompt = services.bash_prompt_for(sandbox=sandbox, task=request.GET.get("task", ""))
+    else:
+        prompt = services.prompt_for(
+            sandbox=sandbox, task=request.GET.get("task", ""), session=session, retry=retry
+        )
     return render(
         request,
         "playground/playground.html#prompt-panel",
-        {"prompt": prompt, "retry": retry, "sandbox": sandbox, "session": session},
+        {
+            "prompt": prompt,
+            "retry": retry,
+            "sandbox": sandbox,
+            "session": session,
+            "language": language,
+        },
     )
 
 

@@ -16,6 +16,7 @@
     validVersion: -1,
     busy: false,
     lastFailed: root.dataset.lastFailed === "1",
+    language: root.dataset.language || "python", // "python" or "bash"
   };
   const buttons = {
     generate: $("generate-button"),
@@ -36,10 +37,12 @@
 
   function refreshButtons() {
     const empty = !editor.value.trim();
+    // LLM generation writes Python: bash scripts are written (or pasted) by a person.
+    const canGenerate = llmConfigured && state.language !== "bash";
     buttons.run.disabled = state.busy || empty || state.validVersion !== editor.version;
-    buttons.generate.disabled = state.busy || !llmConfigured;
-    buttons.auto.disabled = state.busy || !llmConfigured;
-    buttons.retry.disabled = state.busy || !llmConfigured || !state.lastFailed;
+    buttons.generate.disabled = state.busy || !canGenerate;
+    buttons.auto.disabled = state.busy || !canGenerate;
+    buttons.retry.disabled = state.busy || !canGenerate || !state.lastFailed;
     buttons.cancel.hidden = !state.busy;
   }
 
@@ -87,7 +90,7 @@
         state.attemptId = null; // edited by a person: running it makes a new attempt
         state.generatedBody = null;
       }
-      socket.send({ type: "validate", version, sandbox: state.sandbox, body: text });
+      socket.send({ type: "validate", version, sandbox: state.sandbox, body: text, language: state.language });
       refreshButtons();
     },
   });
@@ -204,7 +207,9 @@
     onMessage: (m) => (handlers[m.type] || (() => {}))(m),
     onOpen: () => {
       socket.send({ type: "prewarm", sandbox: state.sandbox });
-      socket.send({ type: "validate", version: editor.version, sandbox: state.sandbox, body: editor.value });
+      socket.send({
+        type: "validate", version: editor.version, sandbox: state.sandbox, body: editor.value, language: state.language,
+      });
     },
     onStatus: (s) => root.dataset.socket = s,
   });
@@ -226,9 +231,29 @@
       body: editor.value,
       attempt_id: state.attemptId,
       retry: state.lastFailed,
+      language: state.language,
       ...common(),
     });
   });
+
+  // Python or bash: the prompt panel follows by itself (htmx); the editor is checked again.
+  const languageSelect = $("language-select");
+  if (languageSelect) {
+    languageSelect.addEventListener("change", () => {
+      state.language = languageSelect.value;
+      root.dataset.language = state.language;
+      state.validVersion = -1;
+      state.attemptId = null;
+      state.generatedBody = null;
+      const url = new URL(window.location.href);
+      url.searchParams.set("language", state.language);
+      window.history.replaceState(null, "", url);
+      socket.send({
+        type: "validate", version: editor.version, sandbox: state.sandbox, body: editor.value, language: state.language,
+      });
+      refreshButtons();
+    });
+  }
 
   // A page reloaded mid-run keeps streaming the run it was showing.
   const existing = document.querySelector("#run-output-slot [data-run-output]");

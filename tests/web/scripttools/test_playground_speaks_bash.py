@@ -1,0 +1,93 @@
+"""The playground's bash mode: bashkit's prompt for the tool set, a light check, bash runs."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.testing import WebsocketCommunicator
+from django.urls import reverse
+
+from jazzmine_web.asgi import application
+from jazzmine_web.catalog.services import tool_create
+from jazzmine_web.runs.models import Run, RunStatus
+
+from .conftest import ws_headers
+
+PING = 'def ping(word: str = "pong") -> ToolResponse:\n    return ToolResponse(success=True, data={"word": word})\n'
+
+
+@pytest.fixture
+def pinged(sandbox):
+    tool_create(sandbox=sandbox, name="ping", description="Answer with a word", source=PING)
+    return sandbox
+
+
+def test_the_prompt_panel_shows_the_bashkit_prompt_for_the_tools(client, member, pinged) -> None:
+    client.force_login(member)
+    response = client.get(
+        reverse("playground:prompt"),
+        {"sandbox": pinged.pk, "language": "bash", "task": "Say pong"},
+    )
+    html = response.content.decode()
+    assert 'data-prompt-language="bash"' in html
+    assert "ping" in html and "Task: Say pong" in html
+    python = client.get(reverse("playground:prompt"), {"sandbox": pinged.pk}).content.decode()
+    assert 'data-prompt-language="python"' in python
+
+
+def test_the_page_offers_a_language_switch(client, member, pinged) -> None:
+    client.force_login(member)
+    html = client.get(reverse("playground:index"), {"language": "bash"}).content.decode()
+    assert 'id="language-select"' in html and 'data-language="bash"' in html
+
+
+async def _connect(user) -> WebsocketCommunicator:
+    headers = await database_sync_to_async(ws_headers)(user)
+    ws = WebsocketCommunicator(application, "/ws/playground/", headers=headers)
+    connected, _ = await ws.connect()
+    assert connected
+    return ws
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_bash_is_checked_lightly_not_by_the_python_validator(pinged, member) -> None:
+    ws = await _connect(member)
+    try:
+        body = "ping --word hi | jq -r .word\nimport os\n"  # not Python: no Python violations
+        await ws.send_json_to(
+            {"type": "validate", "version": 3, "sandbox": pinged.pk, "body": body,
+             "language": "bash"}
+        )  # fmt: skip
+        reply = await ws.receive_json_from(timeout=5)
+        assert reply["version"] == 3 and reply["violations"] == []
+        assert "<span" in reply["html"]
+    finally:
+        await ws.disconnect()
+
+
+@pytest.mark.docker
+@pytest.mark.django_db(transaction=True)
+async def test_a_bash_run_from_the_playground_is_a_bash_run(
+    pinged, member, base_image, worker
+) -> None:
+    ws = await _connect(member)
+    try:
+        await ws.send_json_to(
+            {"type": "run", "sandbox": pinged.pk, "task": "Say hi", "language": "bash",
+             "body": "ping --word hi | jq -r .word\n"}
+        )  # fmt: skip
+        reply = await ws.receive_json_from(timeout=10)
+        assert reply["type"] == "run_created", reply
+    finally:
+        await ws.disconnect()
+    run = await database_sync_to_async(Run.objects.get)(pk=reply["run_id"])
+    assert run.language == "bash"
+    for _ in range(600):  # the worker may finish before we could ask for its future
+        await database_sync_to_async(run.refresh_from_db)()
+        if run.is_finished:
+            break
+        await asyncio.sleep(0.5)
+    assert run.status == RunStatus.SUCCEEDED
+    assert run.result["stdout"] == "hi\n"
