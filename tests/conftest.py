@@ -14,3 +14,12 @@ def user(django_user_model):
 def logged_in(client, user):
     client.force_login(user)
     return client
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run the browser tests last.
+
+    Playwright's sync API keeps an event loop running on the main thread for as long as its
+    browser lives (a session fixture), and pytest-asyncio cannot start its own loop beside it.
+    """
+    items.sort(key=lambda item: item.get_closest_marker("e2e") is not None)

@@ -32,10 +32,12 @@ def test_a_forbidden_call_is_marked_on_its_line_and_cleared_when_fixed(logged_in
     type_script(
         page, "orders = get_orders()\nsecret = open('/etc/passwd')\nemit_result(orders.data)"
     )
+    # Typing passes through broken intermediate states; wait for the answer to the final text.
+    page.wait_for_function(
+        "document.querySelector('#violations').innerText.includes(\"call to 'open' is forbidden\")"
+    )
     marked = page.locator(".editor-gutter .line.violation")
-    marked.wait_for()
-    assert marked.get_attribute("data-line") == "2"
-    assert "call to 'open' is forbidden" in page.locator("#violations").inner_text()
+    assert marked.count() == 1 and marked.get_attribute("data-line") == "2"
     assert page.locator("#run-button").is_disabled()
 
     page.locator("#script-body").fill("orders = get_orders()\nemit_result(orders.data)")
