@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from channels.db import database_sync_to_async
@@ -116,57 +117,53 @@ class PlaygroundConsumer(AsyncJsonWebsocketConsumer):
         await asyncio.to_thread(lambda: executor().prewarm(sandbox.pk))
 
     async def generate(self, content: dict[str, Any]) -> None:
+        loop = await self._loop_setup(content, retry=bool(content.get("retry")))
+
+        async def work() -> None:
+            await self.send_json({"type": "generation_started", "session": loop.session_id})
+            await generate_attempt(
+                loop.task,
+                loop.sandbox_name,
+                generator=loop.generator,
+                llm=loop.llm,
+                number=loop.view.attempt,
+                on_event=loop.recorder.on_event,
+                **loop.previous,
+            )
+            await self.send_json({"type": "generation_finished", "session": loop.session_id})
+
+        self._start(work())
+
+    async def auto(self, content: dict[str, Any]) -> None:
+        attempts = min(max(_int(content.get("max_attempts")) or 3, 1), MAX_AUTO_ATTEMPTS)
+        loop = await self._loop_setup(content, retry=True)
+
+        async def work() -> None:
+            await self.send_json({"type": "auto_started", "session": loop.session_id})
+            await solve(
+                loop.task,
+                loop.sandbox_name,
+                generator=loop.generator,
+                llm=loop.llm,
+                run=loop.recorder.run,
+                max_attempts=attempts,
+                on_event=loop.recorder.on_event,
+                first_attempt=loop.view.attempt,
+                **loop.previous,
+            )
+
+        self._start(work())
+
+    async def _loop_setup(self, content: dict[str, Any], *, retry: bool) -> _Loop:
+        """Open the session and gather what generating its next attempt needs."""
         session, llm = await self._session_and_llm(content)
-        retry = bool(content.get("retry"))
         view = await database_sync_to_async(services.prompt_for)(
             sandbox=session.sandbox, task=session.task, session=session, retry=retry
         )
         recorder = AttemptRecorder(session=session, user=self.user, send=self.send_json)
         recorder.previous_error = view.previous_error
         generator = await database_sync_to_async(_generator)(session)
-
-        async def work() -> None:
-            await self.send_json({"type": "generation_started", "session": str(session.pk)})
-            await generate_attempt(
-                session.task,
-                session.sandbox.name,
-                generator=generator,
-                llm=llm,
-                number=view.attempt,
-                previous_script=view.previous_script or None,
-                previous_error=view.previous_error or None,
-                on_event=recorder.on_event,
-            )
-            await self.send_json({"type": "generation_finished", "session": str(session.pk)})
-
-        self._start(work())
-
-    async def auto(self, content: dict[str, Any]) -> None:
-        session, llm = await self._session_and_llm(content)
-        attempts = min(max(_int(content.get("max_attempts")) or 3, 1), MAX_AUTO_ATTEMPTS)
-        view = await database_sync_to_async(services.prompt_for)(
-            sandbox=session.sandbox, task=session.task, session=session, retry=True
-        )
-        recorder = AttemptRecorder(session=session, user=self.user, send=self.send_json)
-        recorder.previous_error = view.previous_error
-        generator = await database_sync_to_async(_generator)(session)
-
-        async def work() -> None:
-            await self.send_json({"type": "auto_started", "session": str(session.pk)})
-            await solve(
-                session.task,
-                session.sandbox.name,
-                generator=generator,
-                llm=llm,
-                run=recorder.run,
-                max_attempts=attempts,
-                on_event=recorder.on_event,
-                first_attempt=view.attempt,
-                previous_script=view.previous_script or None,
-                previous_error=view.previous_error or None,
-            )
-
-        self._start(work())
+        return _Loop(session, llm, view, recorder, generator)
 
     async def run(self, content: dict[str, Any]) -> None:
         sandbox = await self._sandbox(_int(content.get("sandbox")))
@@ -249,6 +246,37 @@ class PlaygroundConsumer(AsyncJsonWebsocketConsumer):
         )
         await self.send_json({"type": "session", "session": str(session.pk)})
         return session, llm
+
+
+@dataclass(frozen=True)
+class _Loop:
+    """A session's next generation: its prompt, its recorder and its generator."""
+
+    session: PlaygroundSession
+    llm: Any
+    view: services.PromptView
+    recorder: AttemptRecorder
+    generator: ScriptGenerator
+
+    @property
+    def session_id(self) -> str:
+        return str(self.session.pk)
+
+    @property
+    def task(self) -> str:
+        return self.session.task
+
+    @property
+    def sandbox_name(self) -> str:
+        return self.session.sandbox.name
+
+    @property
+    def previous(self) -> dict[str, str | None]:
+        """Return the retry context as keyword arguments for the orchestrator."""
+        return {
+            "previous_script": self.view.previous_script or None,
+            "previous_error": self.view.previous_error or None,
+        }
 
 
 class PlaygroundError(Exception):
