@@ -121,19 +121,22 @@ class WarmPool:
         finally:
             await item.remove()
 
-    async def close(self) -> None:
+    async def close(self, *, timeout: float = 30.0) -> None:
         """Stop refilling and remove every container of this pool."""
         self._closed = True
-        # Let in-flight starts finish rather than cancel them: a cancelled start can leave a
-        # container the engine creates after we stopped looking. Each removes its own.
-        while self._starting:
-            await asyncio.gather(*list(self._starting), return_exceptions=True)
+        # Let starts in flight finish rather than cancel them: a start cancelled while the
+        # engine creates its container leaves a container that no task knows about. Each
+        # start sees `_closed` when it returns and removes its own container.
+        starting = list(self._starting)
+        if starting:
+            _done, pending = await asyncio.wait(starting, timeout=timeout)
+            for task in pending:
+                task.cancel()
         while not self._ready.empty():
             item = self._ready.get_nowait()
             if not isinstance(item, Exception):
                 await item.remove()
-        # A start cancelled mid-flight may have created a container the task never saw.
-
+        # Whatever a cancelled start still created is swept by label.
         with contextlib.suppress(Exception):
             await asyncio.to_thread(remove_labelled, self.runner.client, self.label)
 

@@ -282,15 +282,17 @@ class RunExecutor:
                 self._pool(image, limits)
 
     async def _close_pools(self) -> None:
-        current = asyncio.current_task()
-        pending = [t for t in asyncio.all_tasks(self._loop) if t is not current]
-        for task in pending:
-            task.cancel()
-        await asyncio.gather(*pending, return_exceptions=True)
+        # Stop the runs in progress (the next process marks them interrupted); the pools'
+        # own start tasks are left to finish so that no half-created container escapes.
+        for future in list(self._futures.values()):
+            future.cancel()
         pools, self._pools = list(self._pools.values()), {}
         for pool in pools:
             with contextlib.suppress(Exception):
                 await pool.close()
+        others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        if others:  # let cancelled runs unwind before the loop stops
+            await asyncio.wait(others, timeout=5)
 
 
 def _with_connection(fn: Any, **kwargs: Any) -> Any:
