@@ -149,8 +149,9 @@ class AgentClient:
         prompt: str = "",
         attempt: int = 1,
         previous: str | None = None,
+        language: str = "python",
     ) -> dict[str, Any]:
-        """Submit a script body; violations come back at once in the answer."""
+        """Submit a script body (Python, or bash); violations come back at once in the answer."""
         ref = sandbox.id if isinstance(sandbox, SandboxRef) else sandbox
         payload: dict[str, Any] = {
             "sandbox": ref,
@@ -158,6 +159,7 @@ class AgentClient:
             "body": body_of(body),
             "prompt": prompt,
             "attempt": attempt,
+            "language": language,
         }
         if previous:
             payload["previous"] = previous

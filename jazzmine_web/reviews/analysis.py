@@ -1,32 +1,12 @@
-"""Static reading of a script body: which tools it calls, where its violations are, diffs."""
+"""Static reading of a script body: where its violations are, and diffs."""
 
 from __future__ import annotations
 
-import ast
 import difflib
 import re
 from collections.abc import Iterable
 
 _LINE = re.compile(r"^Line (\d+):")
-
-
-def tools_referenced(body: str, tool_names: Iterable[str]) -> list[str]:
-    """Return the sandbox tools a body calls or otherwise refers to, sorted (never runs it).
-
-    Any load of a tool's name counts, not only a direct call: `f = get_orders; f()` calls it too.
-    """
-    names = set(tool_names)
-    try:
-        tree = ast.parse(body)
-    except (SyntaxError, ValueError):
-        # An unparsable body never runs; fall back to whole words so the reviewer still sees them.
-        return sorted(n for n in names if re.search(rf"\b{re.escape(n)}\b", body))
-    found = {
-        node.id
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in names
-    }
-    return sorted(found)
 
 
 def violation_body_lines(violations: Iterable[str]) -> dict[int, list[str]]:

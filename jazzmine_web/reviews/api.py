@@ -96,6 +96,7 @@ def submission_submit(request: HttpRequest) -> HttpResponse:
             attempt=data.get("attempt"),
             previous_id=data.get("previous") or data.get("previous_id"),
             user_agent=request.headers.get("User-Agent", ""),
+            language=data.get("language") or "python",
         )
     except services.ReviewError as exc:
         return _error(exc)

@@ -8,7 +8,7 @@ from django.conf import settings
 from django.db import models
 
 from ..catalog.models import Sandbox
-from ..runs.models import Run
+from ..runs.models import Language, Run
 from ..teams.models import ApiToken
 
 
@@ -70,6 +70,7 @@ class Submission(models.Model):
     sandbox = models.ForeignKey(Sandbox, on_delete=models.CASCADE, related_name="submissions")
     task = models.TextField()
     prompt = models.TextField(blank=True, help_text="The prompt the agent gave its LLM.")
+    language = models.CharField(max_length=10, choices=Language.choices, default=Language.PYTHON)
     body = models.TextField(help_text="The script body exactly as the agent sent it.")
     script = models.TextField(help_text="The assembled script the validator checked.")
     code_sha256 = models.CharField(max_length=64)

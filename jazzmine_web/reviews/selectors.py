@@ -129,6 +129,7 @@ def submission_state(submission: Submission) -> dict[str, Any]:
             "name": submission.sandbox.name,
         },
         "task": submission.task,
+        "language": submission.language,
         "attempt": submission.attempt,
         "previous_id": str(submission.previous_id) if submission.previous_id else None,
         "policy": submission.policy,

@@ -11,11 +11,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from ..catalog.models import Sandbox
-from ..runs.models import Run, RunStatus, code_sha256
-from ..runs.services import RunRefused, run_create, script_assemble
+from ..runs.models import Language, Run, RunStatus, code_sha256
+from ..runs.services import RunRefused, run_create, run_tools_called, script_check
 from ..teams.models import ApiToken, Role
 from ..teams.selectors import user_has_team_role
-from .analysis import normalise_body, tools_referenced
+from .analysis import normalise_body
 from .live import queue_broadcast
 from .models import (
     AuditAction,
@@ -156,18 +156,6 @@ def _check_text(name: str, value: object, *, limit: int, required: bool = True) 
     return value
 
 
-def _tools_called(sandbox: Sandbox, body: str) -> list[dict[str, Any]]:
-    rows = {t.name: t for t in sandbox.tools.all()}
-    return [
-        {
-            "name": name,
-            "always_allow": rows[name].always_allow,
-            "secrets": list(rows[name].secrets),
-        }
-        for name in tools_referenced(body, rows)
-    ]
-
-
 def _needs_review(policy: str, tools_called: list[dict[str, Any]]) -> bool:
     if policy == ReviewPolicy.NEVER:
         return False
@@ -187,8 +175,13 @@ def submission_create(
     attempt: object = None,
     previous_id: object = None,
     user_agent: str = "",
+    language: object = Language.PYTHON,
 ) -> Submission:
     """Record an agent's script: refuse it with its violations, queue it, or run it by policy."""
+    if language not in Language.values:
+        raise SubmissionInvalid(
+            "invalid_field", f"'language' must be one of {', '.join(Language.values)}."
+        )
     task = _check_text("task", task, limit=MAX_TASK_CHARS)
     body = normalise_body(_check_text("body", body, limit=MAX_BODY_CHARS))
     prompt = _check_text("prompt", prompt, limit=MAX_PROMPT_CHARS, required=False)
@@ -200,8 +193,8 @@ def submission_create(
     if previous_id is not None:
         previous = _previous(sandbox=sandbox, previous_id=previous_id)
 
-    script, violations = script_assemble(sandbox=sandbox, body=body)
-    tools = _tools_called(sandbox, body)
+    script, violations = script_check(sandbox=sandbox, body=body, language=language)
+    tools = run_tools_called(sandbox=sandbox, body=body, language=language)
     policy_row = review_settings_for(sandbox)
     now = timezone.now()
     if violations:
@@ -217,6 +210,7 @@ def submission_create(
             sandbox=sandbox,
             task=task,
             prompt=prompt,
+            language=language,
             body=body,
             script=script,
             code_sha256=sha,
@@ -294,6 +288,7 @@ def _approve_and_start(
             task=submission.task,
             attempt=submission.attempt,
             source=source,
+            language=submission.language,
         )
     except RunRefused as exc:  # the sandbox's tools changed since the script was checked
         raise EditRefused(exc.violations) from exc
@@ -403,7 +398,9 @@ def submission_approve(
     if edited:
         if not final_body.strip():
             raise SubmissionInvalid("missing_field", "The edited script is empty.")
-        script, violations = script_assemble(sandbox=submission.sandbox, body=final_body)
+        script, violations = script_check(
+            sandbox=submission.sandbox, body=final_body, language=submission.language
+        )
         if violations:
             raise EditRefused(violations)
     else:

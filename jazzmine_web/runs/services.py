@@ -85,13 +85,7 @@ def run_create(
     Python bodies are assembled with the sandbox's preamble and validated; bash bodies run
     as they are, in bashkit inside the sandbox, after a light check (`bash_check`).
     """
-    if language == Language.BASH:
-        violations = bash_check(body=body)
-        script = body
-    elif language == Language.PYTHON:
-        script, violations = script_assemble(sandbox=sandbox, body=body)
-    else:
-        raise RunRefused([f"Scripts in {language!r} cannot run in a sandbox"])
+    script, violations = script_check(sandbox=sandbox, body=body, language=language)
     if violations:
         raise RunRefused(violations)
     run = Run.objects.create(
@@ -109,6 +103,15 @@ def run_create(
     if start:
         run_start(run=run)
     return run
+
+
+def script_check(*, sandbox: Sandbox, body: str, language: str) -> tuple[str, list[str]]:
+    """Return the script that would run for a body, and its violations (by body line)."""
+    if language == Language.BASH:
+        return body, bash_check(body=body)
+    if language == Language.PYTHON:
+        return script_assemble(sandbox=sandbox, body=body)
+    return body, [f"Line 1: scripts in {language!r} cannot run in a sandbox; use python or bash"]
 
 
 def bash_check(*, body: str) -> list[str]:

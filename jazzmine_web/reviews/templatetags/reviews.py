@@ -5,11 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from django import template
-from django.utils.safestring import SafeString, mark_safe
-from pygments import highlight
-from pygments.formatters import HtmlFormatter
-from pygments.lexers import PythonLexer
+from django.utils.safestring import SafeString
 
+from ...studio.highlighting import highlight_code
 from ..selectors import pending_review_count
 
 register = template.Library()
@@ -31,10 +29,8 @@ def line_in(number: int, lines: list[int]) -> bool:
 
 
 @register.simple_tag
-def highlight_marked(code: str, lines: list[int] | None = None) -> SafeString:
-    """Highlight Python with line numbers, marking the lines that carry violations."""
-    formatter = HtmlFormatter(
-        cssclass="highlight", linenos="table", hl_lines=list(lines or []), wrapcode=True
-    )
-    # pygments escapes the code itself.
-    return mark_safe(highlight(code or "", PythonLexer(stripnl=False), formatter))
+def highlight_marked(
+    code: str, lines: list[int] | None = None, language: str = "python"
+) -> SafeString:
+    """Highlight a script with line numbers, marking the lines that carry violations."""
+    return highlight_code(code or "", language, linenos=True, marked=lines)

@@ -16,7 +16,9 @@ def test_a_clean_script_waits_for_review_with_the_tools_it_calls(api, ecommerce,
     assert state["status"] == "pending"
     assert state["final"] is False and state["decided"] is False
     assert state["violations"] == []
-    assert state["tools_called"] == [{"name": "get_orders", "always_allow": False, "secrets": []}]
+    assert state["tools_called"] == [
+        {"name": "get_orders", "kind": "python", "always_allow": False, "secrets": []}
+    ]
     assert state["agent"] == {"token": "ci-bot", "name": "agent ci-bot (ada)"}
     submission = Submission.objects.get(pk=state["id"])
     assert submission.prompt == "You write Python..."
