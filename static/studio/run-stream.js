@@ -27,7 +27,7 @@
         onMessage: (message) => this.receive(message),
         onStatus: (state) => {
           const el = this.find("connection");
-          if (el) el.textContent = state === "open" ? "" : state;
+          if (el) el.textContent = state === "open" || state === "closed" ? "" : state;
         },
       });
     }
