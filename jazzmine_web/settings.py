@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .env import env_bool, env_float, env_int, env_list, env_str, persistent_secret
+from .env import env_bool, env_int, env_list, env_str, persistent_secret
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("JAZZMINE_VAR_DIR", str(BASE_DIR / "var")))
@@ -110,7 +110,6 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = DATA_UPLOAD_MAX_MEMORY_SIZE
 # Sandboxes
 JAZZMINE_BASE_IMAGE = env_str("JAZZMINE_BASE_IMAGE", "jazzmine/base:bookworm")
 JAZZMINE_POOL_SIZE = env_int("JAZZMINE_POOL_SIZE", 2)
-JAZZMINE_RUN_TIMEOUT = env_float("JAZZMINE_RUN_TIMEOUT", 30.0)
 
 # Catalog
 # Fernet key material for secret values at rest; any string works (it is hashed into a key).
