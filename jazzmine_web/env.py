@@ -41,6 +41,17 @@ def env_int(name: str, default: int) -> int:
         raise ImproperlyConfigured(f"{name} must be an integer, not {raw!r}") from None
 
 
+def env_float(name: str, default: float) -> float:
+    """Return a number setting."""
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a number, not {raw!r}") from None
+
+
 def env_list(name: str, default: list[str]) -> list[str]:
     """Return a comma-separated list setting."""
     raw = os.environ.get(name)
