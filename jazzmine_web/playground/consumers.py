@@ -20,7 +20,6 @@ from jazzmine.orchestrator import generate_attempt, solve
 
 from ..catalog.live import remember_loop
 from ..catalog.selectors import sandboxes_for_user
-from ..catalog.services import registry_for_sandbox
 from ..runs.executor import executor
 from . import services
 from .models import Attempt, PlaygroundSession
@@ -157,12 +156,21 @@ class PlaygroundConsumer(AsyncJsonWebsocketConsumer):
     async def _loop_setup(self, content: dict[str, Any], *, retry: bool) -> _Loop:
         """Open the session and gather what generating its next attempt needs."""
         session, llm = await self._session_and_llm(content)
+        language = _language(content)
         view = await database_sync_to_async(services.prompt_for)(
-            sandbox=session.sandbox, task=session.task, session=session, retry=retry
+            sandbox=session.sandbox,
+            task=session.task,
+            session=session,
+            retry=retry,
+            language=language,
         )
-        recorder = AttemptRecorder(session=session, user=self.user, send=self.send_json)
+        recorder = AttemptRecorder(
+            session=session, user=self.user, send=self.send_json, language=language
+        )
         recorder.previous_error = view.previous_error
-        generator = await database_sync_to_async(_generator)(session)
+        generator = await database_sync_to_async(services.script_generator_for)(
+            sandbox=session.sandbox, language=language
+        )
         return _Loop(session, llm, view, recorder, generator)
 
     async def run(self, content: dict[str, Any]) -> None:
@@ -178,7 +186,7 @@ class PlaygroundConsumer(AsyncJsonWebsocketConsumer):
             body=body,
             attempt_id=_int(content.get("attempt_id")),
             retry=bool(content.get("retry")),
-            language="bash" if content.get("language") == "bash" else "python",
+            language=_language(content),
         )
         if attempt.run_id is None:
             await self.send_json(
@@ -290,8 +298,8 @@ def _int(value: Any) -> int | None:
         return None
 
 
-def _generator(session: PlaygroundSession) -> ScriptGenerator:
-    return ScriptGenerator(registry_for_sandbox(session.sandbox))
+def _language(content: dict[str, Any]) -> str:
+    return "bash" if content.get("language") == "bash" else "python"
 
 
 def _run_attempt(
@@ -306,15 +314,14 @@ def _run_attempt(
     language: str = "python",
 ) -> Attempt:
     session = services.session_open(user=user, sandbox=sandbox, session_id=session_id, task=task)
-    if language == "bash":
-        # LLM generation is Python only: every bash attempt is a person's.
-        return services.human_attempt_create(
-            session=session, user=user, body=body, retry=retry, language=language
-        )
     attempt = None
     if attempt_id is not None:
-        attempt = session.attempts.filter(pk=attempt_id, run__isnull=True).first()
+        attempt = session.attempts.filter(
+            pk=attempt_id, run__isnull=True, language=language
+        ).first()
     if attempt is not None and attempt.body == body:
         return services.attempt_run(attempt=attempt, user=user)
     # Edited or typed by a person: a new attempt of its own.
-    return services.human_attempt_create(session=session, user=user, body=body, retry=retry)
+    return services.human_attempt_create(
+        session=session, user=user, body=body, retry=retry, language=language
+    )

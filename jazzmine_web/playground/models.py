@@ -8,7 +8,7 @@ from django.conf import settings
 from django.db import models
 
 from ..catalog.models import Sandbox
-from ..runs.models import Run
+from ..runs.models import Language, Run
 
 
 class LLMSettings(models.Model):
@@ -65,6 +65,7 @@ class Attempt(models.Model):
     source = models.CharField(
         max_length=8, choices=AttemptSource.choices, default=AttemptSource.LLM
     )
+    language = models.CharField(max_length=10, choices=Language.choices, default=Language.PYTHON)
     prompt = models.TextField(blank=True)
     hint = models.TextField(blank=True)
     previous_error = models.TextField(blank=True)

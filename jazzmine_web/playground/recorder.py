@@ -18,8 +18,11 @@ from .services import attempt_record, attempt_run
 class AttemptRecorder:
     """Store each attempt as the loop reports it, and run scripts through the run worker."""
 
-    def __init__(self, *, session: PlaygroundSession, user: Any, send: Any) -> None:
+    def __init__(
+        self, *, session: PlaygroundSession, user: Any, send: Any, language: str = "python"
+    ) -> None:
         self.session = session
+        self.language = language
         self.user = user
         self.send = send  # async callable: forwards a JSON message to the browser
         self.current: Attempt | None = None
@@ -49,6 +52,7 @@ class AttemptRecorder:
         return await database_sync_to_async(attempt_record)(
             session=self.session,
             source=AttemptSource.LLM,
+            language=self.language,
             prompt=prompt,
             hint=hint,
             previous_error=self.previous_error,

@@ -74,21 +74,22 @@ def bash_editor_check(*, body: str) -> EditorCheck:
     return EditorCheck(violations=violations, html=highlight(body, _BASH_LEXER, _SPANS))
 
 
-def bash_prompt_for(*, sandbox: Sandbox, task: str) -> PromptView:
-    """Return the system prompt bashkit writes for the sandbox's tools, and the task."""
-    from jazzmine.bash import specs_for_sandbox, system_prompt
+def script_generator_for(*, sandbox: Sandbox, language: str = Language.PYTHON) -> Any:
+    """Return the prompt builder and checker of a language over the sandbox's tools."""
+    registry = registry_for_sandbox(sandbox)
+    if language != Language.BASH:
+        return ScriptGenerator(registry)
+    from jazzmine.bash import specs_for_sandbox
+    from jazzmine.bash.generator import BashScriptGenerator
 
     from ..catalog.services import script_tool_from_row
     from ..runs.executor import bash_limits_for
 
-    rows = list(sandbox.tools.all())
-    registry = registry_for_sandbox(sandbox, tools=rows)
-    script_tools = [t for t in map(script_tool_from_row, rows) if t is not None]
+    script_tools = [t for t in map(script_tool_from_row, sandbox.tools.all()) if t is not None]
     specs = specs_for_sandbox(registry, sandbox.name, script_tools=script_tools)
-    text = system_prompt(specs, limits=bash_limits_for(sandbox))
-    if task.strip():
-        text = f"{text.rstrip()}\n\nTask: {task.strip()}\n"
-    return PromptView(text, "", 1, "", "")
+    return BashScriptGenerator(
+        specs, limits=bash_limits_for(sandbox), max_chars=settings.JAZZMINE_MAX_BASH_CHARS
+    )
 
 
 def llm_config_for(user: AbstractBaseUser) -> LLMConfig | None:
@@ -170,13 +171,14 @@ def prompt_for(
     task: str,
     session: PlaygroundSession | None = None,
     retry: bool = False,
+    language: str = Language.PYTHON,
 ) -> PromptView:
     """Return the prompt of the next attempt: the first form, or the retry form after a failure.
 
     The retry form quotes the session's last attempt and what went wrong with it; without a
     failed attempt to quote there is nothing to retry, and the first form is shown.
     """
-    generator = ScriptGenerator(registry_for_sandbox(sandbox))
+    generator = script_generator_for(sandbox=sandbox, language=language)
     last = session.attempts.order_by("-number").first() if session is not None else None
     previous_script = previous_error = ""
     number = 1
@@ -189,7 +191,7 @@ def prompt_for(
         previous_error=previous_error or None,
         attempt=number,
     )
-    hint = retry_hint(previous_error).strip() if number > 1 else ""
+    hint = retry_hint(previous_error).strip() if number > 1 and language != Language.BASH else ""
     return PromptView(text, hint, number, previous_script, previous_error)
 
 
@@ -207,9 +209,7 @@ def attempt_record(*, session: PlaygroundSession, **fields: Any) -> Attempt:
     return attempt
 
 
-def attempt_run(
-    *, attempt: Attempt, user: AbstractBaseUser, language: str = Language.PYTHON
-) -> Attempt:
+def attempt_run(*, attempt: Attempt, user: AbstractBaseUser) -> Attempt:
     """Run an attempt's body in its sandbox (or record why it may not run)."""
     session = attempt.session
     try:
@@ -220,7 +220,7 @@ def attempt_run(
             task=session.task,
             attempt=attempt.number,
             source="playground",
-            language=language,
+            language=attempt.language,
         )
     except RunRefused as refused:
         attempt.violations = refused.violations
@@ -240,16 +240,20 @@ def human_attempt_create(
     language: str = Language.PYTHON,
 ) -> Attempt:
     """Record a script a person wrote (or edited) as the session's next attempt, and run it."""
-    if language == Language.BASH:
-        view = bash_prompt_for(sandbox=session.sandbox, task=session.task)
-    else:
-        view = prompt_for(sandbox=session.sandbox, task=session.task, session=session, retry=retry)
+    view = prompt_for(
+        sandbox=session.sandbox,
+        task=session.task,
+        session=session,
+        retry=retry,
+        language=language,
+    )
     attempt = attempt_record(
         session=session,
+        language=language,
         source=AttemptSource.HUMAN,
         prompt=view.text,
         hint=view.hint,
         previous_error=view.previous_error,
         body=body,
     )
-    return attempt_run(attempt=attempt, user=user, language=language)
+    return attempt_run(attempt=attempt, user=user)

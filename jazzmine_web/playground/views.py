@@ -37,14 +37,13 @@ def playground(request: HttpRequest) -> HttpResponse:
     attempts = selectors.session_attempts(session) if session else []
     last = attempts[-1] if attempts else None
     language = _language(request)
-    if "language" not in request.GET and last is not None and last.run is not None:
-        language = last.run.language  # a session reopens in the language it last ran
-    if sandbox is None:
-        prompt = None
-    elif language == "bash":
-        prompt = services.bash_prompt_for(sandbox=sandbox, task=task)
-    else:
-        prompt = services.prompt_for(sandbox=sandbox, task=task, session=session)
+    if "language" not in request.GET and last is not None:
+        language = last.language  # a session reopens in the language it last used
+    prompt = (
+        services.prompt_for(sandbox=sandbox, task=task, session=session, language=language)
+        if sandbox is not None
+        else None
+    )
     context = {
         "sandboxes": sandboxes_for_user(request.user),
         "sandbox": sandbox,
@@ -75,12 +74,13 @@ def prompt_panel(request: HttpRequest) -> HttpResponse:
         session = None
     retry = request.GET.get("retry") == "1"
     language = _language(request)
-    if language == "bash":
-        prompt = services.bash_prompt_for(sandbox=sandbox, task=request.GET.get("task", ""))
-    else:
-        prompt = services.prompt_for(
-            sandbox=sandbox, task=request.GET.get("task", ""), session=session, retry=retry
-        )
+    prompt = services.prompt_for(
+        sandbox=sandbox,
+        task=request.GET.get("task", ""),
+        session=session,
+        retry=retry,
+        language=language,
+    )
     return render(
         request,
         "playground/playground.html#prompt-panel",

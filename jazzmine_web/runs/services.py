@@ -13,6 +13,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from jazzmine.bash.generator import check_script
 from jazzmine.core.tools import ScriptGenerator, body_offset
 from jazzmine.sandbox import Outcome
 
@@ -120,15 +121,7 @@ def bash_check(*, body: str) -> list[str]:
     bashkit is the real wall (logic-only shell, limits on commands, loops and time); this only
     refuses what can never be a script: nothing, too much, or binary.
     """
-    limit = settings.JAZZMINE_MAX_BASH_CHARS
-    if not isinstance(body, str) or not body.strip():
-        return ["Line 1: the bash script is empty"]
-    if len(body) > limit:
-        return [f"Line 1: the bash script is {len(body)} characters long (limit {limit})"]
-    if "\x00" in body:
-        line = body[: body.index("\x00")].count("\n") + 1
-        return [f"Line {line}: the bash script holds a NUL character"]
-    return []
+    return check_script(body, max_chars=settings.JAZZMINE_MAX_BASH_CHARS)
 
 
 def run_tools_called(

@@ -37,8 +37,7 @@
 
   function refreshButtons() {
     const empty = !editor.value.trim();
-    // LLM generation writes Python: bash scripts are written (or pasted) by a person.
-    const canGenerate = llmConfigured && state.language !== "bash";
+    const canGenerate = llmConfigured;
     buttons.run.disabled = state.busy || empty || state.validVersion !== editor.version;
     buttons.generate.disabled = state.busy || !canGenerate;
     buttons.auto.disabled = state.busy || !canGenerate;
@@ -215,7 +214,7 @@
   });
 
   function common() {
-    return { sandbox: state.sandbox, session: state.session, task: task() };
+    return { sandbox: state.sandbox, session: state.session, task: task(), language: state.language };
   }
 
   buttons.generate.addEventListener("click", () => socket.send({ type: "generate", retry: false, ...common() }));

@@ -117,3 +117,33 @@ async def test_without_an_llm_generate_says_how_to_configure_one(ecommerce, memb
     finally:
         await ws.disconnect()
     assert reply["type"] == "error" and "JAZZMINE_LLM_BASE_URL" in reply["message"]
+
+
+async def test_auto_mode_writes_and_runs_bash_with_bashkits_prompt(ecommerce, member, llm, worker):
+    llm.script(
+        "```bash\nget_orders --status delivered | jq '.orders | length'\n```",
+    )
+    ws = await connect(member)
+    try:
+        await ws.send_json_to(
+            {
+                "type": "auto",
+                "sandbox": ecommerce.pk,
+                "task": "How many orders were delivered?",
+                "language": "bash",
+                "max_attempts": 1,
+            }
+        )
+        messages = await collect_until(ws, "finished", timeout=240)
+    finally:
+        await ws.disconnect()
+    assert messages[-1] == {"type": "finished", "success": True, "attempts": 1}
+    generated = next(m for m in messages if m["type"] == "generated")
+    assert generated["body"] == "get_orders --status delivered | jq '.orders | length'"
+    prompt = llm.requests[-1].prompt
+    assert "get_orders" in prompt and "How many orders were delivered?" in prompt
+    attempt = await database_sync_to_async(
+        lambda: Attempt.objects.select_related("run").get(pk=generated["attempt_id"])
+    )()
+    assert attempt.language == "bash" and attempt.run.language == "bash"
+    assert attempt.run.result["stdout"].strip() == "2"

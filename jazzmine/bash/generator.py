@@ -1,0 +1,94 @@
+"""The ScriptGenerator's interface for bash: bashkit's prompt, fences stripped, a light check.
+
+The orchestrator's loop (generate → check → run → retry) only needs `build_prompt`,
+`assemble_script`, `validate` and `validation_error_message`, so bash scripts go through the
+same loop as Python ones. The check is light on purpose: bashkit's logic-only interpreter,
+its limits and the sandbox are the walls; this refuses only what can never be a script.
+"""
+
+from __future__ import annotations
+
+from jazzmine.core.tools import ScriptGenerator, strip_fences
+
+from . import system_prompt
+from .engine import BashLimits, ToolSpec
+
+DEFAULT_MAX_CHARS = 100_000
+
+RETRY = """\
+Your previous bash script for this task failed (attempt {previous_attempt}). Fix it and return
+a corrected script.
+
+Previous script:
+{previous_script}
+
+Error:
+{previous_error}
+
+Return the corrected bash script only: no markdown, no code fences, no explanations.
+"""
+
+
+def check_script(body: str, *, max_chars: int = DEFAULT_MAX_CHARS) -> list[str]:
+    """Return why a bash body can never run (empty, too long, binary), or nothing."""
+    if not isinstance(body, str) or not body.strip():
+        return ["Line 1: the bash script is empty"]
+    if len(body) > max_chars:
+        return [f"Line 1: the bash script is {len(body)} characters long (limit {max_chars})"]
+    if "\x00" in body:
+        line = body[: body.index("\x00")].count("\n") + 1
+        return [f"Line {line}: the bash script holds a NUL character"]
+    return []
+
+
+class BashScriptGenerator:
+    """Prompts and checks for bash scripts over one sandbox's tools."""
+
+    validation_error_message = staticmethod(ScriptGenerator.validation_error_message)
+
+    def __init__(
+        self,
+        specs: list[ToolSpec],
+        *,
+        limits: BashLimits | None = None,
+        max_chars: int = DEFAULT_MAX_CHARS,
+    ) -> None:
+        self.specs = specs
+        self.limits = limits
+        self.max_chars = max_chars
+        self._system: str | None = None
+
+    def system_prompt(self) -> str:
+        """Return bashkit's prompt for the tool set (built once)."""
+        if self._system is None:
+            self._system = system_prompt(self.specs, limits=self.limits).rstrip()
+        return self._system
+
+    def build_prompt(
+        self,
+        task: str,
+        sandbox_name: str,
+        previous_script: str | None = None,
+        previous_error: str | None = None,
+        attempt: int = 1,
+    ) -> str:
+        """Return bashkit's prompt with the task, and the failure on retries."""
+        prompt = (
+            f"{self.system_prompt()}\n\nTask: {task.strip()}\n\n"
+            "Return the bash script only: no markdown, no code fences, no explanations.\n"
+        )
+        if attempt > 1:
+            prompt += "\n" + RETRY.format(
+                previous_attempt=attempt - 1,
+                previous_script=(previous_script or "(none)").strip("\n"),
+                previous_error=(previous_error or "(no error text)").strip("\n"),
+            )
+        return prompt
+
+    def assemble_script(self, body: str, sandbox_name: str) -> str:
+        """Return the script that runs: the answer without fences (bash runs as written)."""
+        return strip_fences(body) + "\n"
+
+    def validate(self, script: str, sandbox_name: str) -> list[str]:
+        """Return the light check's problems."""
+        return check_script(script, max_chars=self.max_chars)
