@@ -7,19 +7,7 @@ from typing import Any
 from jazzmine.core.tools import ToolParameter
 
 from .models import Sandbox, Tool, ToolKind
-
-_CONFIG_FIELDS = (
-    "dependencies",
-    "secrets",
-    "network",
-    "memory_mb",
-    "cpus",
-    "pids_limit",
-    "timeout_seconds",
-    "max_output_bytes",
-    "base_image",
-    "backend",
-)
+from .services import SANDBOX_CONFIG_FIELDS
 
 
 def _parameter(data: dict[str, Any]) -> str:
@@ -60,7 +48,7 @@ def render_module(sandbox: Sandbox, tools: list[Tool]) -> str:
     """Return the module text: a registry, the sandbox profile and every Python tool."""
     config = sandbox.to_config()
     config_args = [f"name={sandbox.name!r}"]
-    config_args.extend(f"{f}={getattr(config, f)!r}" for f in _CONFIG_FIELDS)
+    config_args.extend(f"{f}={getattr(config, f)!r}" for f in SANDBOX_CONFIG_FIELDS)
     out = [
         f'"""Tools of the sandbox {sandbox.name!r} (team {sandbox.team.slug!r}), '
         'exported from Jazzmine Studio."""',

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 import time
 from pathlib import Path
 
@@ -11,30 +10,14 @@ import pytest
 
 from jazzmine.sandbox import RunLimits, SandboxBuilder
 from jazzmine.sandbox.docker_runner import RUN_LABEL, DockerRunner
+from tests.docker_engine import engine
 
 from .sample_tools import TEST_SANDBOX, make_registry
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-def _engine() -> docker.DockerClient:
-    """Return a client of a live engine, starting one (scripts/ensure-docker.sh) if needed."""
-    try:
-        client = docker.from_env()
-        client.ping()
-        return client
-    except docker.errors.DockerException:
-        pass
-    done = subprocess.run(["bash", str(REPO / "scripts" / "ensure-docker.sh")],
-                          capture_output=True, text=True, check=False)  # fmt: skip
-    if done.returncode != 0:
-        pytest.fail(f"no Docker engine and ensure-docker.sh failed:\n{done.stderr}")
-    return docker.from_env()
 
 
 @pytest.fixture(scope="session")
 def docker_client() -> docker.DockerClient:
-    return _engine()
+    return engine()
 
 
 @pytest.fixture(scope="session")

@@ -11,6 +11,7 @@ import docker
 import pytest
 
 from jazzmine.core.tools.registry import DEFAULT_BASE_IMAGE
+from tests.docker_engine import engine
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -26,21 +27,6 @@ def rsi_json() -> dict[str, Any]:
 def rsi_script() -> str:
     """Return the good calculate_rsi script to break."""
     return (RSI / "script.py").read_text()
-
-
-def engine() -> docker.DockerClient:
-    """Return a client of a live engine, starting one with scripts/ensure-docker.sh if needed."""
-    try:
-        client = docker.from_env()
-        client.ping()
-        return client
-    except docker.errors.DockerException:
-        pass
-    done = subprocess.run(["bash", str(REPO / "scripts" / "ensure-docker.sh")],
-                          capture_output=True, text=True, check=False)  # fmt: skip
-    if done.returncode != 0:
-        pytest.fail(f"no Docker engine and ensure-docker.sh failed:\n{done.stderr}")
-    return docker.from_env()
 
 
 @pytest.fixture(scope="session")
