@@ -25,18 +25,6 @@ def _write(fd: int, payload: dict[str, Any]) -> None:
         view = view[os.write(fd, view) :]
 
 
-def _read_line(fd: int) -> bytes:
-    chunks = []
-    while True:
-        chunk = os.read(fd, 65536)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        if b"\n" in chunk:
-            break
-    return b"".join(chunks)
-
-
 def main(argv: list[str]) -> int:
     """Load the tools, run the request's script and report calls and result."""
     root = argv[1] if len(argv) > 1 else SANDBOX_ROOT
@@ -47,12 +35,12 @@ def main(argv: list[str]) -> int:
     sys.path[:0] = [HERE, os.path.join(HERE, "site"), root, os.path.join(root, "site")]
 
     import bash_engine
-    from harness import ToolBox
+    from harness import ToolBox, read_line
 
     from jazzmine.core.tools import types as tool_types
 
     try:
-        request = json.loads(_read_line(0) or b"{}")
+        request = json.loads(read_line(0) or b"{}")
         script = request["script"]
         specs = [bash_engine.ToolSpec.from_dict(s) for s in request.get("tools", [])]
         limits = bash_engine.BashLimits(**request.get("limits", {}))

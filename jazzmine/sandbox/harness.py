@@ -433,7 +433,7 @@ def _execute(
     return "result"
 
 
-def _read_line(fd: int) -> bytes:
+def read_line(fd: int) -> bytes:
     """Read one line from a raw fd without a buffered reader a script could reach."""
     chunks = []
     while True:
@@ -470,7 +470,7 @@ def main(argv: list[str]) -> None:
     emitters = Emitters(channel, stdout)
     channel.ready(sorted(toolbox.functions))
 
-    line = _read_line(in_fd)
+    line = read_line(in_fd)
     if not line.strip():
         os._exit(0)  # the pool closed this idle sandbox: nothing to report
     try:
