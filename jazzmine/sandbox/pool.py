@@ -50,6 +50,7 @@ class WarmPool:
         # Bound concurrent container starts: on two cores, twenty at once slow every one.
         self._start_slots = asyncio.Semaphore(max_starting)
         self._closed = False
+        self._waiting = 0
         self.last_error: Exception | None = None
 
     @property
@@ -95,12 +96,16 @@ class WarmPool:
         self._ready.put_nowait(process)
 
     async def _take(self) -> Any:
-        """Return a ready sandbox (or the error that prevented one), refilling behind it."""
+        """Return a ready sandbox (or the error that prevented one), starting one if none comes."""
         while True:
-            if self._ready.empty() and not self._starting:
-                self._spawn()
-            item = await self._ready.get()
-            self._spawn()  # one out, one in: the pool returns to its size in the background
+            self._waiting += 1
+            try:
+                # More runs waiting than sandboxes ready or on the way: start one for this run.
+                if self._ready.qsize() + len(self._starting) < self._waiting:
+                    self._spawn()
+                item = await self._ready.get()
+            finally:
+                self._waiting -= 1
             if isinstance(item, Exception) or item.alive:
                 return item
             await item.remove()  # died while idle; never hand it out
@@ -120,6 +125,11 @@ class WarmPool:
                 yield event
         finally:
             await item.remove()
+            # Back to size once the run is over, not when it starts: starting a container costs
+            # CPU the run needs right now (on two cores, a start during a run slows its events
+            # by half), and the other ready sandboxes cover the runs in between.
+            if self._ready.qsize() + len(self._starting) < self.size:
+                self._spawn()
 
     async def close(self, *, timeout: float = 30.0) -> None:
         """Stop refilling and remove every container of this pool."""

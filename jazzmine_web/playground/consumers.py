@@ -20,6 +20,7 @@ from jazzmine.orchestrator import generate_attempt, solve
 
 from ..catalog.live import remember_loop
 from ..catalog.selectors import sandboxes_for_user
+from ..runs.consumers import RunFollowMixin
 from ..runs.executor import executor
 from . import services
 from .models import Attempt, PlaygroundSession
@@ -38,7 +39,7 @@ class ValidationMessage(TypedDict):
     html: str
 
 
-class PlaygroundConsumer(AsyncJsonWebsocketConsumer):
+class PlaygroundConsumer(RunFollowMixin, AsyncJsonWebsocketConsumer):
     """Serve one playground page."""
 
     async def connect(self) -> None:
@@ -55,6 +56,7 @@ class PlaygroundConsumer(AsyncJsonWebsocketConsumer):
     async def disconnect(self, code: int) -> None:
         if getattr(self, "task", None) is not None:
             self.task.cancel()
+        await self.unfollow_run()
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         if not isinstance(content, dict):
@@ -165,7 +167,11 @@ class PlaygroundConsumer(AsyncJsonWebsocketConsumer):
             language=language,
         )
         recorder = AttemptRecorder(
-            session=session, user=self.user, send=self.send_json, language=language
+            session=session,
+            user=self.user,
+            send=self.send_json,
+            follow=self.follow_run,
+            language=language,
         )
         recorder.previous_error = view.previous_error
         generator = await database_sync_to_async(services.script_generator_for)(
@@ -205,6 +211,8 @@ class PlaygroundConsumer(AsyncJsonWebsocketConsumer):
                 "run_id": str(attempt.run_id),
             }
         )
+        # The page watches the run on this socket: no second handshake before the first event.
+        await self.follow_run(str(attempt.run_id))
 
     async def cancel(self, _content: dict[str, Any]) -> None:
         if self.task is not None:

@@ -19,9 +19,16 @@ class AttemptRecorder:
     """Store each attempt as the loop reports it, and run scripts through the run worker."""
 
     def __init__(
-        self, *, session: PlaygroundSession, user: Any, send: Any, language: str = "python"
+        self,
+        *,
+        session: PlaygroundSession,
+        user: Any,
+        send: Any,
+        follow: Any = None,
+        language: str = "python",
     ) -> None:
         self.session = session
+        self.follow = follow  # async callable: stream a run's events on the same socket
         self.language = language
         self.user = user
         self.send = send  # async callable: forwards a JSON message to the browser
@@ -77,6 +84,8 @@ class AttemptRecorder:
         await self.send(
             {"type": "run_created", "attempt_id": attempt.pk, "run_id": str(attempt.run_id)}
         )
+        if self.follow is not None:
+            await self.follow(str(attempt.run_id))
         run = await wait_for_run(attempt.run_id)
         outcome = RunOutcome(
             success=run.status == RunStatus.SUCCEEDED,

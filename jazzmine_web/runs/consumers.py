@@ -1,7 +1,12 @@
-"""The live stream of one run: replay what was stored, then forward what arrives."""
+"""The live stream of runs: replay what was stored, then forward what arrives.
+
+`RunFollowMixin` is the one implementation: the run page's own socket uses it, and the
+playground's socket uses it to stream the run it just started without a second handshake.
+"""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -16,7 +21,68 @@ CLOSE_UNAUTHENTICATED = 4403
 CLOSE_NOT_FOUND = 4404
 
 
-class RunConsumer(AsyncJsonWebsocketConsumer):
+class RunFollowMixin:
+    """Forward one run's events to this socket, each once and in order."""
+
+    following: str | None = None
+    sent: int = 0
+    _replaying: asyncio.Lock | None = None
+
+    def _lock(self) -> asyncio.Lock:
+        if self._replaying is None:
+            self._replaying = asyncio.Lock()
+        return self._replaying
+
+    async def follow_run(self, run_id: str, *, after: int = 0) -> None:
+        """Stream a run from the event after `after`: the stored ones first, then live ones."""
+        # Live events wait for the replay (a follow may start from a task beside the socket's
+        # own message loop): sending a newer event first would drop the older ones.
+        async with self._lock():
+            if self.following is not None and self.following != run_id:
+                await self.channel_layer.group_discard(run_group(self.following), self.channel_name)
+            self.following, self.sent = run_id, after
+            # Join before reading the stored events: nothing can fall between the two, and
+            # what arrives twice is dropped by sequence number.
+            await self.channel_layer.group_add(run_group(run_id), self.channel_name)
+            events, state = await database_sync_to_async(_stored)(run_id, after)
+            for event in events:
+                await self._send_event(run_id, event)
+            await self.send_json({"type": "status", "run_id": run_id, **state})
+
+    async def unfollow_run(self) -> None:
+        """Stop forwarding the run this socket follows."""
+        if self.following is not None:
+            await self.channel_layer.group_discard(run_group(self.following), self.channel_name)
+            self.following = None
+
+    async def _send_event(self, run_id: str, event: dict[str, Any]) -> None:
+        if run_id != self.following or event["seq"] <= self.sent:
+            return
+        self.sent = event["seq"]
+        await self.send_json({"type": "event", "run_id": run_id, "event": event})
+
+    async def run_event(self, message: dict[str, Any]) -> None:
+        """Forward one live event."""
+        async with self._lock():
+            await self._send_event(message["run_id"], message["event"])
+
+    async def run_status(self, message: dict[str, Any]) -> None:
+        """Forward a status change."""
+        async with self._lock():
+            if message["run_id"] != self.following:
+                return
+            await self.send_json(
+                {
+                    "type": "status",
+                    "run_id": message["run_id"],
+                    "status": message["status"],
+                    "outcome": message["outcome"],
+                    "message": message["message"],
+                }
+            )
+
+
+class RunConsumer(RunFollowMixin, AsyncJsonWebsocketConsumer):
     """Stream a run's events; `?after=N` resumes after the last sequence number a client has."""
 
     async def connect(self) -> None:
@@ -30,45 +96,11 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
         if run is None:
             await self.close(code=CLOSE_NOT_FOUND)
             return
-        self.run_id = str(run.pk)
-        self.sent = _after(self.scope)
-        self.group = run_group(self.run_id)
-        # Join before reading the stored events: nothing can fall between the two, and what
-        # arrives twice is dropped by sequence number.
-        await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
-        await self._replay()
+        await self.follow_run(str(run.pk), after=_after(self.scope))
 
     async def disconnect(self, code: int) -> None:
-        if hasattr(self, "group"):
-            await self.channel_layer.group_discard(self.group, self.channel_name)
-
-    async def _replay(self) -> None:
-        events, state = await database_sync_to_async(_stored)(self.run_id, self.sent)
-        for event in events:
-            await self._send_event(event)
-        await self.send_json({"type": "status", **state})
-
-    async def _send_event(self, event: dict[str, Any]) -> None:
-        if event["seq"] <= self.sent:
-            return
-        self.sent = event["seq"]
-        await self.send_json({"type": "event", "event": event})
-
-    async def run_event(self, message: dict[str, Any]) -> None:
-        """Forward one live event."""
-        await self._send_event(message["event"])
-
-    async def run_status(self, message: dict[str, Any]) -> None:
-        """Forward a status change."""
-        await self.send_json(
-            {
-                "type": "status",
-                "status": message["status"],
-                "outcome": message["outcome"],
-                "message": message["message"],
-            }
-        )
+        await self.unfollow_run()
 
 
 def _after(scope: dict[str, Any]) -> int:

@@ -104,7 +104,9 @@
     link.textContent = `run ${runId.slice(0, 8)}`;
     slot.replaceChildren(pane);
     card.hidden = false;
-    window.JazzmineRunStream.attach(pane, {
+    // Fed by this page's socket (the server follows the run on it): no second handshake.
+    state.stream = window.JazzmineRunStream.attach(pane, {
+      fed: true,
       onStatus: (message) => {
         if (message.status === "succeeded" || message.status === "failed") {
           state.lastFailed = message.status === "failed";
@@ -117,6 +119,12 @@
   }
 
   const handlers = {
+    event(m) {
+      if (state.stream) state.stream.receive(m);
+    },
+    status(m) {
+      if (state.stream) state.stream.receive(m);
+    },
     validation(m) {
       editor.renderHighlighted(m.version, m.html);
       editor.markViolations(m.version, m.violations);
@@ -205,6 +213,10 @@
   const socket = new window.JazzmineSocket("/ws/playground/", {
     onMessage: (m) => (handlers[m.type] || (() => {}))(m),
     onOpen: () => {
+      // After a drop the server no longer follows the run for this socket: the run pane
+      // takes a socket of its own and resumes after the last event it has.
+      if (state.opened && state.stream) state.stream.connect();
+      state.opened = true;
       socket.send({ type: "prewarm", sandbox: state.sandbox });
       socket.send({
         type: "validate", version: editor.version, sandbox: state.sandbox, body: editor.value, language: state.language,

@@ -15,14 +15,23 @@
   }
 
   class RunStream {
-    constructor(root, { onEvent, onStatus } = {}) {
+    // With `fed`, another socket (the playground's) delivers the messages through receive();
+    // connect() gives the stream a socket of its own, resuming after the last event it has.
+    constructor(root, { onEvent, onStatus, fed } = {}) {
       this.root = root;
       this.runId = root.dataset.runId;
       this.lastSeq = 0;
       this.startTs = null;
+      this.finished = false;
+      this.socket = null;
       this.onEvent = onEvent || (() => {});
       this.onStatus = onStatus || (() => {});
       this.find = (name) => root.querySelector(`[data-run-${name}]`);
+      if (!fed) this.connect();
+    }
+
+    connect() {
+      if (this.socket || this.finished) return;
       this.socket = new window.JazzmineSocket(() => `/ws/runs/${this.runId}/?after=${this.lastSeq}`, {
         onMessage: (message) => this.receive(message),
         onStatus: (state) => {
@@ -32,7 +41,12 @@
       });
     }
 
+    close() {
+      if (this.socket) this.socket.close();
+    }
+
     receive(message) {
+      if (message.run_id && message.run_id !== this.runId) return;
       if (message.type === "event") this.event(message.event);
       else if (message.type === "status") this.status(message);
     }
@@ -43,8 +57,11 @@
       badge.textContent = message.status;
       if (message.message) this.find("message").textContent = message.message;
       this.root.dataset.status = message.status;
+      if (message.status === "succeeded" || message.status === "failed") {
+        this.finished = true;
+        this.close();
+      }
       this.onStatus(message);
-      if (message.status === "succeeded" || message.status === "failed") this.socket.close();
     }
 
     event(event) {
@@ -84,7 +101,7 @@
 
   window.JazzmineRunStream = {
     attach(root, options) {
-      if (root._runStream) root._runStream.socket.close();
+      if (root._runStream) root._runStream.close();
       root._runStream = new RunStream(root, options);
       return root._runStream;
     },

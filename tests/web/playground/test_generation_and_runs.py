@@ -104,6 +104,18 @@ async def test_run_starts_a_run_of_the_editor_text_and_refuses_violations(
         )
         created = await ws.receive_json_from(timeout=10)
         assert created["type"] == "run_created" and created["run_id"]
+        # The run streams on the same socket: its events, then its final status.
+        events = []
+        while True:
+            message = await ws.receive_json_from(timeout=120)
+            assert message["run_id"] == created["run_id"]
+            if message["type"] == "event":
+                events.append(message["event"])
+            elif message["status"] in ("succeeded", "failed"):
+                break
+        assert message["status"] == "succeeded"
+        assert [e["type"] for e in events] == ["result", "exit"]
+        assert [e["seq"] for e in events] == [1, 2]
     finally:
         await ws.disconnect()
 
