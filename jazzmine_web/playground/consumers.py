@@ -18,10 +18,10 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from jazzmine.core.tools import ScriptGenerator
 from jazzmine.orchestrator import generate_attempt, solve
 
-from ..catalog.live import remember_loop
 from ..catalog.selectors import sandboxes_for_user
 from ..runs.consumers import RunFollowMixin
 from ..runs.executor import executor
+from ..studio.live import remember_loop
 from . import services
 from .models import Attempt, PlaygroundSession
 from .recorder import AttemptRecorder

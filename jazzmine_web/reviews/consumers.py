@@ -9,7 +9,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.template.loader import render_to_string
 
-from ..catalog.live import remember_loop
+from ..studio.live import remember_loop
 from ..teams.selectors import team_ids_with_role
 from . import selectors
 from .live import queue_group

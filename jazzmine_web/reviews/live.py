@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-from ..catalog.live import group_send
+from ..studio.live import group_send
 
 
 class QueueChangedMessage(TypedDict):

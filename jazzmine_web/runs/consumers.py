@@ -13,7 +13,7 @@ from urllib.parse import parse_qs
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from ..catalog.live import remember_loop
+from ..studio.live import remember_loop
 from .selectors import run_events_after, run_for_user, run_state
 from .services import run_group
 

@@ -17,9 +17,9 @@ from jazzmine.bash.generator import check_script
 from jazzmine.core.tools import ScriptGenerator, body_offset
 from jazzmine.sandbox import Outcome
 
-from ..catalog.live import group_send
 from ..catalog.models import Sandbox
 from ..catalog.services import registry_for_sandbox
+from ..studio.live import group_send
 from .models import Language, Run, RunEvent, RunStatus, code_sha256
 
 logger = logging.getLogger(__name__)
