@@ -7,3 +7,7 @@ class ReviewsConfig(AppConfig):
     name = "jazzmine_web.reviews"
     label = "reviews"
     verbose_name = "Reviews"
+
+    def ready(self) -> None:
+        # Connects the receiver of runs' `run_finished` signal.
+        from . import services  # noqa: F401

@@ -8,11 +8,13 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import transaction
+from django.dispatch import receiver
 from django.utils import timezone
 
 from ..catalog.models import Sandbox
 from ..runs.models import Language, Run, RunStatus, code_sha256
 from ..runs.services import RunRefused, run_create, run_tools_called, script_check
+from ..runs.signals import run_finished
 from ..teams.models import ApiToken, Role
 from ..teams.selectors import user_has_team_role
 from .analysis import normalise_body
@@ -311,22 +313,18 @@ def _approve_and_start(
         sha256=run.code_sha256,
         data={"run_id": str(run.pk), "source": source},
     )
-    run_id, submission_id = run.pk, submission.pk
-    transaction.on_commit(lambda: _watch_run(submission_id=submission_id, run_id=run_id))
     return run
 
 
-def _watch_run(*, submission_id: Any, run_id: Any) -> None:
-    """Note the run's end as soon as the worker finishes it (the sweep catches any miss)."""
-    from ..runs.executor import executor
+@receiver(run_finished)
+def _on_run_finished(*, run_id: Any, **_kwargs: Any) -> None:
+    """Note a reviewed run's end as soon as it ends (the sweep catches any miss)."""
     from .background import worker
 
-    future = executor().future(run_id)
-    job = lambda: submission_note_run_finished(submission_id=submission_id)  # noqa: E731
-    if future is None:
-        worker().call_soon(job)
-    else:
-        future.add_done_callback(lambda _f: worker().call_soon(job))
+    submission_id = Submission.objects.filter(run_id=run_id).values_list("pk", flat=True).first()
+    if submission_id is not None:
+        # Off the run worker's thread: auditing and webhooks are not its business.
+        worker().call_soon(lambda: submission_note_run_finished(submission_id=submission_id))
 
 
 def _after_commit(submission: Submission, *, webhook_event: str | None) -> None:

@@ -21,6 +21,7 @@ from ..catalog.models import Sandbox
 from ..catalog.services import registry_for_sandbox
 from ..studio.live import group_send
 from .models import Language, Run, RunEvent, RunStatus, code_sha256
+from .signals import run_finished
 
 logger = logging.getLogger(__name__)
 _LINE = re.compile(r"^Line (\d+):")
@@ -161,6 +162,12 @@ def run_set_status(*, run_id: object, status: str, **fields: Any) -> None:
         "message": str(fields.get("message", "")),
     }
     group_send(run_group(run_id), dict(message))
+    if status in RunStatus.finished():
+        transaction.on_commit(
+            lambda: run_finished.send(
+                sender=Run, run_id=run_id, status=status, outcome=message["outcome"]
+            )
+        )
 
 
 def run_record_event(*, run_id: object, event: dict[str, Any]) -> None:
