@@ -70,8 +70,17 @@ def test_an_agent_submits_a_reviewer_edits_and_approves_and_the_agent_gets_the_r
         page.keyboard.press("e")  # the shortcut opens the editor
         editor = page.locator("[data-edit-body]")
         assert editor.evaluate("el => el === document.activeElement")
+        # A forbidden edit is marked on its line and cannot be approved...
+        editor.fill("secret = open('/etc/passwd')\nemit_result({'s': secret})")
+        page.locator("[data-review-editor] .editor-gutter .violation[data-line='1']").wait_for()
+        approve = page.locator('form[data-decision="edit"] button[type=submit]')
+        assert approve.is_disabled()
+        # ...and the fixed edit can.
         editor.fill(EDITED_BODY)
-        page.locator('form[data-decision="edit"] button[type=submit]').click()
+        page.wait_for_function(
+            "!document.querySelector('form[data-decision=\"edit\"] button[type=submit]').disabled"
+        )
+        approve.click()
 
         # The run streams on the same page.
         page.locator("#decision-panel[data-status=edited_and_approved]").wait_for()
