@@ -20,7 +20,7 @@ import docker.errors
 
 from .errors import BuildError
 from .runtime import runtime_version, stage_runtime
-from .wheels import download_wheels, unpack_wheels
+from .wheels import PROBE, WheelTarget, download_wheels, unpack_wheels
 
 LogFn = Callable[[str], None]
 SANDBOX_USER = "65534:65534"  # nobody:nogroup, present in every Debian-based image
@@ -63,6 +63,7 @@ class SandboxBuilder:
     """Build (or reuse) the image of each sandbox of a registry."""
 
     _locks: dict[str, threading.Lock] = {}
+    _targets: dict[str, WheelTarget] = {}  # base image -> its interpreter (images are immutable)
     _locks_guard = threading.Lock()
 
     def __init__(
@@ -112,15 +113,44 @@ class SandboxBuilder:
             self._build(sandbox_name, tag, log)
         return BuildResult(tag=tag, built=True, seconds=time.monotonic() - started)
 
-    def stage(self, sandbox_name: str, dest: Path, *, on_log: LogFn | None = None) -> Path:
-        """Write the runtime directory of a sandbox (harness, tools, unpacked wheels) to `dest`."""
+    def stage(
+        self,
+        sandbox_name: str,
+        dest: Path,
+        *,
+        on_log: LogFn | None = None,
+        target: WheelTarget | None = None,
+    ) -> Path:
+        """Write the runtime directory of a sandbox (harness, tools, unpacked wheels) to `dest`.
+
+        Wheels are chosen for `target`, the interpreter that will load them (this host's,
+        for bubblewrap, unless told otherwise).
+        """
         log = on_log or (lambda _line: None)
         stage_runtime(dest, self.registry.tools(sandbox_name))
         requirements = self.registry.aggregate_dependencies(sandbox_name)
         if requirements:
-            wheel_dir = download_wheels(requirements, self.cache_dir, log)
-            unpack_wheels(wheel_dir, dest / "site", log)
+            wheel_dir = download_wheels(requirements, self.cache_dir, log, target=target)
+            unpack_wheels(wheel_dir, dest / "site", log, target=target)
         return dest
+
+    def wheel_target(self, base_image: str) -> WheelTarget:
+        """Return what the base image's python3 is, asking the image itself once."""
+        cached = SandboxBuilder._targets.get(base_image)
+        if cached is not None:
+            return cached
+        try:
+            output = self.client.containers.run(
+                base_image, ["python3", "-I", "-c", PROBE], remove=True, network_mode="none"
+            )
+            target = WheelTarget.parse(output.decode().strip())
+        except (docker.errors.DockerException, ValueError) as exc:
+            raise BuildError(
+                step="inspect base image",
+                message=f"cannot tell which python3 {base_image} runs: {exc}",
+            ) from exc
+        SandboxBuilder._targets[base_image] = target
+        return target
 
     def _lock_for(self, tag: str) -> threading.Lock:
         with self._locks_guard:
@@ -157,7 +187,11 @@ class SandboxBuilder:
         self._ensure_base(config.base_image, log)
         context = Path(tempfile.mkdtemp(prefix="jazzmine-build-"))
         try:
-            self.stage(sandbox_name, context / "runtime", on_log=log)
+            target = None
+            if self.registry.aggregate_dependencies(sandbox_name):
+                target = self.wheel_target(config.base_image)
+                log(f"dependencies: wheels for {target.key} (read from {config.base_image})")
+            self.stage(sandbox_name, context / "runtime", on_log=log, target=target)
             (context / "Dockerfile").write_text(self._dockerfile(config.base_image))
             self._docker_build(context, tag, sandbox_name, log)
         finally:

@@ -3,13 +3,19 @@
 The image build never reaches a package registry: TLS from inside containers fails here and
 air-gapped teams need the same path. `pip download` runs on the host with the host's pip
 configuration (index, proxies, certificates, find-links), and wheels are cached per
-requirement set.
+requirement set and target.
+
+Compiled wheels are fine as long as they were built for the interpreter that runs them: pip is
+asked for wheels matching the image's CPython, C library and machine (`WheelTarget`, read
+from the image itself), and a wheel whose tags do not match is refused by name before
+anything is unpacked.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import platform
 import re
 import shutil
 import subprocess
@@ -17,7 +23,12 @@ import sys
 import tempfile
 import zipfile
 from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
+
+from packaging.tags import Tag
+from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from .errors import BuildError
 
@@ -28,22 +39,111 @@ _MISSING = re.compile(
 )
 
 
-def requirements_key(requirements: list[str]) -> str:
-    """Return 16 hex chars naming a requirement set (order-insensitive)."""
-    return hashlib.sha256(json.dumps(sorted(requirements)).encode()).hexdigest()[:16]
+# The manylinux policies older than PEP 600 names, as glibc versions.
+_LEGACY_MANYLINUX = {"manylinux2014": (2, 17), "manylinux2010": (2, 12), "manylinux1": (2, 5)}
 
 
-def download_wheels(requirements: list[str], cache_dir: Path, log: LogFn) -> Path:
+@dataclass(frozen=True)
+class WheelTarget:
+    """The interpreter a sandbox runs: CPython version, glibc version (None: not glibc), machine."""
+
+    python: tuple[int, int]
+    glibc: tuple[int, int] | None
+    machine: str
+
+    @classmethod
+    def of_host(cls) -> WheelTarget:
+        """Return the target of this interpreter (the bubblewrap backend runs it)."""
+        libc, version = platform.libc_ver()
+        glibc = tuple(int(p) for p in version.split(".")[:2]) if libc == "glibc" else None
+        return cls(sys.version_info[:2], glibc, platform.machine())  # type: ignore[arg-type]
+
+    @classmethod
+    def parse(cls, text: str) -> WheelTarget:
+        """Read `3.11 glibc 2.36 x86_64` (what `PROBE` prints inside an image)."""
+        python, libc, version, machine = text.split()
+        major, minor = (int(p) for p in python.split(".")[:2])
+        glibc = tuple(int(p) for p in version.split(".")[:2]) if libc == "glibc" else None
+        return cls((major, minor), glibc, machine)  # type: ignore[arg-type]
+
+    @property
+    def key(self) -> str:
+        """Return a short name of the target, for caches and messages."""
+        libc = f"glibc {self.glibc[0]}.{self.glibc[1]}" if self.glibc else "no glibc"
+        return f"CPython {self.python[0]}.{self.python[1]} on {libc} {self.machine}"
+
+    @cached_property
+    def platforms(self) -> list[str]:
+        """Return the platform tags this target runs, most specific first."""
+        if self.glibc is None:
+            return []
+        major, minor = self.glibc
+        tags = [f"manylinux_{major}_{m}_{self.machine}" for m in range(minor, 4, -1)]
+        tags += [
+            f"{name}_{self.machine}"
+            for name, needs in _LEGACY_MANYLINUX.items()
+            if needs <= self.glibc
+        ]
+        return tags
+
+    @cached_property
+    def tags(self) -> frozenset[Tag]:
+        """Return every wheel tag this target can load."""
+        major, minor = self.python
+        cp = f"cp{major}{minor}"
+        compiled = {Tag(cp, cp, p) for p in self.platforms}
+        compiled |= {
+            Tag(f"cp{major}{m}", "abi3", p) for m in range(2, minor + 1) for p in self.platforms
+        }
+        compiled |= {
+            Tag(i, "none", p)
+            for i in (cp, f"py{major}", f"py{major}{minor}")
+            for p in self.platforms
+        }
+        pure = {Tag(i, "none", "any") for i in (cp, f"py{major}", f"py{major}{minor}")}
+        pure |= {Tag(f"py{major}{m}", "none", "any") for m in range(0, minor)}
+        return frozenset(compiled | pure)
+
+    def pip_args(self) -> list[str]:
+        """Return the `pip download` options that ask for wheels of this target."""
+        major, minor = self.python
+        args = ["--python-version", f"{major}.{minor}", "--implementation", "cp"]
+        for abi in (f"cp{major}{minor}", "abi3", "none"):
+            args += ["--abi", abi]
+        for tag in self.platforms or ["any"]:
+            args += ["--platform", tag]
+        return args
+
+
+# Printed by a sandbox's python3 to say what it is; parsed by WheelTarget.parse.
+PROBE = (
+    "import platform, sys; libc, version = platform.libc_ver(); "
+    "print(f'{sys.version_info[0]}.{sys.version_info[1]}', libc or 'none', version or '0', "
+    "platform.machine())"
+)
+
+
+def requirements_key(requirements: list[str], target: WheelTarget | None = None) -> str:
+    """Return 16 hex chars naming a requirement set (order-insensitive) for a target."""
+    parts = [sorted(requirements), target.key if target else ""]
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:16]
+
+
+def download_wheels(
+    requirements: list[str], cache_dir: Path, log: LogFn, *, target: WheelTarget | None = None
+) -> Path:
     """Return a directory holding wheels for the requirements, downloading them once."""
-    target = cache_dir / "wheels" / requirements_key(requirements)
-    if (target / ".complete").exists():
+    target = target or WheelTarget.of_host()
+    dest = cache_dir / "wheels" / requirements_key(requirements, target)
+    if (dest / ".complete").exists():
         log(f"wheels: reusing cached wheels for {', '.join(requirements)}")
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix="download-", dir=target.parent))
+        return dest
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix="download-", dir=dest.parent))
     command = [sys.executable, "-m", "pip", "download", "--only-binary=:all:", "--dest",
-               str(staging), "--progress-bar", "off", *requirements]  # fmt: skip
-    log(f"wheels: pip download {' '.join(requirements)}")
+               str(staging), "--progress-bar", "off", *target.pip_args(),
+               *requirements]  # fmt: skip
+    log(f"wheels: pip download {' '.join(requirements)} for {target.key}")
     output: list[str] = []
     with subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
@@ -64,41 +164,38 @@ def download_wheels(requirements: list[str], cache_dir: Path, log: LogFn) -> Pat
             log_tail=output[-15:],
         )
     (staging / ".complete").write_text("\n".join(requirements) + "\n")
-    if target.exists():  # another build finished the same set meanwhile
+    if dest.exists():  # another build finished the same set meanwhile
         shutil.rmtree(staging, ignore_errors=True)
     else:
-        staging.rename(target)
-    return target
+        staging.rename(dest)
+    return dest
 
 
-def _is_pure(wheel: zipfile.ZipFile, filename: str) -> bool:
-    """Tell whether a wheel is pure Python (platform tag 'any' and purelib root)."""
-    platform = filename[: -len(".whl")].split("-")[-1]
-    if platform != "any":
-        return False
-    for name in wheel.namelist():
-        if name.endswith(".dist-info/WHEEL"):
-            text = wheel.read(name).decode("utf-8", "replace")
-            return "Root-Is-Purelib: true" in text
-    return False
-
-
-def unpack_wheels(wheel_dir: Path, site_dir: Path, log: LogFn) -> list[str]:
-    """Unpack pure-Python wheels into `site_dir`; refuse compiled ones by name."""
+def unpack_wheels(
+    wheel_dir: Path, site_dir: Path, log: LogFn, *, target: WheelTarget | None = None
+) -> list[str]:
+    """Unpack wheels into `site_dir`, refusing any not built for the target by name."""
+    target = target or WheelTarget.of_host()
+    wheels = sorted(wheel_dir.glob("*.whl"))
+    for path in wheels:  # check all before unpacking any: nothing half-installed
+        try:
+            package, _version, _build, tags = parse_wheel_filename(path.name)
+        except InvalidWheelFilename as exc:
+            raise BuildError(step="install dependencies", package=path.name,
+                             message=f"not a wheel file name: {exc}") from None  # fmt: skip
+        if not tags & target.tags:
+            raise BuildError(
+                step="install dependencies",
+                package=str(package),
+                message=(
+                    f"{path.name} is built for {', '.join(sorted(str(t) for t in tags))}; "
+                    f"the sandbox runs {target.key}"
+                ),
+            )
     site_dir.mkdir(parents=True, exist_ok=True)
     installed = []
-    for path in sorted(wheel_dir.glob("*.whl")):
+    for path in wheels:
         with zipfile.ZipFile(path) as wheel:
-            if not _is_pure(wheel, path.name):
-                package = path.name.split("-")[0]
-                raise BuildError(
-                    step="install dependencies",
-                    package=package,
-                    message=(
-                        f"{path.name} contains compiled code; sandbox images install "
-                        "pure-Python wheels only for now"
-                    ),
-                )
             for member in wheel.infolist():
                 _extract(wheel, member, site_dir)
         installed.append(path.name)

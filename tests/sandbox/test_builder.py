@@ -10,7 +10,7 @@ import pytest
 
 from jazzmine.core.tools import SandboxConfig, ToolRegistry
 from jazzmine.sandbox import BuildError, SandboxBuilder
-from jazzmine.sandbox.wheels import unpack_wheels
+from jazzmine.sandbox.wheels import WheelTarget, unpack_wheels
 
 SOURCE_V1 = "def greet(name):\n    return ToolResponse(success=True, data='hi ' + name)\n"
 SOURCE_V2 = "def greet(name):\n    return ToolResponse(success=True, data='hello ' + name)\n"
@@ -93,12 +93,72 @@ def test_a_missing_package_says_which_step_and_package_failed(
         docker_client.images.get(builder.image_tag(sandbox_name))
 
 
-def test_compiled_wheels_are_refused_by_name(tmp_path):
+TARGET = WheelTarget.parse("3.11 glibc 2.36 x86_64")
+
+
+def write_wheel(directory, name: str, files: dict[str, str]) -> None:
+    with zipfile.ZipFile(directory / name, "w") as wheel:
+        for path, text in files.items():
+            wheel.writestr(path, text)
+
+
+def test_a_wheel_built_for_another_platform_is_refused_by_name(tmp_path):
     wheels = tmp_path / "wheels"
     wheels.mkdir()
-    with zipfile.ZipFile(wheels / "fastthing-1.0-cp311-cp311-linux_x86_64.whl", "w") as wheel:
-        wheel.writestr("fastthing-1.0.dist-info/WHEEL", "Root-Is-Purelib: false\n")
+    write_wheel(wheels, "six-1.16.0-py2.py3-none-any.whl", {"six.py": "x = 1\n"})
+    write_wheel(wheels, "fastthing-1.0-cp311-cp311-macosx_11_0_arm64.whl", {"fast.so": ""})
     with pytest.raises(BuildError) as caught:
-        unpack_wheels(wheels, tmp_path / "site", lambda _line: None)
+        unpack_wheels(wheels, tmp_path / "site", lambda _line: None, target=TARGET)
     assert (caught.value.step, caught.value.package) == ("install dependencies", "fastthing")
-    assert "compiled code" in str(caught.value)
+    assert "cp311-cp311-macosx_11_0_arm64" in str(caught.value)
+    assert "CPython 3.11 on glibc 2.36 x86_64" in str(caught.value)
+    assert not (tmp_path / "site" / "six.py").exists(), "nothing is half-installed"
+
+
+def test_a_compiled_wheel_for_the_sandbox_interpreter_is_unpacked(tmp_path):
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    write_wheel(
+        wheels,
+        "fastthing-1.0-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
+        {"fastthing.cpython-311-x86_64-linux-gnu.so": "", "fastthing-1.0.dist-info/WHEEL": ""},
+    )
+    installed = unpack_wheels(wheels, tmp_path / "site", lambda _line: None, target=TARGET)
+    assert len(installed) == 1
+    assert (tmp_path / "site" / "fastthing.cpython-311-x86_64-linux-gnu.so").exists()
+
+
+def test_newer_glibc_or_another_python_does_not_fit_the_target():
+    from packaging.utils import parse_wheel_filename
+
+    def fits(name: str) -> bool:
+        return bool(parse_wheel_filename(name)[3] & TARGET.tags)
+
+    assert fits("a-1-cp38-abi3-manylinux_2_17_x86_64.whl")
+    assert not fits("a-1-cp311-cp311-manylinux_2_38_x86_64.whl")
+    assert not fits("a-1-cp312-cp312-manylinux_2_17_x86_64.whl")
+    assert not fits("a-1-cp311-cp311-manylinux_2_17_aarch64.whl")
+
+
+@pytest.mark.docker
+def test_a_sandbox_with_a_compiled_dependency_builds_and_runs_it(
+    docker_client, cache_dir, sandbox_name
+):
+    source = (
+        "def dump(value):\n"
+        "    import ujson\n"
+        "    return ToolResponse(success=True, data={'json': ujson.dumps(value)})\n"
+    )
+    registry = registry_with(sandbox_name, source, ["ujson"])
+    builder = SandboxBuilder(registry, client=docker_client, cache_dir=cache_dir)
+    logs: list[str] = []
+    result = builder.ensure_image(sandbox_name, on_log=logs.append)
+    assert any("wheels for CPython 3.11 on glibc" in line for line in logs)
+    output = docker_client.containers.run(
+        result.tag,
+        ["python3", "-I", "-c",
+         "import sys; sys.path[:0] = ['/opt/jazzmine/site']; import ujson; "
+         "print(ujson.dumps([1, 2]), ujson.__file__.endswith('.so'))"],
+        remove=True, network_mode="none",
+    )  # fmt: skip
+    assert output.decode().split() == ["[1,2]", "True"]
