@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from typing import Any
 
 from django.db.models import QuerySet
 
+from ..studio.diffs import unified_diff
 from .models import Attempt, LLMSettings, PlaygroundSession
 
 
@@ -27,18 +27,6 @@ def session_for_user(user: Any, session_id: Any) -> PlaygroundSession | None:
 def session_attempts(session: PlaygroundSession) -> list[Attempt]:
     """Return a session's attempts in order, with their runs."""
     return list(session.attempts.select_related("run"))
-
-
-def unified_diff(a: str, b: str, *, a_name: str, b_name: str) -> str:
-    """Return a unified diff of two texts (empty when they are equal)."""
-    return "".join(
-        difflib.unified_diff(
-            a.splitlines(keepends=True),
-            b.splitlines(keepends=True),
-            fromfile=a_name,
-            tofile=b_name,
-        )
-    )
 
 
 @dataclass(frozen=True)
@@ -61,10 +49,10 @@ def attempts_compare(session: PlaygroundSession, a: int, b: int) -> Comparison |
         a=first,
         b=second,
         script_diff=unified_diff(
-            first.body, second.body, a_name=f"attempt {a}", b_name=f"attempt {b}"
+            first.body, second.body, old_name=f"attempt {a}", new_name=f"attempt {b}"
         ),
         prompt_diff=unified_diff(
-            first.prompt, second.prompt, a_name=f"prompt {a}", b_name=f"prompt {b}"
+            first.prompt, second.prompt, old_name=f"prompt {a}", new_name=f"prompt {b}"
         ),
     )
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable
 
@@ -22,15 +21,3 @@ def violation_body_lines(violations: Iterable[str]) -> dict[int, list[str]]:
 def normalise_body(text: str) -> str:
     """Return a body with the newlines a browser form sends turned back into plain ones."""
     return text.replace("\r\n", "\n").replace("\r", "\n")
-
-
-def body_diff(old: str, new: str, *, old_name: str, new_name: str) -> str:
-    """Return a unified diff of two bodies."""
-    return "".join(
-        difflib.unified_diff(
-            old.splitlines(keepends=True),
-            new.splitlines(keepends=True),
-            fromfile=old_name,
-            tofile=new_name,
-        )
-    )

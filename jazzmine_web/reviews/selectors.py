@@ -15,9 +15,10 @@ from ..catalog.models import Sandbox
 from ..catalog.selectors import sandboxes_for_user
 from ..runs.models import RunStatus
 from ..runs.selectors import run_state
+from ..studio.diffs import unified_diff
 from ..teams.models import ApiToken, Role
 from ..teams.selectors import team_ids_with_role
-from .analysis import body_diff, violation_body_lines
+from .analysis import violation_body_lines
 from .models import (
     AuditEntry,
     SandboxReviewSettings,
@@ -163,7 +164,7 @@ def submission_review_context(submission: Submission) -> dict[str, Any]:
     previous = submission.previous
     diff = ""
     if previous is not None:
-        diff = body_diff(
+        diff = unified_diff(
             previous.approved_body or previous.body,
             submission.body,
             old_name=f"attempt {previous.attempt}",
