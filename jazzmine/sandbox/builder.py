@@ -23,6 +23,7 @@ from .runtime import runtime_version, stage_runtime
 from .wheels import PROBE, WheelTarget, download_wheels, unpack_wheels
 
 LogFn = Callable[[str], None]
+KEEP_IMAGES = 3  # images kept per sandbox: the current one and two to roll back to quickly
 SANDBOX_USER = "65534:65534"  # nobody:nogroup, present in every Debian-based image
 RUNTIME_DIR = "/opt/jazzmine"
 ENSURE_BASE_SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "ensure-base-image.sh"
@@ -111,7 +112,27 @@ class SandboxBuilder:
                 log(f"image {tag} is up to date")
                 return BuildResult(tag=tag, built=False, seconds=time.monotonic() - started)
             self._build(sandbox_name, tag, log)
+        self.prune(sandbox_name, keep=KEEP_IMAGES, log=log)
         return BuildResult(tag=tag, built=True, seconds=time.monotonic() - started)
+
+    def prune(self, sandbox_name: str, *, keep: int = KEEP_IMAGES, log: LogFn | None = None) -> int:
+        """Remove all but the newest `keep` images of a sandbox; return how many went.
+
+        Every change of code or dependencies builds a new image, so without this they pile up.
+        An image a container still uses is left alone (the engine refuses, and that is fine).
+        """
+        log = log or (lambda _line: None)
+        images = self.client.images.list(name=_repository(sandbox_name))
+        images.sort(key=lambda image: image.attrs.get("Created", ""), reverse=True)
+        removed = 0
+        for image in images[keep:]:
+            try:
+                self.client.images.remove(image.id, noprune=False)
+            except docker.errors.APIError:
+                continue  # in use by a container, or already gone
+            removed += 1
+            log(f"removed old image {', '.join(image.tags) or image.short_id}")
+        return removed
 
     def stage(
         self,

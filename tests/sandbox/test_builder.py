@@ -58,6 +58,13 @@ def test_it_builds_once_and_rebuilds_only_on_change(docker_client, cache_dir, sa
             for t in image.tags}  # fmt: skip
     assert tags == {first.tag, changed_code.tag, changed_deps.tag}
 
+    # A fourth version: only the newest three images of the sandbox are kept.
+    fourth = build(SOURCE_V1.replace("hi ", "hey "), ["six"])
+    assert fourth.built and any(line.startswith("removed old image") for line in logs)
+    tags = {t for image in docker_client.images.list(name=f"jazzmine/sandbox-{sandbox_name}")
+            for t in image.tags}  # fmt: skip
+    assert tags == {changed_code.tag, changed_deps.tag, fourth.tag}
+
     # The dependency is installed (offline, from host-downloaded wheels) and importable.
     out = docker_client.containers.run(
         changed_deps.tag, ["python3", "-c", "import sys; sys.path.insert(0, '/opt/jazzmine/site');"
