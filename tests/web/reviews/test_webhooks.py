@@ -70,8 +70,9 @@ def test_a_decision_is_posted_signed_to_the_tokens_webhook(
 
 
 def test_a_failing_receiver_is_retried_with_backoff_until_it_answers(
-    api, ecommerce, reviewer, fast_retries
+    api, ecommerce, reviewer, fast_retries, settings
 ) -> None:
+    settings.JAZZMINE_WEBHOOK_BACKOFF_SECONDS = 0.3  # long enough to tell waits from requests
     receiver = Receiver(statuses=[500, 503])
     try:
         secret = set_webhook(api, receiver.url)
@@ -87,7 +88,10 @@ def test_a_failing_receiver_is_retried_with_backoff_until_it_answers(
     attempts = list(delivery.attempts.order_by("number"))
     assert [a.status_code for a in attempts] == [500, 503, 200]
     gaps = [(b.started_at - a.started_at).total_seconds() for a, b in itertools.pairwise(attempts)]
-    assert gaps[1] >= gaps[0] * 1.5 >= 0.05 * 1.5 * 0.9  # the wait doubles
+    # The wait doubles: 0.3 s, then 0.6 s. Each gap is its wait plus a request, so compare
+    # each with its own wait (a wait that did not double would leave the second gap short).
+    assert gaps[0] >= 0.3 * 0.95
+    assert gaps[1] >= 0.6 * 0.95
     # Every attempt carries the same body, signed afresh.
     bodies = {body for _h, body in requests}
     assert len(bodies) == 1
