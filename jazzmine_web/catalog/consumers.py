@@ -8,6 +8,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.template.loader import render_to_string
 
+from ..studio.live import connecting_user
 from . import live
 from .models import BuildStatus, ImageBuild
 from .selectors import builds_for_user, sandbox_image_status
@@ -27,14 +28,12 @@ class BuildLogConsumer(AsyncWebsocketConsumer):
     """`ws/builds/<id>/`: the whole log so far, then each new line, then the final status."""
 
     async def connect(self) -> None:
-        user = self.scope.get("user")
-        if user is None or not user.is_authenticated:
-            await self.close(code=4401)
+        user = await connecting_user(self, close_code=4401)
+        if user is None:
             return
         self.build_id = int(self.scope["url_route"]["kwargs"]["build_id"])
         # Join before reading: lines stored after the read arrive by the group, and the
         # sequence number drops those the read already had.
-        live.remember_loop()
         self.group = live.build_group(self.build_id)
         await self.channel_layer.group_add(self.group, self.channel_name)
         snapshot = await database_sync_to_async(_snapshot)(user, self.build_id)

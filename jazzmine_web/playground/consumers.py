@@ -21,7 +21,7 @@ from jazzmine.orchestrator import generate_attempt, solve
 from ..catalog.selectors import sandboxes_for_user
 from ..runs.consumers import RunFollowMixin
 from ..runs.executor import executor
-from ..studio.live import remember_loop
+from ..studio.live import connecting_user
 from . import services
 from .models import Attempt, PlaygroundSession
 from .recorder import AttemptRecorder
@@ -43,10 +43,8 @@ class PlaygroundConsumer(RunFollowMixin, AsyncJsonWebsocketConsumer):
     """Serve one playground page."""
 
     async def connect(self) -> None:
-        remember_loop()
-        user = self.scope.get("user")
-        if user is None or not user.is_authenticated:
-            await self.close(code=4403)
+        user = await connecting_user(self)
+        if user is None:
             return
         self.user = user
         self.task: asyncio.Task[None] | None = None

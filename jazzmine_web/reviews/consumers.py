@@ -9,12 +9,10 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.template.loader import render_to_string
 
-from ..studio.live import remember_loop
+from ..studio.live import connecting_user
 from ..teams.selectors import team_ids_with_role
 from . import selectors
 from .live import queue_group
-
-CLOSE_UNAUTHENTICATED = 4403
 
 
 class SubmissionPayload(TypedDict):
@@ -37,10 +35,8 @@ class ReviewQueueConsumer(AsyncJsonWebsocketConsumer):
     """Push queue rows as submissions arrive and are decided; `?sandbox=&age=` as on the page."""
 
     async def connect(self) -> None:
-        remember_loop()
-        user = self.scope.get("user")
-        if user is None or not user.is_authenticated:
-            await self.close(code=CLOSE_UNAUTHENTICATED)
+        user = await connecting_user(self)
+        if user is None:
             return
         from .background import worker
         from .views import queue_filters

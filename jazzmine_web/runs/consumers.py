@@ -13,11 +13,10 @@ from urllib.parse import parse_qs
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from ..studio.live import remember_loop
+from ..studio.live import connecting_user
 from .selectors import run_events_after, run_for_user, run_state
 from .services import run_group
 
-CLOSE_UNAUTHENTICATED = 4403
 CLOSE_NOT_FOUND = 4404
 
 
@@ -86,10 +85,8 @@ class RunConsumer(RunFollowMixin, AsyncJsonWebsocketConsumer):
     """Stream a run's events; `?after=N` resumes after the last sequence number a client has."""
 
     async def connect(self) -> None:
-        remember_loop()
-        user = self.scope.get("user")
-        if user is None or not user.is_authenticated:
-            await self.close(code=CLOSE_UNAUTHENTICATED)
+        user = await connecting_user(self)
+        if user is None:
             return
         run_id = self.scope["url_route"]["kwargs"]["run_id"]
         run = await database_sync_to_async(run_for_user)(user, run_id)

@@ -42,3 +42,19 @@ def group_send(group: str, message: dict[str, Any]) -> None:
             asyncio.run_coroutine_threadsafe(layer.group_send(group, message), loop)
         return
     async_to_sync(layer.group_send)(group, message)
+
+
+CLOSE_UNAUTHENTICATED = 4403
+
+
+async def connecting_user(consumer: Any, *, close_code: int = CLOSE_UNAUTHENTICATED) -> Any:
+    """Return the logged-in user of a connecting websocket, or close it and return None.
+
+    Also records the server's loop, so that workers can reach this consumer's groups.
+    """
+    remember_loop()
+    user = consumer.scope.get("user")
+    if user is None or not user.is_authenticated:
+        await consumer.close(code=close_code)
+        return None
+    return user
