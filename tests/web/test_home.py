@@ -54,19 +54,3 @@ def test_the_pygments_stylesheet_is_public(client) -> None:
     assert ".highlight" in response.content.decode()
 
 
-def test_seed_demo_creates_a_user_who_can_log_in(client, capsys) -> None:
-    call_command("seed_demo")
-    out = capsys.readouterr().out
-    assert "Log in as 'demo' with password 'jazzmine-demo'" in out
-    assert "created: get_orders" in out
-    assert client.login(username="demo", password="jazzmine-demo")
-    call_command("seed_demo")  # idempotent
-    out = capsys.readouterr().out
-    assert "Reset demo user" in out
-    assert "unchanged: get_orders" in out
-    from jazzmine_web.catalog.models import Tool, ToolVersion
-    from jazzmine_web.teams.models import Membership
-
-    assert Tool.objects.count() == 5 and ToolVersion.objects.count() == 5
-    (membership,) = Membership.objects.all()
-    assert membership.role == "admin" and membership.has_role("reviewer")

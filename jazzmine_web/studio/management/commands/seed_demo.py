@@ -1,48 +1,111 @@
-"""Create the demo team, user and `ecommerce` sandbox so that a fresh install can be tried at once."""
+"""Create the demo team, its two people and the `ecommerce` sandbox once, so a fresh install can be tried.
+
+Run on every start by `scripts/run.sh`: it creates what is missing and never touches what
+exists, so a team's edits to the demo (tools, secrets, passwords) survive restarts. `--reset`
+puts the demo back explicitly: passwords, roles, and the demo module imported again (a new
+version of each changed tool; history is kept).
+"""
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from jazzmine_web.catalog.importer import ImportRefused, source_file_from_path
+from jazzmine_web.catalog.models import Sandbox
 from jazzmine_web.catalog.services import tools_import
 from jazzmine_web.teams.models import Role
 from jazzmine_web.teams.services import membership_set, team_get_or_create
 
 DEMO_MODULE = Path(settings.BASE_DIR) / "demo" / "ecommerce.py"
+DEMO_SANDBOX = "ecommerce"
+
+
+@dataclass(frozen=True)
+class DemoPerson:
+    """One demo login: who it is, how to log in, and what they may do."""
+
+    username: str
+    password: str
+    role: str
+    superuser: bool
+    about: str
+
+
+def demo_people() -> list[DemoPerson]:
+    """Return the demo's two people: an admin who builds and submits, a reviewer who approves."""
+    return [
+        DemoPerson(
+            username=os.environ.get("JAZZMINE_DEMO_USER", "demo"),
+            password=os.environ.get("JAZZMINE_DEMO_PASSWORD", "jazzmine-demo"),
+            role=Role.ADMIN,
+            superuser=True,
+            about="team admin: catalog, playground, agents",
+        ),
+        DemoPerson(
+            username=os.environ.get("JAZZMINE_DEMO_REVIEWER", "reviewer"),
+            password=os.environ.get("JAZZMINE_DEMO_REVIEWER_PASSWORD", "jazzmine-review"),
+            role=Role.REVIEWER,
+            superuser=False,
+            about="reviewer: approves what the admin's agents submit (nobody approves their own)",
+        ),
+    ]
 
 
 class Command(BaseCommand):
-    help = "Create (or reset) the demo user, team and ecommerce sandbox; print how to log in."
+    help = (
+        "Create the demo team, users and ecommerce sandbox when missing (never overwrites "
+        "a team's changes); --reset puts them back."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--reset",
+            action="store_true",
+            help="reset the demo passwords and roles and import the demo module again",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        username = os.environ.get("JAZZMINE_DEMO_USER", "demo")
-        password = os.environ.get("JAZZMINE_DEMO_PASSWORD", "jazzmine-demo")
-        user_model = get_user_model()
-        user, created = user_model.objects.get_or_create(username=username)
-        user.set_password(password)
-        user.is_staff = user.is_superuser = True
-        user.save()
-
+        reset = bool(options["reset"])
         team = team_get_or_create(name="Demo team", slug="demo")
-        # Admin includes reviewer and member: the demo user can do everything.
-        membership_set(team=team, user=user, role=Role.ADMIN)
+        users = {}
+        for person in demo_people():
+            users[person.username], verb = self._person(team, person, reset=reset)
+            self.stdout.write(
+                f"{verb} {person.about}. Log in as {person.username!r} with password "
+                f"{person.password!r}" + ("." if verb != "Kept" else " (unless changed since).")
+            )
+        admin = users[demo_people()[0].username]
+        exists = Sandbox.objects.filter(team=team, name=DEMO_SANDBOX).exists()
+        if exists and not reset:
+            self.stdout.write(f"Kept demo sandbox {DEMO_SANDBOX} as the team left it.")
+            return
         try:
             # Through the importer, like any team's module: parsed, never executed.
             report = tools_import(
                 team=team,
                 files=[source_file_from_path(DEMO_MODULE)],
-                author=user,
-                sandbox_name="ecommerce",
+                author=admin,
+                sandbox_name=DEMO_SANDBOX,
             )
         except ImportRefused as exc:
             raise CommandError(f"The demo module cannot be imported:\n{exc}") from exc
-        self.stdout.write(f"Demo sandbox ecommerce: {report.summary()}.")
-        verb = "Created" if created else "Reset"
-        self.stdout.write(f"{verb} demo user. Log in as {username!r} with password {password!r}.")
+        self.stdout.write(f"Demo sandbox {DEMO_SANDBOX}: {report.summary()}.")
+
+    def _person(self, team: Any, person: DemoPerson, *, reset: bool) -> tuple[Any, str]:
+        """Create a demo user when missing (or reset one); keep an existing one as it is."""
+        user_model = get_user_model()
+        user, created = user_model.objects.get_or_create(username=person.username)
+        if created or reset:
+            user.set_password(person.password)
+            user.is_staff = user.is_superuser = person.superuser
+            user.save()
+            membership_set(team=team, user=user, role=person.role)
+            return user, "Created" if created else "Reset"
+        return user, "Kept"

@@ -1,0 +1,77 @@
+"""The demo is created once; restarting never undoes what the team changed."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.management import call_command
+
+from jazzmine_web.catalog.models import SecretValue, Tool, ToolVersion
+from jazzmine_web.catalog.services import secret_value_set, tool_update
+from jazzmine_web.teams.models import Membership
+
+pytestmark = pytest.mark.django_db
+
+
+def seed(capsys, *args: str) -> str:
+    call_command("seed_demo", *args)
+    return capsys.readouterr().out
+
+
+def test_it_creates_an_admin_and_a_reviewer_who_can_log_in(client, capsys) -> None:
+    out = seed(capsys)
+    assert "Log in as 'demo' with password 'jazzmine-demo'" in out
+    assert "Log in as 'reviewer' with password 'jazzmine-review'" in out
+    assert "created: get_orders" in out
+    assert client.login(username="demo", password="jazzmine-demo")
+    assert client.login(username="reviewer", password="jazzmine-review")
+    roles = {m.user.username: m.role for m in Membership.objects.select_related("user")}
+    assert roles == {"demo": "admin", "reviewer": "reviewer"}
+
+
+def test_a_second_start_changes_nothing(capsys) -> None:
+    seed(capsys)
+    out = seed(capsys)
+    assert "Kept demo sandbox ecommerce" in out
+    assert "created:" not in out and "changed (new version)" not in out
+    assert Tool.objects.count() == 5 and ToolVersion.objects.count() == 5
+
+
+def test_a_restart_keeps_edited_tools_secrets_and_passwords(client, capsys) -> None:
+    seed(capsys)
+    tool = Tool.objects.get(name="get_orders")
+    edited = tool.source.replace("int(limit)", "int(limit or 0)")
+    assert edited != tool.source
+    tool_update(tool=tool, source=edited, secrets=["SHOP_DB_URL"], note="team edit")
+    secret_value_set(sandbox=tool.sandbox, name="SHOP_DB_URL", value="postgres://x", user=None)
+    demo = Membership.objects.get(user__username="demo").user
+    demo.set_password("our own password")
+    demo.save()
+    versions = ToolVersion.objects.filter(tool=tool).count()
+
+    seed(capsys)
+    seed(capsys)
+
+    tool.refresh_from_db()
+    assert "int(limit or 0)" in tool.source
+    assert tool.secrets == ["SHOP_DB_URL"]
+    assert ToolVersion.objects.filter(tool=tool).count() == versions
+    assert SecretValue.objects.filter(name="SHOP_DB_URL").exists()
+    assert client.login(username="demo", password="our own password")
+    assert not client.login(username="demo", password="jazzmine-demo")
+
+
+def test_reset_puts_the_demo_back_explicitly(client, capsys) -> None:
+    seed(capsys)
+    tool = Tool.objects.get(name="get_orders")
+    tool_update(tool=tool, source=tool.source.replace("int(limit)", "int(limit or 1)"), note="edit")
+    demo = Membership.objects.get(user__username="demo").user
+    demo.set_password("our own password")
+    demo.save()
+
+    out = seed(capsys, "--reset")
+
+    assert "Reset team admin" in out
+    assert "changed (new version): get_orders" in out
+    assert client.login(username="demo", password="jazzmine-demo")
+    # The team's version is history, not lost.
+    assert ToolVersion.objects.filter(tool=tool).count() == 3
