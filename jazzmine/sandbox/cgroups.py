@@ -227,3 +227,17 @@ def _key_values(path: Path) -> dict[str, int]:
         with contextlib.suppress(ValueError):
             values[key] = int(value)
     return values
+
+
+def run_cgroup_dirs(*, all_workers: bool = False) -> list[Path]:
+    """Return the run cgroups of this worker process (or of every worker on this machine)."""
+    v1 = _v1_bases()
+    if v1 is not None:
+        parents = list(dict.fromkeys(base / PARENT_NAME for base in v1.values()))
+    else:
+        try:
+            parents = [_v2_base() / PARENT_NAME]
+        except CgroupUnavailable:
+            return []
+    pattern = "run-*" if all_workers else f"run-{os.getpid()}-*"
+    return sorted(path for parent in parents for path in parent.glob(pattern))
