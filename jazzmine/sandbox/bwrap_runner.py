@@ -20,6 +20,7 @@ import signal
 import socket
 import subprocess
 import tempfile
+import time
 from collections import deque
 from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
@@ -38,6 +39,8 @@ if TYPE_CHECKING:
 SANDBOX_UID = 65534
 RUNTIME_MOUNT = "/opt/jazzmine"
 RUN_DIR_PREFIX = "jazzmine-bwrap-"
+# A per-run directory this old outlived any run (deployment maxima are minutes, not a day).
+STALE_RUN_DIR_SECONDS = 24 * 3600
 # bwrap itself: the outer process that waits and the inner one that is pid 1 of the sandbox.
 BWRAP_PIDS = 2
 OOM_POLL_SECONDS = 0.05
@@ -217,8 +220,13 @@ def stage_run_dir(builder: SandboxBuilder, sandbox_name: str) -> Path:
     """Stage a sandbox's runtime into a new per-run directory; remove it if staging fails.
 
     Pass it to `BwrapRunner.run(..., remove_runtime_dir=True)`, which removes it after the run.
+    Directories far older than any run can last were left by a worker that died: removed here.
     """
     runtime_dir = Path(tempfile.mkdtemp(prefix=RUN_DIR_PREFIX))
+    for stale in runtime_dir.parent.glob(f"{RUN_DIR_PREFIX}*"):
+        with contextlib.suppress(OSError):
+            if time.time() - stale.stat().st_mtime > STALE_RUN_DIR_SECONDS:
+                shutil.rmtree(stale, ignore_errors=True)
     try:
         runtime_dir.chmod(0o755)  # the sandbox user (nobody) must read it
         builder.stage(sandbox_name, runtime_dir)

@@ -17,7 +17,6 @@ import dataclasses
 import itertools
 import json
 import logging
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -178,7 +177,9 @@ class RunExecutor:
             from jazzmine.sandbox.bwrap_runner import BwrapRunner
 
             assert prepared.runtime_dir is not None
-            events = BwrapRunner().run(prepared.runtime_dir, prepared.request, prepared.limits)
+            events = BwrapRunner().run(
+                prepared.runtime_dir, prepared.request, prepared.limits, remove_runtime_dir=True
+            )
         await self._in_db(
             services.run_set_status,
             run_id=run_id,
@@ -330,9 +331,9 @@ def _prepare(*, run_id: Any, known_images: set[str]) -> Prepared:
     builder = SandboxBuilder(registry)
     limits = _limits_for(sandbox)
     if sandbox.backend == "bwrap":
-        runtime_dir = Path(tempfile.mkdtemp(prefix="jazzmine-bwrap-"))
-        runtime_dir.chmod(0o755)  # the sandbox user (nobody) must read it
-        builder.stage(sandbox.name, runtime_dir)
+        from jazzmine.sandbox.bwrap_runner import stage_run_dir
+
+        runtime_dir = stage_run_dir(builder, sandbox.name)  # the run removes it when it ends
         return Prepared(run_id, "bwrap", f"bwrap:{runtime_dir}", runtime_dir, limits, request)
     tag = builder.image_tag(sandbox.name)
     if tag not in known_images:

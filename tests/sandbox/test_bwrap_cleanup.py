@@ -117,3 +117,13 @@ def test_a_failed_staging_leaves_no_directory(builder, temp_root):
     with pytest.raises(Exception, match="no-such-sandbox"):
         stage_run_dir(builder, "no-such-sandbox")
     assert run_dirs(temp_root) == []
+
+
+def test_staging_sweeps_directories_a_dead_worker_left(builder, temp_root):
+    old = temp_root / f"{RUN_DIR_PREFIX}dead-worker"
+    old.mkdir()
+    os.utime(old, (0, 0))
+    fresh = temp_root / f"{RUN_DIR_PREFIX}running-elsewhere"
+    fresh.mkdir()
+    runtime_dir = stage_run_dir(builder, TEST_SANDBOX)
+    assert run_dirs(temp_root) == sorted([fresh.name, runtime_dir.name])
