@@ -185,8 +185,9 @@ class _PythonReader(ast.NodeVisitor):
                 reason = f"the tool {name} is used as a value (passed, stored or wrapped)"
             else:
                 reason = f"the name of the tool {name} is bound to something else"
-            # A tool handed around can be called under any name, including as another tool.
-            self._doubt(node, reason)
+            # A tool handed around can be called under any name, but it is still this tool;
+            # a name it is bound to is a doubt of its own.
+            self._doubt(node, reason, frozenset({name}))
         elif name in _PY_DYNAMIC:
             self._doubt(node, f"{name} {_PY_DYNAMIC[name]}")
 
@@ -204,7 +205,8 @@ class _PythonReader(ast.NodeVisitor):
 
     def _binds(self, node: ast.AST, name: str) -> None:
         if name in self.names:
-            self._doubt(node, f"the name of the tool {name} is bound to something else")
+            reason = f"the name of the tool {name} is bound to something else"
+            self._doubt(node, reason, frozenset({name}))
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
         self._binds(node, node.name)

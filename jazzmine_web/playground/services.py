@@ -223,6 +223,7 @@ def attempt_run(*, attempt: Attempt, user: AbstractBaseUser) -> Attempt:
             attempt=attempt.number,
             source="playground",
             language=attempt.language,
+            allowed_tools=None,  # a member runs it by hand: that is a person's approval
         )
     except RunRefused as refused:
         attempt.violations = refused.violations

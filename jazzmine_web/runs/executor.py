@@ -47,6 +47,8 @@ class BashPlan:
     specs: list[ToolSpec]
     limits: BashLimits
     environment: dict[str, str]
+    # The tools the run may call (None: all), as decided when it was let through.
+    allowed_tools: frozenset[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -328,6 +330,8 @@ def _prepare(*, run_id: Any, known_images: set[str]) -> Prepared:
     keychain = _keychain_env(run, sandbox.timeout_seconds)
     if keychain:
         request = dataclasses.replace(request, secrets={**request.secrets, **keychain})
+    # The harness refuses any other tool: the review decision holds where the code runs.
+    request = dataclasses.replace(request, allowed_tools=_allowed_tools(run))
     builder = SandboxBuilder(registry)
     limits = _limits_for(sandbox)
     if sandbox.backend == "bwrap":
@@ -418,11 +422,25 @@ def _revoke_keychain(*, run_id: Any) -> None:
 
 
 def _keychain_env(run: Run, lifetime: float) -> dict[str, str]:
-    """Return the keychain URL and token of a run in a network-enabled sandbox (else empty)."""
-    from ..scripttools.services import keychain_environment
+    """Return the keychain URL and one token per script tool (network-enabled sandboxes only).
 
-    declared = sorted({s for t in run.sandbox.tools.filter(published=True) for s in t.secrets})
-    return keychain_environment(sandbox=run.sandbox, allowed=declared, lifetime=lifetime, run=run)
+    Each token answers only for the secrets its own tool declares.
+    """
+    from ..catalog.models import ToolKind
+    from ..scripttools.services import keychain_environment_per_tool
+
+    tools = {
+        t.name: list(t.secrets)
+        for t in run.sandbox.tools.filter(published=True, kind=ToolKind.SCRIPT)
+    }
+    return keychain_environment_per_tool(
+        sandbox=run.sandbox, tools=tools, lifetime=lifetime, run=run
+    )
+
+
+def _allowed_tools(run: Run) -> frozenset[str] | None:
+    """Return the tools a run may call (None: all), as its row records the decision."""
+    return None if run.allowed_tools is None else frozenset(run.allowed_tools)
 
 
 def bash_limits_for(sandbox: Any) -> BashLimits:
@@ -454,7 +472,12 @@ def _prepare_bash(run: Run, known_images: set[str]) -> Prepared:
         tag = builder.ensure_image(sandbox.name).tag
         known_images.add(tag)
     request = RunRequest(script=run.script, body_offset=0)
-    plan = BashPlan(specs=specs, limits=bash_limits, environment=environment)
+    plan = BashPlan(
+        specs=specs,
+        limits=bash_limits,
+        environment=environment,
+        allowed_tools=_allowed_tools(run),
+    )
     return Prepared(run.pk, "docker", tag, None, _limits_for(sandbox), request, bash=plan)
 
 
