@@ -12,8 +12,9 @@ if docker image inspect "$TAG" >/dev/null 2>&1; then
   exit 0
 fi
 
-# A team with a registry names a pullable base image; try that before bootstrapping.
-if docker pull "$TAG" >/dev/null 2>&1; then
+# A deployment with a registry may pull its base image first, but only when the operator says so
+# (JAZZMINE_BASE_IMAGE_PULL=1): a name is never pulled on a sandbox author's word.
+if [ "${JAZZMINE_BASE_IMAGE_PULL:-0}" = "1" ] && docker pull "$TAG" >/dev/null 2>&1; then
   echo "ensure-base-image: pulled $TAG"
   exit 0
 fi

@@ -11,16 +11,17 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import docker
 import docker.errors
 
+from ..core.tools.registry import DEFAULT_BASE_IMAGE
 from .errors import BuildError
 from .runtime import runtime_version, stage_runtime
-from .wheels import PROBE, WheelTarget, download_wheels, unpack_wheels
+from .wheels import PROBE, PipIndexes, WheelTarget, download_wheels, unpack_wheels
 
 LogFn = Callable[[str], None]
 KEEP_IMAGES = 3  # images kept per sandbox: the current one and two to roll back to quickly
@@ -40,6 +41,49 @@ _HARDEN = (
     f"&& python3 -m compileall -q {RUNTIME_DIR} >/dev/null "
     f"&& chmod -R a+rX,go-w {RUNTIME_DIR}"
 )
+
+
+@dataclass(frozen=True)
+class BuildPolicy:
+    """The operator's walls around builds: which base images exist, pulls, package indexes.
+
+    A sandbox names its base image, but only images on this list are ever used: another
+    team's sandbox image or a registry tag a member typed must not become a build's root.
+    """
+
+    base_images: tuple[str, ...] = (DEFAULT_BASE_IMAGE,)
+    allow_pull: bool = False
+    indexes: PipIndexes = field(default_factory=PipIndexes)
+
+    @classmethod
+    def from_env(cls) -> BuildPolicy:
+        """Read the same environment variables as the web app's settings."""
+        default = os.environ.get("JAZZMINE_BASE_IMAGE") or DEFAULT_BASE_IMAGE
+        images = _env_list("JAZZMINE_BASE_IMAGES") or [default]
+        pull = os.environ.get("JAZZMINE_BASE_IMAGE_PULL", "").strip().lower()
+        return cls(
+            base_images=tuple(images),
+            allow_pull=pull in ("1", "true", "yes", "on"),
+            indexes=PipIndexes(
+                index_url=os.environ.get("JAZZMINE_PIP_INDEX_URL", "").strip(),
+                extra_index_urls=tuple(_env_list("JAZZMINE_PIP_EXTRA_INDEX_URLS")),
+            ),
+        )
+
+    def check_base_image(self, base_image: str) -> None:
+        """Refuse a base image the operator did not list."""
+        if base_image not in self.base_images:
+            raise BuildError(
+                step="base image",
+                message=(
+                    f"base image {base_image!r} is not on the operator's list "
+                    f"({', '.join(self.base_images)}); nothing was pulled or built"
+                ),
+            )
+
+
+def _env_list(name: str) -> list[str]:
+    return [item.strip() for item in os.environ.get(name, "").split(",") if item.strip()]
 
 
 @dataclass(frozen=True)
@@ -74,11 +118,13 @@ class SandboxBuilder:
         client: docker.DockerClient | None = None,
         cache_dir: Path | None = None,
         bootstrap_base: bool = True,
+        policy: BuildPolicy | None = None,
     ) -> None:
         self.registry = registry
         self._client = client
         self.cache_dir = cache_dir or _default_cache_dir()
         self.bootstrap_base = bootstrap_base
+        self.policy = policy or BuildPolicy.from_env()
 
     @property
     def client(self) -> docker.DockerClient:
@@ -105,6 +151,8 @@ class SandboxBuilder:
     def ensure_image(self, sandbox_name: str, *, on_log: LogFn | None = None) -> BuildResult:
         """Return the sandbox's image, building it first when its tag is missing."""
         log = on_log or (lambda _line: None)
+        # Before anything touches the engine: an unlisted base image is never used.
+        self.policy.check_base_image(self.registry.get_sandbox(sandbox_name).base_image)
         tag = self.image_tag(sandbox_name)
         started = time.monotonic()
         with self._lock_for(tag):
@@ -151,12 +199,15 @@ class SandboxBuilder:
         stage_runtime(dest, self.registry.tools(sandbox_name))
         requirements = self.registry.aggregate_dependencies(sandbox_name)
         if requirements:
-            wheel_dir = download_wheels(requirements, self.cache_dir, log, target=target)
+            wheel_dir = download_wheels(
+                requirements, self.cache_dir, log, target=target, indexes=self.policy.indexes
+            )
             unpack_wheels(wheel_dir, dest / "site", log, target=target)
         return dest
 
     def wheel_target(self, base_image: str) -> WheelTarget:
         """Return what the base image's python3 is, asking the image itself once."""
+        self.policy.check_base_image(base_image)
         cached = SandboxBuilder._targets.get(base_image)
         if cached is not None:
             return cached
@@ -178,7 +229,8 @@ class SandboxBuilder:
             return self._locks.setdefault(tag, threading.Lock())
 
     def _ensure_base(self, base_image: str, log: LogFn) -> None:
-        """Make sure the base image exists: pull it, or bootstrap it offline when allowed."""
+        """Make sure a listed base image exists: bootstrap it offline, pull only when allowed."""
+        self.policy.check_base_image(base_image)
         if self.image_exists(base_image):
             return
         if not self.bootstrap_base:
@@ -187,11 +239,14 @@ class SandboxBuilder:
                 message=f"{base_image} is missing; run scripts/ensure-base-image.sh {base_image}",
             )
         log(f"base image {base_image} is missing: bootstrapping it (about a minute, once)")
+        # The script pulls before bootstrapping; only the operator's setting lets it.
+        env = {**os.environ, "JAZZMINE_BASE_IMAGE_PULL": "1" if self.policy.allow_pull else "0"}
         process = subprocess.Popen(
             ["bash", str(ENSURE_BASE_SCRIPT), base_image],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
+            env=env,
         )
         assert process.stdout is not None
         tail: list[str] = []

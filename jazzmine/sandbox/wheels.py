@@ -30,6 +30,7 @@ from pathlib import Path
 from packaging.tags import Tag
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
+from ..requirements import RequirementError, requirements_check
 from .errors import BuildError
 
 LogFn = Callable[[str], None]
@@ -129,11 +130,42 @@ def requirements_key(requirements: list[str], target: WheelTarget | None = None)
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:16]
 
 
+@dataclass(frozen=True)
+class PipIndexes:
+    """Where pip looks for wheels: the operator's deployment settings, never a sandbox's text."""
+
+    index_url: str = ""
+    extra_index_urls: tuple[str, ...] = ()
+
+    def pip_args(self) -> list[str]:
+        """Return the `pip download` options naming the indexes (none: pip's own config)."""
+        args = ["--index-url", self.index_url] if self.index_url else []
+        for url in self.extra_index_urls:
+            args += ["--extra-index-url", url]
+        return args
+
+
 def download_wheels(
-    requirements: list[str], cache_dir: Path, log: LogFn, *, target: WheelTarget | None = None
+    requirements: list[str],
+    cache_dir: Path,
+    log: LogFn,
+    *,
+    target: WheelTarget | None = None,
+    indexes: PipIndexes | None = None,
 ) -> Path:
-    """Return a directory holding wheels for the requirements, downloading them once."""
+    """Return a directory holding wheels for the requirements, downloading them once.
+
+    The requirements are checked again here, whatever the caller did: this is the last code
+    before pip, and they reach pip only after `--`, so no string can become an option.
+    """
+    try:
+        requirements = requirements_check(requirements)
+    except RequirementError as exc:
+        raise BuildError(
+            step="download dependencies", package=exc.text, message=f"refused: {exc}"
+        ) from None
     target = target or WheelTarget.of_host()
+    indexes = indexes or PipIndexes()
     dest = cache_dir / "wheels" / requirements_key(requirements, target)
     if (dest / ".complete").exists():
         log(f"wheels: reusing cached wheels for {', '.join(requirements)}")
@@ -142,11 +174,17 @@ def download_wheels(
     staging = Path(tempfile.mkdtemp(prefix="download-", dir=dest.parent))
     command = [sys.executable, "-m", "pip", "download", "--only-binary=:all:", "--dest",
                str(staging), "--progress-bar", "off", *target.pip_args(),
-               *requirements]  # fmt: skip
+               *indexes.pip_args(), "--", *requirements]  # fmt: skip
     log(f"wheels: pip download {' '.join(requirements)} for {target.key}")
     output: list[str] = []
+    # Run from the empty staging directory: pip reads a bare name like a file there first.
     with subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        bufsize=1,
+        cwd=staging,
     ) as process:
         assert process.stdout is not None
         for line in process.stdout:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from jazzmine.core.tools.types import Tool, ToolParameter
+from jazzmine.requirements import RequirementError, requirements_check
 
 Runtime = Literal["python3", "node"]
 RUNTIMES: dict[str, str] = {"python3": "script.py", "node": "script.js"}
@@ -65,6 +66,11 @@ class ScriptTool:
             raise ScriptToolError("tool.json", f"timeout must be a number, not {self.timeout!r}")
         if not math.isfinite(self.timeout) or self.timeout <= 0:
             raise ScriptToolError("tool.json", f"timeout must be positive, not {self.timeout!r}")
+        # The dependencies reach pip on the host: plain requirements only, in every entry path.
+        try:
+            self.dependencies = requirements_check(self.dependencies)
+        except RequirementError as exc:
+            raise ScriptToolError("tool.json", f"dependencies {exc}") from None
 
     @property
     def script_filename(self) -> str:

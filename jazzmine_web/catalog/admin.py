@@ -62,17 +62,34 @@ class ToolVersionInline(admin.TabularInline):
 @admin.register(Tool)
 class ToolAdmin(admin.ModelAdmin):
     form = ToolAdminForm
-    list_display = ["name", "sandbox", "kind", "always_allow", "checksum", "updated_at"]
+    list_display = ["name", "sandbox", "kind", "always_allow", "is_always_allowed", "checksum"]
     list_filter = ["kind", "always_allow", "sandbox__team", "sandbox"]
     search_fields = ["name", "description", "tags_index"]
-    readonly_fields = ["checksum", "function_name", "is_async", "created_at", "updated_at"]
+    readonly_fields = [
+        "checksum",
+        "function_name",
+        "is_async",
+        "always_allow_accepted_checksum",
+        "always_allow_accepted_by",
+        "always_allow_accepted_at",
+        "created_at",
+        "updated_at",
+    ]
     inlines = [ToolVersionInline]
 
     def save_model(self, request: HttpRequest, obj: Tool, form: Any, change: bool) -> None:
+        # Through the services with the staff user as actor: the admin site is no side door
+        # around team roles, versions or the audit.
         data = {f: form.cleaned_data[f] for f in ToolAdminForm.Meta.fields if f != "sandbox"}
         if change:
             original = Tool.objects.get(pk=obj.pk)
-            services.tool_update(tool=original, author=request.user, note="Edited in admin", **data)
+            services.tool_update(
+                tool=original,
+                author=request.user,
+                note="Edited in admin",
+                actor=request.user,
+                **data,
+            )
             obj.pk = original.pk
             obj.refresh_from_db()
         else:
@@ -80,10 +97,18 @@ class ToolAdmin(admin.ModelAdmin):
                 sandbox=form.cleaned_data["sandbox"],
                 author=request.user,
                 note="Created in admin",
+                actor=request.user,
                 **data,
             )
             obj.pk = created.pk
             obj.refresh_from_db()
+
+    def delete_model(self, request: HttpRequest, obj: Tool) -> None:
+        services.tool_delete(tool=obj, actor=request.user)
+
+    def delete_queryset(self, request: HttpRequest, queryset: Any) -> None:
+        for tool in queryset:
+            services.tool_delete(tool=tool, actor=request.user)
 
 
 @admin.register(ToolVersion)
@@ -117,13 +142,23 @@ class SandboxAdmin(admin.ModelAdmin):
     inlines = [SecretValueInline]
 
     def save_model(self, request: HttpRequest, obj: Sandbox, form: Any, change: bool) -> None:
-        try:
-            services.sandbox_config_check(
-                name=obj.name, **{f: getattr(obj, f) for f in services.SANDBOX_CONFIG_FIELDS}
-            )
-        except ValidationError:
-            raise
-        super().save_model(request, obj, form, change)
+        # Through the services: team roles, requirement, image and bound checks, the audit.
+        keys = ["name", "description", *services.SANDBOX_CONFIG_FIELDS, *services.BASH_LIMIT_FIELDS]
+        values = {k: getattr(obj, k) for k in keys}
+        if change:
+            original = Sandbox.objects.get(pk=obj.pk)
+            services.sandbox_update(sandbox=original, actor=request.user, **values)
+        else:
+            created = services.sandbox_create(team=obj.team, actor=request.user, **values)
+            obj.pk = created.pk
+        obj.refresh_from_db()
+
+    def delete_model(self, request: HttpRequest, obj: Sandbox) -> None:
+        services.sandbox_delete(sandbox=obj, actor=request.user)
+
+    def delete_queryset(self, request: HttpRequest, queryset: Any) -> None:
+        for sandbox in queryset:
+            services.sandbox_delete(sandbox=sandbox, actor=request.user)
 
 
 @admin.register(SecretValue)

@@ -60,7 +60,9 @@ def sandbox_tools(request: HttpRequest, pk: int) -> HttpResponse:
                     "is_async": t.is_async,
                     "dependencies": t.dependencies,
                     "secrets": t.secrets,
-                    "always_allow": rows[t.name].always_allow,
+                    # In effect for review: asked for and accepted by an admin for this code.
+                    "always_allow": rows[t.name].is_always_allowed,
+                    "always_allow_pending": rows[t.name].always_allow_pending,
                     "tags": rows[t.name].tags,
                 }
                 for t in registry.tools(sandbox.name)

@@ -7,9 +7,13 @@ from typing import Any
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
+
+from jazzmine.requirements import RequirementError, requirement_check
 
 from ..teams.models import Team
 from . import services
+from .limits import bound
 from .models import Backend, Sandbox, ToolKind
 
 
@@ -24,9 +28,64 @@ class LinesField(forms.CharField):
         return value
 
     def to_python(self, value: Any) -> list[str]:  # type: ignore[override]
+        if isinstance(value, list):  # a disabled field's initial value
+            return list(value)
         text = super().to_python(value) or ""
         items = [part.strip() for line in text.splitlines() for part in line.split(",")]
         return [item for item in items if item]
+
+
+class RequirementsField(forms.CharField):
+    """pip requirements typed one per line; each must be a plain PEP 508 requirement.
+
+    Lines are not split at commas: `numpy>=1,<2` is one requirement.
+    """
+
+    widget = forms.Textarea(attrs={"rows": 3, "spellcheck": "false"})
+
+    def prepare_value(self, value: Any) -> Any:
+        if isinstance(value, list):
+            return "\n".join(value)
+        return value
+
+    def to_python(self, value: Any) -> list[str]:  # type: ignore[override]
+        if isinstance(value, list):  # a disabled field's initial value
+            return list(value)
+        text = super().to_python(value) or ""
+        requirements = []
+        # Only "\n" ends a line: a tab, "\r" or form feed inside one is refused, not split.
+        for number, line in enumerate(text.replace("\r\n", "\n").split("\n"), start=1):
+            if not line.strip(" "):
+                continue
+            try:
+                requirements.append(requirement_check(line))
+            except RequirementError as exc:
+                raise ValidationError(f"line {number}: {exc}") from None
+        return requirements
+
+
+def bound_number_field(field: forms.Field, name: str) -> None:
+    """Give a number field the deployment's bounds (read now, so settings apply per request)."""
+    limits = bound(name)
+    field.validators = [
+        v for v in field.validators if not isinstance(v, (MinValueValidator, MaxValueValidator))
+    ]
+    field.validators += [MinValueValidator(limits.minimum), MaxValueValidator(limits.maximum)]
+    field.widget.attrs.update(min=limits.minimum, max=limits.maximum)
+    field.help_text = (
+        f"{field.help_text}; " if field.help_text else ""
+    ) + f"between {limits.minimum:g} and {limits.maximum:g}"
+
+
+def disable_fields(form: forms.Form, names: Any, why: str) -> None:
+    """Show fields read-only; Django then ignores whatever a crafted post sends for them."""
+    for name in names:
+        if name in form.fields:
+            form.fields[name].disabled = True
+            form.fields[name].help_text = why
+
+
+ADMIN_ONLY = "team admins only"
 
 
 class SandboxForm(forms.Form):
@@ -35,7 +94,7 @@ class SandboxForm(forms.Form):
     team = forms.ModelChoiceField(queryset=Team.objects.none())
     name = forms.CharField(max_length=63, help_text="lowercase letters, digits, '-' or '_'")
     description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
-    dependencies = LinesField(required=False, help_text="pip requirements, one per line")
+    dependencies = RequirementsField(required=False, help_text="pip requirements, one per line")
     secrets = LinesField(required=False, help_text="environment variable names, one per line")
     network = forms.BooleanField(required=False, help_text="allow network access in runs")
     memory_mb = forms.IntegerField(min_value=1, initial=256)
@@ -43,7 +102,7 @@ class SandboxForm(forms.Form):
     pids_limit = forms.IntegerField(min_value=1, initial=128)
     timeout_seconds = forms.FloatField(min_value=0.1, initial=30.0)
     max_output_bytes = forms.IntegerField(min_value=1, initial=1_000_000)
-    base_image = forms.CharField(max_length=200)
+    base_image = forms.ChoiceField(choices=[], help_text="the images your operator offers")
     backend = forms.ChoiceField(
         choices=Backend.choices,
         initial=Backend.DOCKER,
@@ -60,12 +119,29 @@ class SandboxForm(forms.Form):
         min_value=0.1, required=False, initial=30.0, help_text="bash scripts: seconds per run"
     )
 
-    def __init__(self, *args: Any, teams: Any, instance: Sandbox | None = None, **kwargs: Any):
+    def __init__(
+        self,
+        *args: Any,
+        teams: Any,
+        instance: Sandbox | None = None,
+        admin: bool = False,
+        **kwargs: Any,
+    ):
         super().__init__(*args, **kwargs)
         self.fields["team"].queryset = teams
         self.instance = instance
         if instance is not None:
             del self.fields["team"]
+        offered = services.base_images_allowed()
+        choices = [(image, image) for image in offered]
+        if instance is not None and instance.base_image not in offered:
+            # An older sandbox keeps its image until someone changes it.
+            choices.append((instance.base_image, f"{instance.base_image} (no longer offered)"))
+        self.fields["base_image"].choices = choices
+        for name in services.BOUNDED_SANDBOX_FIELDS:
+            bound_number_field(self.fields[name], name)
+        if not admin:
+            disable_fields(self, services.ADMIN_SANDBOX_FIELDS, ADMIN_ONLY)
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
@@ -122,7 +198,7 @@ class ToolForm(forms.Form):
         help_text="JSON list; keys: name, type, description, default, required, options, "
         'examples, source ("context", "history" or "all"), display_name',
     )
-    dependencies = LinesField(required=False, help_text="pip requirements, one per line")
+    dependencies = RequirementsField(required=False, help_text="pip requirements, one per line")
     secrets = LinesField(required=False, help_text="environment variable names, one per line")
     source = forms.CharField(widget=forms.Textarea(attrs={"rows": 16, "class": "code"}))
     kind = forms.ChoiceField(choices=ToolKind.choices, initial=ToolKind.PYTHON)
@@ -132,9 +208,11 @@ class ToolForm(forms.Form):
         required=False, max_length=300, help_text="what changed, for the history"
     )
 
-    def __init__(self, *args: Any, sandbox: Sandbox, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, sandbox: Sandbox, admin: bool = False, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.sandbox = sandbox
+        if not admin:
+            disable_fields(self, services.ADMIN_TOOL_FIELDS, ADMIN_ONLY)
 
     def clean_kind(self) -> str:
         kind = self.cleaned_data["kind"]

@@ -12,6 +12,7 @@ from typing import Any
 from django.conf import settings
 
 from jazzmine.core.tools import SandboxConfig, ToolParameter
+from jazzmine.requirements import RequirementError, requirements_check
 
 _TOOL_ARGS = ("description", "parameters", "dependencies", "secrets", "sandbox", "name")
 _PARAM_ARGS = tuple(f.name for f in fields(ToolParameter))
@@ -297,6 +298,10 @@ def parse_module(
             if not isinstance(name, str):
                 raise ValueError("name must be a string")
             dependencies = _check_list_of_str(args.get("dependencies") or [], "dependencies")
+            try:
+                dependencies = requirements_check(dependencies)
+            except RequirementError as exc:
+                raise ValueError(f"dependencies {exc}") from None
             secrets = _check_list_of_str(args.get("secrets") or [], "secrets")
         except (TypeError, ValueError) as exc:
             problems.append(ImportProblem(filename, node.lineno, f"tool {node.name}(): {exc}"))
@@ -350,6 +355,11 @@ def _parse_config(
         )
         return None
     try:
+        if "dependencies" in values:
+            try:
+                values["dependencies"] = requirements_check(values["dependencies"] or [])
+            except RequirementError as exc:
+                raise ValueError(f"dependencies {exc}") from None
         config = SandboxConfig(**values)
     except (TypeError, ValueError) as exc:
         problems.append(ImportProblem(filename, call.lineno, f"SandboxConfig: {exc}"))

@@ -9,6 +9,7 @@ from jazzmine.core.tools import SandboxConfig
 from jazzmine.core.tools.registry import DEFAULT_BASE_IMAGE
 
 from ..teams.models import Team
+from .limits import clamped
 
 
 class Backend(models.TextChoices):
@@ -55,20 +56,30 @@ class Sandbox(models.Model):
         return f"{self.team.slug}/{self.name}" if self.team_id else self.name
 
     def to_config(self) -> SandboxConfig:
-        """Return the core's profile of this sandbox (validates the values)."""
+        """Return the core's profile of this sandbox, its numbers clamped to the deployment's.
+
+        Runs and trials take their limits from here: a row written around the forms (an old
+        row, a raw update) still never runs with memory 10^12, i.e. without a limit.
+        """
         return SandboxConfig(
             name=self.name,
             dependencies=list(self.dependencies),
             secrets=list(self.secrets),
             network=self.network,
-            memory_mb=self.memory_mb,
-            cpus=self.cpus,
-            pids_limit=self.pids_limit,
-            timeout_seconds=self.timeout_seconds,
-            max_output_bytes=self.max_output_bytes,
+            memory_mb=clamped("memory_mb", self.memory_mb),
+            cpus=clamped("cpus", self.cpus),
+            pids_limit=clamped("pids_limit", self.pids_limit),
+            timeout_seconds=clamped("timeout_seconds", self.timeout_seconds),
+            max_output_bytes=clamped("max_output_bytes", self.max_output_bytes),
             base_image=self.base_image,
             backend=self.backend,  # type: ignore[arg-type]
         )
+
+    def save(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        # The bash interpreter reads these columns directly: keep them inside the bounds.
+        for key in ("bash_max_commands", "bash_max_loop_iterations", "bash_timeout_seconds"):
+            setattr(self, key, clamped(key, getattr(self, key)))
+        super().save(*args, **kwargs)
 
 
 class Tool(models.Model):
@@ -86,9 +97,21 @@ class Tool(models.Model):
     source = models.TextField()
     function_name = models.CharField(max_length=100)
     is_async = models.BooleanField(default=False)
+    # What the tool asks for; it counts only once an admin accepted the current code
+    # (`is_always_allowed`), so a member's edit never widens what skips review.
     always_allow = models.BooleanField(
         default=False, help_text="Scripts calling only always-allowed tools skip human review."
     )
+    always_allow_accepted_checksum = models.CharField(max_length=16, blank=True, editable=False)
+    always_allow_accepted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        editable=False,
+    )
+    always_allow_accepted_at = models.DateTimeField(null=True, blank=True, editable=False)
     tags = models.JSONField(default=list, blank=True)
     # ",tag1,tag2," so a tag filter is one indexed-ish LIKE on every database.
     tags_index = models.CharField(max_length=500, blank=True, editable=False, db_index=True)
@@ -114,6 +137,24 @@ class Tool(models.Model):
         return self.name
 
     @property
+    def is_always_allowed(self) -> bool:
+        """Tell whether scripts may call this tool without review: asked for and accepted.
+
+        The review gate reads this, never `always_allow`: an admin accepted exactly the code
+        (and dependencies) the tool has now.
+        """
+        return bool(
+            self.always_allow
+            and self.always_allow_accepted_checksum
+            and self.always_allow_accepted_checksum == self.checksum
+        )
+
+    @property
+    def always_allow_pending(self) -> bool:
+        """Tell whether the tool asks to be always allowed and waits for an admin."""
+        return self.always_allow and not self.is_always_allowed
+
+    @property
     def is_script(self) -> bool:
         """Tell whether this is a script tool (tool.json + script)."""
         return self.kind == ToolKind.SCRIPT
@@ -131,6 +172,9 @@ class ToolVersion(models.Model):
     source = models.TextField()
     dependencies = models.JSONField(default=list, blank=True)
     checksum = models.CharField(max_length=16)
+    # What the tool asked for at this version (None: recorded before versions kept them).
+    always_allow = models.BooleanField(null=True, blank=True)
+    secrets = models.JSONField(null=True, blank=True)
     # The whole tool.json of a script tool at this version (empty for Python tools).
     tool_json = models.JSONField(default=dict, blank=True)
     author = models.ForeignKey(

@@ -158,13 +158,11 @@ def tool_version_diff(version: ToolVersion, *, against: ToolVersion | None = Non
             .order_by("-number")
             .first()
         )
-    old_source = against.source if against else ""
-    old_deps = against.dependencies if against else []
     old_name = f"v{against.number}" if against else "(none)"
     lines = list(
         difflib.unified_diff(
-            _diffable(old_source, old_deps),
-            _diffable(version.source, version.dependencies),
+            _diffable(against),
+            _diffable(version),
             fromfile=old_name,
             tofile=f"v{version.number}",
         )
@@ -172,9 +170,26 @@ def tool_version_diff(version: ToolVersion, *, against: ToolVersion | None = Non
     return "".join(lines)
 
 
-def _diffable(source: str, dependencies: list[str]) -> list[str]:
-    head = f"# dependencies: {json.dumps(sorted(dependencies))}\n"
-    return [head, *source.splitlines(keepends=True)]
+def _diffable(version: ToolVersion | None) -> list[str]:
+    """Return a version as diff lines: what review depends on first, then the code."""
+    if version is None:
+        return []
+    head = [f"# dependencies: {json.dumps(sorted(version.dependencies))}\n"]
+    # Versions recorded before these were kept say nothing about them.
+    if version.secrets is not None:
+        head.append(f"# secrets: {json.dumps(sorted(version.secrets))}\n")
+    if version.always_allow is not None:
+        head.append(f"# always_allow: {json.dumps(version.always_allow)}\n")
+    return [*head, *version.source.splitlines(keepends=True)]
+
+
+def tool_is_always_allowed(tool: Tool) -> bool:
+    """Tell whether the review gate may let a script call this tool without a person.
+
+    True only when the tool asks for it and a team admin accepted its current code and
+    dependencies; read this, never `Tool.always_allow` (the request).
+    """
+    return tool.is_always_allowed
 
 
 def tool_image_sandboxes(tool: Tool) -> list[Sandbox]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import json
 import logging
 import threading
 from collections.abc import Callable, Iterable, Sequence
@@ -11,20 +12,24 @@ from typing import Any, TypedDict
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import close_old_connections, transaction
 from django.db.models import F, Value
 from django.db.models.functions import Concat
 from django.utils import timezone
 
 from jazzmine.core.tools import RegisteredTool, SandboxConfig, ToolParameter, ToolRegistry
+from jazzmine.requirements import RequirementError, requirements_check
 from jazzmine.scripttools import ScriptTool, ScriptToolError, register_script_tool
 from jazzmine.scripttools.model import DEFAULT_TIMEOUT
 
-from ..teams.models import Team
+from ..teams.models import Role, Team
+from ..teams.selectors import user_has_team_role
 from . import live
 from .crypto import encrypt
+from .limits import bound, bounds_problems
 from .models import BuildStatus, ImageBuild, Sandbox, SecretValue, Tool, ToolKind, ToolVersion
+from .signals import catalog_changed
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +57,117 @@ TOOL_FIELDS = (
     "tags",
     "kind",
 )
+# What changes what review means or what a run may reach: team admins only (issue 10, class 3).
+ADMIN_SANDBOX_FIELDS = (
+    "secrets",
+    "network",
+    "memory_mb",
+    "cpus",
+    "pids_limit",
+    "timeout_seconds",
+    "max_output_bytes",
+    "base_image",
+    "backend",
+    *BASH_LIMIT_FIELDS,
+)
+ADMIN_TOOL_FIELDS = ("always_allow", "secrets")
+# Sandbox numbers with deployment bounds (`limits.py`).
+BOUNDED_SANDBOX_FIELDS = (
+    "memory_mb",
+    "cpus",
+    "pids_limit",
+    "timeout_seconds",
+    "max_output_bytes",
+    *BASH_LIMIT_FIELDS,
+)
+
+
+# Roles and audit
+
+
+def actor_is_admin(*, actor: AbstractBaseUser | None, team: Team) -> bool:
+    """Tell whether a person may change what review means in a team's sandboxes."""
+    if actor is None or not actor.is_authenticated:
+        return False
+    return bool(getattr(actor, "is_superuser", False)) or user_has_team_role(
+        user=actor, team=team, role=Role.ADMIN
+    )
+
+
+def _admin_check(*, actor: AbstractBaseUser | None, team: Team, fields: Iterable[str]) -> None:
+    """Refuse a change of admin-only fields by anyone but a team admin.
+
+    `actor` None is a trusted caller (a management command, the demo seed, a test fixture);
+    every web surface passes the person making the request.
+    """
+    names = sorted(set(fields))
+    if not names or actor is None or actor_is_admin(actor=actor, team=team):
+        return
+    raise PermissionDenied(f"Only team admins change {', '.join(names)}.")
+
+
+def _shown(value: Any) -> Any:
+    """Return a value as the audit keeps it: short text, JSON-safe."""
+    if isinstance(value, str) and len(value) > 120:
+        return value[:117] + "..."
+    if isinstance(value, (dict, list)) and len(json.dumps(value, default=str)) > 300:
+        return "(changed)"
+    return value
+
+
+def _announce(
+    *,
+    sandbox: Sandbox,
+    actor: AbstractBaseUser | None,
+    action: str,
+    target: str,
+    changes: dict[str, tuple[Any, Any]] | None = None,
+    note: str = "",
+    sha256: str = "",
+) -> None:
+    """Tell listeners (the audit trail) what changed, by whom, before → after."""
+    kept = {k: [_shown(before), _shown(after)] for k, (before, after) in (changes or {}).items()}
+    if not note:
+        parts = [f"{k}: {json.dumps(b, default=str)} → {json.dumps(a, default=str)}"
+                 for k, (b, a) in kept.items()]  # fmt: skip
+        note = f"{target}: " + ("; ".join(parts) if parts else action.replace("_", " "))
+    catalog_changed.send(
+        sender=Sandbox,
+        sandbox=sandbox,
+        actor=actor if actor is not None and actor.is_authenticated else None,
+        action=action,
+        target=target,
+        changes=kept,
+        note=note,
+        sha256=sha256,
+    )
+
+
+def _requirements(dependencies: Any) -> list[str]:
+    """Return checked requirements; raise ValidationError naming the bad line."""
+    try:
+        return requirements_check(dependencies or [])
+    except RequirementError as exc:
+        raise ValidationError(f"dependencies {exc}") from None
+
+
+def base_images_allowed() -> list[str]:
+    """Return the base images a sandbox may name (the operator's list)."""
+    return list(settings.JAZZMINE_BASE_IMAGES)
+
+
+def _base_image_check(base_image: str) -> None:
+    if base_image not in base_images_allowed():
+        raise ValidationError(
+            f"base image {base_image!r} is not offered here; choose one of "
+            f"{', '.join(base_images_allowed())}"
+        )
+
+
+def _bounds_check(values: dict[str, Any]) -> None:
+    problems = bounds_problems({k: v for k, v in values.items() if k in BOUNDED_SANDBOX_FIELDS})
+    if problems:
+        raise ValidationError(list(problems.values()))
 
 
 # Registry
@@ -119,6 +235,10 @@ def script_tool_from_row(row: Tool) -> ScriptTool | None:
 
 def script_tool_check(*, tool: ScriptTool, sandbox_name: str = "default") -> RegisteredTool:
     """Register a script tool in a scratch registry; raise ValidationError on any problem."""
+    _requirements(tool.dependencies)
+    problem = bound("script_timeout_seconds").problem("timeout", tool.timeout)
+    if problem:
+        raise ValidationError(problem)
     scratch = ToolRegistry()
     if sandbox_name != "default":
         scratch.register_sandbox(SandboxConfig(name=sandbox_name))
@@ -152,11 +272,13 @@ def script_tool_save(
     author: AbstractBaseUser | None = None,
     note: str = "",
     tags: list[str] | None = None,
+    actor: AbstractBaseUser | None = None,
 ) -> tuple[Tool, ToolChange]:
     """Create or change a script tool row; new code makes a new version and unpublishes it.
 
     A script tool is published only after a trial run of its current code passes, so any
     change of code, runtime, timeout or dependencies takes it out of the LLM's reach again.
+    `always_allow` and `secrets` are admin-only (`actor`); changing them makes a version too.
     """
     registered = script_tool_check(tool=tool, sandbox_name=sandbox.name)
     values = _script_row_values(tool, registered)
@@ -167,7 +289,8 @@ def script_tool_save(
         raise ValidationError(f"Sandbox {sandbox.name!r} already has a tool named {tool.name!r}")
     with transaction.atomic():
         if existing is None:
-            row = Tool.objects.create(
+            _admin_check(actor=actor, team=sandbox.team, fields=_admin_fields_of_new(values))
+            row = Tool(
                 sandbox=sandbox,
                 kind=ToolKind.SCRIPT,
                 function_name=registered.function_name,
@@ -177,7 +300,10 @@ def script_tool_save(
                 published=False,
                 **values,
             )
+            _accept_if_admin(tool=row, actor=actor)
+            row.save()
             version = _version_create(tool=row, author=author, note=note or "Created")
+            _announce_tool(tool=row, actor=actor, action="tool_created", before={}, version=version)
             return row, ToolChange(changed=True, new_version=version)
         if tags is not None:
             values["tags"] = _clean_tags(tags)
@@ -185,6 +311,8 @@ def script_tool_save(
         code_changed = registered.checksum != existing.checksum
         if not changed and not code_changed:
             return existing, ToolChange(changed=False)
+        _admin_check(actor=actor, team=sandbox.team, fields=set(changed) & set(ADMIN_TOOL_FIELDS))
+        before = _tool_audit_state(existing)
         for key, value in changed.items():
             setattr(existing, key, value)
         existing.kind = ToolKind.SCRIPT
@@ -193,13 +321,78 @@ def script_tool_save(
         if code_changed:
             existing.published = False
             existing.published_at = None
+        if code_changed or "always_allow" in changed:
+            _accept_if_admin(tool=existing, actor=actor)
         existing.save()
         version = (
             _version_create(tool=existing, author=author, note=note or "Edited")
-            if code_changed
+            if code_changed or set(changed) & set(ADMIN_TOOL_FIELDS)
             else None
         )
+        _announce_tool(
+            tool=existing, actor=actor, action="tool_changed", before=before, version=version
+        )
     return existing, ToolChange(changed=True, new_version=version)
+
+
+def _admin_fields_of_new(values: dict[str, Any]) -> list[str]:
+    """Return the admin-only fields a new tool sets away from their safe defaults."""
+    fields = []
+    if values.get("always_allow"):
+        fields.append("always_allow")
+    if values.get("secrets"):
+        fields.append("secrets")
+    return fields
+
+
+def _accept_if_admin(*, tool: Tool, actor: AbstractBaseUser | None) -> None:
+    """Accept the tool's current code as always-allowed when an admin wrote this change."""
+    if tool.always_allow and actor_is_admin(actor=actor, team=tool.sandbox.team):
+        tool.always_allow_accepted_checksum = tool.checksum
+        tool.always_allow_accepted_by = actor  # type: ignore[assignment]
+        tool.always_allow_accepted_at = timezone.now()
+
+
+def _tool_audit_state(tool: Tool) -> dict[str, Any]:
+    """Return what the audit compares of a tool: its fields, code checksum and effective flag."""
+    return {
+        "name": tool.name,
+        "description": tool.description,
+        "parameters": list(tool.parameters),
+        "dependencies": list(tool.dependencies),
+        "secrets": list(tool.secrets),
+        "always_allow": tool.always_allow,
+        "always_allowed_in_effect": tool.is_always_allowed,
+        "code_checksum": tool.checksum,
+        "tags": list(tool.tags),
+    }
+
+
+def _announce_tool(
+    *,
+    tool: Tool,
+    actor: AbstractBaseUser | None,
+    action: str,
+    before: dict[str, Any],
+    version: ToolVersion | None = None,
+    note: str = "",
+) -> None:
+    after = _tool_audit_state(tool) if action != "tool_deleted" else {}
+    keys = list(dict.fromkeys([*before, *after]))
+    changes = {k: (before.get(k), after.get(k)) for k in keys if before.get(k) != after.get(k)}
+    target = f"tool {tool.name}" + (f" v{version.number}" if version is not None else "")
+    if not note and tool.always_allow_pending and action != "tool_deleted":
+        note = ""  # the generic before → after line, plus the pending remark below
+        changes["always_allow_pending"] = (None, "waits for an admin to accept this code")
+    _announce(
+        sandbox=tool.sandbox,
+        actor=actor,
+        action=action,
+        target=target,
+        changes=changes,
+        note=note,
+        sha256=tool.checksum,
+    )
 
 
 def tool_publish(*, tool: Tool, published: bool = True) -> Tool:
@@ -232,6 +425,7 @@ def tool_spec_check(
     sandbox_name: str = "default",
 ) -> RegisteredTool:
     """Register a tool's fields in a scratch registry; raise ValidationError on any problem."""
+    dependencies = _requirements(dependencies)
     scratch = ToolRegistry()
     if sandbox_name != "default":
         scratch.register_sandbox(SandboxConfig(name=sandbox_name))
@@ -263,45 +457,101 @@ def tool_spec_check(
 
 
 def sandbox_config_check(*, name: str, **fields: Any) -> SandboxConfig:
-    """Validate sandbox fields with the core's SandboxConfig; raise ValidationError if bad."""
+    """Validate sandbox fields with the core's SandboxConfig; raise ValidationError if bad.
+
+    Dependencies must be plain requirements, the base image one the operator offers, and
+    the numbers inside the deployment's bounds.
+    """
+    if "dependencies" in fields:
+        fields["dependencies"] = _requirements(fields["dependencies"])
+    if "base_image" in fields:
+        _base_image_check(fields["base_image"])
+    _bounds_check(fields)
     try:
         return SandboxConfig(name=name, **fields)
     except (TypeError, ValueError) as exc:
         raise ValidationError(str(exc)) from exc
 
 
-def sandbox_create(*, team: Team, name: str, description: str = "", **config: Any) -> Sandbox:
-    """Create a sandbox in a team."""
+def _sandbox_defaults() -> dict[str, Any]:
+    """Return what a new sandbox holds when nobody chose otherwise."""
+    values = {f: Sandbox._meta.get_field(f).get_default() for f in ADMIN_SANDBOX_FIELDS}
+    values["base_image"] = settings.JAZZMINE_BASE_IMAGE
+    return values
+
+
+def sandbox_create(
+    *,
+    team: Team,
+    name: str,
+    description: str = "",
+    actor: AbstractBaseUser | None = None,
+    **config: Any,
+) -> Sandbox:
+    """Create a sandbox in a team; only admins choose other than the defaults of admin fields."""
     config.setdefault("base_image", settings.JAZZMINE_BASE_IMAGE)
+    defaults = _sandbox_defaults()
+    _admin_check(
+        actor=actor,
+        team=team,
+        fields=[f for f in ADMIN_SANDBOX_FIELDS if f in config and config[f] != defaults[f]],
+    )
     bash = _bash_limits_check({f: config.pop(f) for f in BASH_LIMIT_FIELDS if f in config})
     checked = sandbox_config_check(name=name, **config)
     if Sandbox.objects.filter(team=team, name=name).exists():
         raise ValidationError(f"Team {team.slug!r} already has a sandbox named {name!r}")
     values = {f: getattr(checked, f) for f in SANDBOX_CONFIG_FIELDS}
-    return Sandbox.objects.create(team=team, name=name, description=description, **values, **bash)
+    with transaction.atomic():
+        sandbox = Sandbox.objects.create(
+            team=team, name=name, description=description, **values, **bash
+        )
+        _announce(
+            sandbox=sandbox,
+            actor=actor,
+            action="sandbox_created",
+            target=f"sandbox {name}",
+            changes={k: (None, v) for k, v in {**values, **bash}.items() if v != defaults.get(k)},
+        )
+    return sandbox
 
 
 def _bash_limits_check(values: dict[str, Any]) -> dict[str, Any]:
-    """Refuse bash limits that are not positive."""
+    """Refuse bash limits that are not numbers inside the deployment's bounds."""
     for key, value in values.items():
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
             raise ValidationError(f"{key} must be a positive number, not {value!r}")
+    _bounds_check(values)
     return values
 
 
-def sandbox_update(*, sandbox: Sandbox, **changes: Any) -> bool:
-    """Change a sandbox's fields; tell whether anything changed."""
+def sandbox_update(
+    *, sandbox: Sandbox, actor: AbstractBaseUser | None = None, **changes: Any
+) -> bool:
+    """Change a sandbox's fields; tell whether anything changed.
+
+    Only the fields that change are checked against today's rules (an older row keeps what
+    it has until someone changes it); admin-only fields need a team admin.
+    """
     allowed = {"name", "description", *SANDBOX_CONFIG_FIELDS, *BASH_LIMIT_FIELDS}
     unknown = set(changes) - allowed
     if unknown:
         raise TypeError(f"sandbox_update got unknown fields {sorted(unknown)}")
-    _bash_limits_check({k: v for k, v in changes.items() if k in BASH_LIMIT_FIELDS})
     changed = {k: v for k, v in changes.items() if getattr(sandbox, k) != v}
     if not changed:
         return False
+    _admin_check(actor=actor, team=sandbox.team, fields=set(changed) & set(ADMIN_SANDBOX_FIELDS))
+    _bash_limits_check({k: v for k, v in changed.items() if k in BASH_LIMIT_FIELDS})
+    if "dependencies" in changed:
+        changed["dependencies"] = _requirements(changed["dependencies"])
+    if "base_image" in changed:
+        _base_image_check(changed["base_image"])
+    _bounds_check(changed)
     merged = {f: changed.get(f, getattr(sandbox, f)) for f in SANDBOX_CONFIG_FIELDS}
     new_name = changed.get("name", sandbox.name)
-    sandbox_config_check(name=new_name, **merged)
+    try:
+        SandboxConfig(name=new_name, **merged)
+    except (TypeError, ValueError) as exc:
+        raise ValidationError(str(exc)) from exc
     if (
         "name" in changed
         and Sandbox.objects.filter(team=sandbox.team, name=new_name).exclude(pk=sandbox.pk).exists()
@@ -309,14 +559,24 @@ def sandbox_update(*, sandbox: Sandbox, **changes: Any) -> bool:
         raise ValidationError(
             f"Team {sandbox.team.slug!r} already has a sandbox named {new_name!r}"
         )
-    for key, value in changed.items():
-        setattr(sandbox, key, value)
-    sandbox.save()
+    before = {k: getattr(sandbox, k) for k in changed}
+    with transaction.atomic():
+        for key, value in changed.items():
+            setattr(sandbox, key, value)
+        sandbox.save()
+        _announce(
+            sandbox=sandbox,
+            actor=actor,
+            action="sandbox_changed",
+            target=f"sandbox {sandbox.name}",
+            changes={k: (before[k], changed[k]) for k in changed},
+        )
     return True
 
 
-def sandbox_delete(*, sandbox: Sandbox) -> None:
-    """Delete a sandbox with its tools, versions, secrets and builds."""
+def sandbox_delete(*, sandbox: Sandbox, actor: AbstractBaseUser | None = None) -> None:
+    """Delete a sandbox with its tools, versions, secrets and builds (team admins only)."""
+    _admin_check(actor=actor, team=sandbox.team, fields=["sandboxes (delete)"])
     sandbox.delete()
 
 
@@ -331,6 +591,8 @@ def _version_create(*, tool: Tool, author: AbstractBaseUser | None, note: str) -
         source=tool.source,
         dependencies=list(tool.dependencies),
         checksum=tool.checksum,
+        always_allow=tool.always_allow,
+        secrets=list(tool.secrets),
         tool_json=_tool_json_of(tool),
         author=author,
         note=note[:300],
@@ -358,8 +620,9 @@ def tool_create(
     kind: str = ToolKind.PYTHON,
     author: AbstractBaseUser | None = None,
     note: str = "Created",
+    actor: AbstractBaseUser | None = None,
 ) -> Tool:
-    """Create a tool and its first version."""
+    """Create a tool and its first version; `always_allow` and `secrets` are admin-only."""
     registered = tool_spec_check(
         name=name,
         description=description,
@@ -369,12 +632,17 @@ def tool_create(
         source=source,
         sandbox_name=sandbox.name,
     )
+    _admin_check(
+        actor=actor,
+        team=sandbox.team,
+        fields=_admin_fields_of_new({"always_allow": always_allow, "secrets": secrets}),
+    )
     if Tool.objects.filter(sandbox=sandbox, name=registered.name).exists():
         raise ValidationError(
             f"Sandbox {sandbox.name!r} already has a tool named {registered.name!r}"
         )
     with transaction.atomic():
-        tool = Tool.objects.create(
+        tool = Tool(
             sandbox=sandbox,
             name=registered.name,
             description=description,
@@ -389,7 +657,10 @@ def tool_create(
             tags=_clean_tags(tags or []),
             checksum=registered.checksum,
         )
-        _version_create(tool=tool, author=author, note=note)
+        _accept_if_admin(tool=tool, actor=actor)
+        tool.save()
+        version = _version_create(tool=tool, author=author, note=note)
+        _announce_tool(tool=tool, actor=actor, action="tool_created", before={}, version=version)
     return tool
 
 
@@ -411,9 +682,14 @@ def tool_update(
     tool: Tool,
     author: AbstractBaseUser | None = None,
     note: str = "",
+    actor: AbstractBaseUser | None = None,
     **changes: Any,
 ) -> ToolChange:
-    """Change a tool; a change of code or dependencies creates a new version."""
+    """Change a tool; a change of code, dependencies, secrets or always_allow is a new version.
+
+    A member's code change to an always-allowed tool is stored but not in effect for review
+    until an admin accepts it (`tool_always_allow_accept`); an admin's own change is accepted.
+    """
     unknown = set(changes) - {"name", *TOOL_FIELDS}
     if unknown:
         raise TypeError(f"tool_update got unknown fields {sorted(unknown)}")
@@ -435,6 +711,7 @@ def tool_update(
     changed = {k: v for k, v in merged.items() if getattr(tool, k) != v}
     if not changed:
         return ToolChange(changed=False)
+    _admin_check(actor=actor, team=tool.sandbox.team, fields=set(changed) & set(ADMIN_TOOL_FIELDS))
     if (
         "name" in changed
         and Tool.objects.filter(sandbox=tool.sandbox, name=merged["name"])
@@ -445,25 +722,65 @@ def tool_update(
             f"Sandbox {tool.sandbox.name!r} already has a tool named {merged['name']!r}"
         )
     code_changed = registered.checksum != tool.checksum
+    before = _tool_audit_state(tool)
     with transaction.atomic():
         for key, value in changed.items():
             setattr(tool, key, value)
         tool.function_name = registered.function_name
         tool.is_async = registered.is_async
         tool.checksum = registered.checksum
+        if code_changed or "always_allow" in changed:
+            _accept_if_admin(tool=tool, actor=actor)
         tool.save()
         version = (
             _version_create(tool=tool, author=author, note=note or "Edited")
-            if code_changed
+            if code_changed or set(changed) & set(ADMIN_TOOL_FIELDS)
             else None
+        )
+        _announce_tool(
+            tool=tool, actor=actor, action="tool_changed", before=before, version=version
         )
     return ToolChange(changed=True, new_version=version)
 
 
+def tool_always_allow_accept(*, tool: Tool, actor: AbstractBaseUser | None) -> Tool:
+    """Accept a tool's current code as always-allowed (team admins only); audited."""
+    if actor is None or not actor_is_admin(actor=actor, team=tool.sandbox.team):
+        raise PermissionDenied("Only team admins accept a tool as always-allowed.")
+    if not tool.always_allow:
+        raise ValidationError(f"Tool {tool.name!r} does not ask to be always allowed")
+    if tool.is_always_allowed:
+        return tool
+    before = tool.always_allow_accepted_checksum
+    with transaction.atomic():
+        _accept_if_admin(tool=tool, actor=actor)
+        tool.save(
+            update_fields=[
+                "always_allow_accepted_checksum",
+                "always_allow_accepted_by",
+                "always_allow_accepted_at",
+            ]
+        )
+        _announce(
+            sandbox=tool.sandbox,
+            actor=actor,
+            action="tool_accepted",
+            target=f"tool {tool.name}",
+            changes={"accepted_code_checksum": (before or None, tool.checksum)},
+            sha256=tool.checksum,
+        )
+    return tool
+
+
 def tool_rollback(
-    *, tool: Tool, version: ToolVersion, author: AbstractBaseUser | None = None
+    *,
+    tool: Tool,
+    version: ToolVersion,
+    author: AbstractBaseUser | None = None,
+    actor: AbstractBaseUser | None = None,
 ) -> ToolChange:
-    """Put a tool's code and dependencies back to an earlier version (as a new version)."""
+    """Put a tool back to an earlier version (as a new version): code, dependencies, and the
+    secrets and always_allow the version recorded (admin-only when they differ)."""
     if version.tool_id != tool.pk:
         raise ValidationError(f"Version {version.pk} is not a version of tool {tool.name!r}")
     if tool.kind == ToolKind.SCRIPT and version.tool_json:
@@ -481,42 +798,84 @@ def tool_rollback(
             existing=tool,
             author=author,
             note=f"Rolled back to v{version.number}",
+            actor=actor,
         )
         return change
+    restored: dict[str, Any] = {
+        "source": version.source,
+        "dependencies": list(version.dependencies),
+    }
+    # Versions recorded before these fields existed say nothing about them: keep today's.
+    if version.always_allow is not None:
+        restored["always_allow"] = version.always_allow
+    if version.secrets is not None:
+        restored["secrets"] = list(version.secrets)
     return tool_update(
         tool=tool,
         author=author,
         note=f"Rolled back to v{version.number}",
-        source=version.source,
-        dependencies=list(version.dependencies),
+        actor=actor,
+        **restored,
     )
 
 
-def tool_delete(*, tool: Tool) -> None:
-    """Delete a tool and its versions."""
-    tool.delete()
+def tool_delete(*, tool: Tool, actor: AbstractBaseUser | None = None) -> None:
+    """Delete a tool and its versions (team admins only); the audit keeps the deletion."""
+    _admin_check(actor=actor, team=tool.sandbox.team, fields=["tools (delete)"])
+    with transaction.atomic():
+        _announce_tool(
+            tool=tool, actor=actor, action="tool_deleted", before=_tool_audit_state(tool)
+        )
+        tool.delete()
 
 
 # Secrets
 
 
 def secret_value_set(
-    *, sandbox: Sandbox, name: str, value: str, user: AbstractBaseUser | None
+    *,
+    sandbox: Sandbox,
+    name: str,
+    value: str,
+    user: AbstractBaseUser | None,
+    actor: AbstractBaseUser | None = None,
 ) -> SecretValue:
     """Store (or replace) a secret's value, encrypted; the value is never shown again."""
+    _admin_check(actor=actor, team=sandbox.team, fields=["secret values"])
     if not value:
         raise ValidationError(f"Give a value for {name!r}, or clear it instead")
-    secret, _ = SecretValue.objects.update_or_create(
-        sandbox=sandbox,
-        name=name,
-        defaults={"ciphertext": encrypt(value), "set_by": user},
-    )
+    with transaction.atomic():
+        had = SecretValue.objects.filter(sandbox=sandbox, name=name).exists()
+        secret, _ = SecretValue.objects.update_or_create(
+            sandbox=sandbox,
+            name=name,
+            defaults={"ciphertext": encrypt(value), "set_by": user},
+        )
+        _announce(
+            sandbox=sandbox,
+            actor=actor or user,
+            action="secret_set",
+            target=f"secret {name}",
+            changes={"value": ("set" if had else "not set", "replaced" if had else "set")},
+        )
     return secret
 
 
-def secret_value_clear(*, sandbox: Sandbox, name: str) -> bool:
+def secret_value_clear(
+    *, sandbox: Sandbox, name: str, actor: AbstractBaseUser | None = None
+) -> bool:
     """Forget a secret's value; tell whether there was one."""
-    deleted, _ = SecretValue.objects.filter(sandbox=sandbox, name=name).delete()
+    _admin_check(actor=actor, team=sandbox.team, fields=["secret values"])
+    with transaction.atomic():
+        deleted, _ = SecretValue.objects.filter(sandbox=sandbox, name=name).delete()
+        if deleted:
+            _announce(
+                sandbox=sandbox,
+                actor=actor,
+                action="secret_cleared",
+                target=f"secret {name}",
+                changes={"value": ("set", "not set")},
+            )
     return deleted > 0
 
 
@@ -543,11 +902,26 @@ class BuildStatusEvent(TypedDict):
 BuilderFactory = Callable[[ToolRegistry], Any]
 
 
+def build_policy() -> Any:
+    """Return the builder's walls from the deployment settings (base images, pulls, indexes)."""
+    from jazzmine.sandbox.builder import BuildPolicy
+    from jazzmine.sandbox.wheels import PipIndexes
+
+    return BuildPolicy(
+        base_images=tuple(base_images_allowed()),
+        allow_pull=bool(settings.JAZZMINE_BASE_IMAGE_PULL),
+        indexes=PipIndexes(
+            index_url=settings.JAZZMINE_PIP_INDEX_URL,
+            extra_index_urls=tuple(settings.JAZZMINE_PIP_EXTRA_INDEX_URLS),
+        ),
+    )
+
+
 def _default_builder(registry: ToolRegistry) -> Any:
     # Imported here: the docker SDK is only needed by the worker that builds.
     from jazzmine.sandbox.builder import SandboxBuilder
 
-    return SandboxBuilder(registry)
+    return SandboxBuilder(registry, policy=build_policy())
 
 
 def image_build_start(
@@ -694,6 +1068,7 @@ def tools_import(
     files: Sequence[Any],
     author: AbstractBaseUser | None,
     sandbox_name: str | None = None,
+    actor: AbstractBaseUser | None = None,
 ) -> ImportReport:
     """Import `@tool` functions from source files by parsing them; all or nothing.
 
@@ -714,15 +1089,15 @@ def tools_import(
             try:
                 if existing is None:
                     values = config.values if config else {}
-                    sandboxes[name] = sandbox_create(team=team, name=name, **values)
+                    sandboxes[name] = sandbox_create(team=team, name=name, actor=actor, **values)
                     report.sandboxes_created.append(name)
                 else:
-                    if config and sandbox_update(sandbox=existing, **config.values):
+                    if config and sandbox_update(sandbox=existing, actor=actor, **config.values):
                         report.sandboxes_updated.append(name)
                     sandboxes[name] = existing
-            except ValidationError as exc:
+            except (ValidationError, PermissionDenied) as exc:
                 where = config.where if config else parsed.first_tool_where(name)
-                problems.append(ImportProblem(where[0], where[1], "; ".join(exc.messages)))
+                problems.append(ImportProblem(where[0], where[1], _messages(exc)))
         for item in parsed.tools:
             sandbox = sandboxes.get(item.sandbox)
             if sandbox is None:
@@ -742,15 +1117,20 @@ def tools_import(
                         name=item.name,
                         author=author,
                         note=f"Imported from {item.filename}",
+                        actor=actor,
                         **fields,
                     )
                     report.created.append(item.name)
                     continue
                 change = tool_update(
-                    tool=existing, author=author, note=f"Imported from {item.filename}", **fields
+                    tool=existing,
+                    author=author,
+                    note=f"Imported from {item.filename}",
+                    actor=actor,
+                    **fields,
                 )
-            except ValidationError as exc:
-                problems.append(ImportProblem(item.filename, item.line, "; ".join(exc.messages)))
+            except (ValidationError, PermissionDenied) as exc:
+                problems.append(ImportProblem(item.filename, item.line, _messages(exc)))
                 continue
             if change.new_version is not None:
                 report.changed.append(item.name)
@@ -763,3 +1143,10 @@ def tools_import(
     if problems:
         raise ImportRefused(problems)
     return report
+
+
+def _messages(exc: ValidationError | PermissionDenied) -> str:
+    """Return an error's messages as one line."""
+    if isinstance(exc, ValidationError):
+        return "; ".join(exc.messages)
+    return str(exc)

@@ -20,6 +20,7 @@ urlpatterns = [
     path("catalog/tools/<int:pk>/", views.tool_detail, name="tool"),
     path("catalog/tools/<int:pk>/edit/", views.tool_edit, name="tool-edit"),
     path("catalog/tools/<int:pk>/delete/", views.tool_delete, name="tool-delete"),
+    path("catalog/tools/<int:pk>/accept/", views.tool_accept, name="tool-accept"),
     path(
         "catalog/tools/<int:pk>/versions/<int:number>/diff/",
         views.tool_version_diff,

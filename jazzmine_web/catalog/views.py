@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.contrib import messages
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -62,6 +62,7 @@ def tool_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "xml": registered.tool.build_prompt(),
         "versions": versions,
         "image_sandboxes": selectors.tool_image_sandboxes(tool),
+        "can_administer": services.actor_is_admin(actor=request.user, team=tool.sandbox.team),
     }
     if tool.is_script:
         from ..scripttools.views import panel_context
@@ -84,7 +85,13 @@ def tool_rollback(request: HttpRequest, pk: int, number: int) -> HttpResponse:
     """Put a tool back to an earlier version."""
     tool = get_object_or_404(selectors.tools_for_user(request.user), pk=pk)
     version = get_object_or_404(tool.versions, number=number)
-    change = services.tool_rollback(tool=tool, version=version, author=request.user)
+    try:
+        change = services.tool_rollback(
+            tool=tool, version=version, author=request.user, actor=request.user
+        )
+    except (ValidationError, PermissionDenied) as exc:
+        messages.error(request, _message(exc))
+        return redirect("catalog:tool", pk=tool.pk)
     if change.new_version is not None:
         messages.success(
             request, f"Rolled {tool.name} back to v{number} (now v{change.new_version.number})."
@@ -94,11 +101,29 @@ def tool_rollback(request: HttpRequest, pk: int, number: int) -> HttpResponse:
     return redirect("catalog:tool", pk=tool.pk)
 
 
+def _message(exc: ValidationError | PermissionDenied) -> str:
+    return " ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc)
+
+
+@require_POST
+def tool_accept(request: HttpRequest, pk: int) -> HttpResponse:
+    """Accept a tool's current code as always-allowed (team admins only)."""
+    tool = get_object_or_404(selectors.tools_for_user(request.user), pk=pk)
+    try:
+        services.tool_always_allow_accept(tool=tool, actor=request.user)
+    except ValidationError as exc:
+        messages.error(request, _message(exc))
+    else:
+        messages.success(request, f"{tool.name} is always allowed as of this code.")
+    return redirect("catalog:tool", pk=tool.pk)
+
+
 @require_http_methods(["GET", "POST"])
 def tool_create(request: HttpRequest, pk: int) -> HttpResponse:
     """Add a tool to a sandbox."""
     sandbox = get_object_or_404(selectors.sandboxes_for_user(request.user), pk=pk)
-    form = ToolForm(request.POST or None, sandbox=sandbox)
+    admin = services.actor_is_admin(actor=request.user, team=sandbox.team)
+    form = ToolForm(request.POST or None, sandbox=sandbox, admin=admin)
     if request.method == "POST" and form.is_valid():
         values = form.tool_values()
         try:
@@ -106,10 +131,11 @@ def tool_create(request: HttpRequest, pk: int) -> HttpResponse:
                 sandbox=sandbox,
                 author=request.user,
                 note=form.cleaned_data["note"] or "Created",
+                actor=request.user,
                 **values,
             )
-        except ValidationError as exc:
-            form.add_error(None, exc)
+        except (ValidationError, PermissionDenied) as exc:
+            form.add_error(None, _message(exc))
         else:
             messages.success(request, f"Created tool {tool.name}.")
             return redirect("catalog:tool", pk=tool.pk)
@@ -138,14 +164,19 @@ def tool_edit(request: HttpRequest, pk: int) -> HttpResponse:
         )
     }
     initial["tags"] = ", ".join(tool.tags)
-    form = ToolForm(request.POST or None, sandbox=tool.sandbox, initial=initial)
+    admin = services.actor_is_admin(actor=request.user, team=tool.sandbox.team)
+    form = ToolForm(request.POST or None, sandbox=tool.sandbox, initial=initial, admin=admin)
     if request.method == "POST" and form.is_valid():
         try:
             change = services.tool_update(
-                tool=tool, author=request.user, note=form.cleaned_data["note"], **form.tool_values()
+                tool=tool,
+                author=request.user,
+                note=form.cleaned_data["note"],
+                actor=request.user,
+                **form.tool_values(),
             )
-        except ValidationError as exc:
-            form.add_error(None, exc)
+        except (ValidationError, PermissionDenied) as exc:
+            form.add_error(None, _message(exc))
         else:
             if change.new_version is not None:
                 messages.success(request, f"Saved {tool.name} as v{change.new_version.number}.")
@@ -161,10 +192,10 @@ def tool_edit(request: HttpRequest, pk: int) -> HttpResponse:
 
 @require_POST
 def tool_delete(request: HttpRequest, pk: int) -> HttpResponse:
-    """Delete a tool."""
+    """Delete a tool (team admins only: its history goes with it)."""
     tool = get_object_or_404(selectors.tools_for_user(request.user), pk=pk)
     sandbox_pk = tool.sandbox_id
-    services.tool_delete(tool=tool)
+    services.tool_delete(tool=tool, actor=request.user)
     messages.success(request, f"Deleted tool {tool.name}.")
     return redirect("catalog:sandbox", pk=sandbox_pk)
 
@@ -184,6 +215,7 @@ def _sandbox_context(request: HttpRequest, sandbox: Sandbox) -> dict:
         "secret_statuses": selectors.sandbox_secret_statuses(sandbox, registry=everything),
         "image": selectors.sandbox_image_status(sandbox, registry=registry),
         "prompt": registry.build_tools_prompt(sandbox.name),
+        "can_administer": services.actor_is_admin(actor=request.user, team=sandbox.team),
     }
 
 
@@ -225,14 +257,20 @@ def sandbox_secret(request: HttpRequest, pk: int) -> HttpResponse:
         name = form.cleaned_data["name"]
         everything = services.registry_for_sandbox(sandbox, include_unpublished=True)
         needed = {s.name for s in selectors.sandbox_secret_statuses(sandbox, registry=everything)}
+        if not services.actor_is_admin(actor=request.user, team=sandbox.team):
+            raise PermissionDenied("Only team admins set or clear secret values.")
         if name not in needed:
             error = f"{name!r} is not a secret of this sandbox"
         elif form.cleaned_data["clear"]:
-            services.secret_value_clear(sandbox=sandbox, name=name)
+            services.secret_value_clear(sandbox=sandbox, name=name, actor=request.user)
         else:
             try:
                 services.secret_value_set(
-                    sandbox=sandbox, name=name, value=form.cleaned_data["value"], user=request.user
+                    sandbox=sandbox,
+                    name=name,
+                    value=form.cleaned_data["value"],
+                    user=request.user,
+                    actor=request.user,
                 )
             except ValidationError as exc:
                 error = " ".join(exc.messages)
@@ -252,16 +290,18 @@ def sandbox_secret(request: HttpRequest, pk: int) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def sandbox_create(request: HttpRequest) -> HttpResponse:
     """Create a sandbox in one of the user's teams."""
-    form = SandboxForm(
-        request.POST or None, teams=teams_for_user(request.user), initial=_sandbox_initial()
-    )
+    teams = teams_for_user(request.user)
+    # Admin fields are editable when the user administers one of their teams; the service
+    # then checks the team actually chosen.
+    admin = any(services.actor_is_admin(actor=request.user, team=t) for t in teams)
+    form = SandboxForm(request.POST or None, teams=teams, initial=_sandbox_initial(), admin=admin)
     if request.method == "POST" and form.is_valid():
         try:
             sandbox = services.sandbox_create(
-                team=form.cleaned_data["team"], **form.config_values()
+                team=form.cleaned_data["team"], actor=request.user, **form.config_values()
             )
-        except ValidationError as exc:
-            form.add_error(None, exc)
+        except (ValidationError, PermissionDenied) as exc:
+            form.add_error(None, _message(exc))
         else:
             messages.success(request, f"Created sandbox {sandbox.name}.")
             return redirect("catalog:sandbox", pk=sandbox.pk)
@@ -286,12 +326,13 @@ def sandbox_edit(request: HttpRequest, pk: int) -> HttpResponse:
         teams=teams_for_user(request.user),
         instance=sandbox,
         initial=_sandbox_initial(sandbox),
+        admin=services.actor_is_admin(actor=request.user, team=sandbox.team),
     )
     if request.method == "POST" and form.is_valid():
         try:
-            services.sandbox_update(sandbox=sandbox, **form.config_values())
-        except ValidationError as exc:
-            form.add_error(None, exc)
+            services.sandbox_update(sandbox=sandbox, actor=request.user, **form.config_values())
+        except (ValidationError, PermissionDenied) as exc:
+            form.add_error(None, _message(exc))
         else:
             messages.success(request, f"Saved sandbox {sandbox.name}.")
             return redirect("catalog:sandbox", pk=sandbox.pk)
@@ -323,6 +364,7 @@ def import_tools(request: HttpRequest) -> HttpResponse:
                 files=files,
                 author=request.user,
                 sandbox_name=form.cleaned_data["sandbox"] or None,
+                actor=request.user,
             )
         except ImportRefused as exc:
             problems = exc.problems

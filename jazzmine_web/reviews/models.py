@@ -147,6 +147,18 @@ class AuditAction(models.TextChoices):
     RUN_STARTED = "run_started", "Run started"
     RUN_FINISHED = "run_finished", "Run finished"
     POLICY_CHANGED = "policy_changed", "Policy changed"
+    # Every run, from any surface (playground, review, API, trial), with its code's SHA-256.
+    RUN_CREATED = "run_created", "Run created"
+    # Catalog changes (sent by the catalog as `catalog_changed`): who, when, before → after.
+    SANDBOX_CREATED = "sandbox_created", "Sandbox created"
+    SANDBOX_CHANGED = "sandbox_changed", "Sandbox changed"
+    SANDBOX_DELETED = "sandbox_deleted", "Sandbox deleted"
+    TOOL_CREATED = "tool_created", "Tool created"
+    TOOL_CHANGED = "tool_changed", "Tool changed"
+    TOOL_DELETED = "tool_deleted", "Tool deleted"
+    TOOL_ACCEPTED = "tool_accepted", "Tool accepted as always-allowed"
+    SECRET_SET = "secret_set", "Secret value set"
+    SECRET_CLEARED = "secret_cleared", "Secret value cleared"
 
 
 class AuditEntry(models.Model):

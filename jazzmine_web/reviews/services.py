@@ -14,7 +14,8 @@ from django.utils import timezone
 from ..catalog.models import Sandbox
 from ..runs.models import Language, Run, RunStatus, code_sha256
 from ..runs.services import RunRefused, run_create, run_tools_called, script_check
-from ..runs.signals import run_finished
+from ..catalog.signals import catalog_changed
+from ..runs.signals import run_created, run_finished
 from ..teams.models import ApiToken, Role
 from ..teams.selectors import user_has_team_role
 from .analysis import normalise_body
@@ -550,3 +551,45 @@ def submissions_note_finished_runs() -> int:
         ).values_list("pk", flat=True)
     )
     return sum(submission_note_run_finished(submission_id=pk) for pk in ids)
+
+
+# Audit of catalog changes and of every run (received here: the catalog never imports reviews)
+
+
+@receiver(catalog_changed)
+def _on_catalog_changed(
+    *,
+    sandbox: Sandbox,
+    actor: AbstractBaseUser | None,
+    action: str,
+    target: str,
+    changes: dict[str, Any],
+    note: str = "",
+    sha256: str = "",
+    **_kwargs: Any,
+) -> None:
+    """Record a catalog change: who, when, what, before → after."""
+    if action not in AuditAction.values:
+        logger.warning("catalog change %r has no audit action; recorded as tool_changed", action)
+        action = AuditAction.TOOL_CHANGED
+    _audit(
+        sandbox=sandbox,
+        action=action,
+        user=actor,
+        sha256=sha256,
+        note=note,
+        data={"target": target, "changes": changes},
+    )
+
+
+@receiver(run_created)
+def _on_run_created(*, run: Run, user: AbstractBaseUser | None, **_kwargs: Any) -> None:
+    """Record every run with who started it and the SHA-256 of its code, whatever the surface."""
+    _audit(
+        sandbox=run.sandbox,
+        action=AuditAction.RUN_CREATED,
+        user=user,
+        sha256=run.code_sha256,
+        note=f"{run.source} run of {run.language} code",
+        data={"run_id": str(run.pk), "source": run.source, "language": run.language},
+    )

@@ -22,7 +22,7 @@ from ..catalog.models import Sandbox
 from ..catalog.services import registry_for_sandbox
 from ..studio.live import group_send
 from .models import Language, Run, RunEvent, RunStatus, code_sha256
-from .signals import run_finished
+from .signals import run_created, run_finished
 
 logger = logging.getLogger(__name__)
 _LINE = re.compile(r"^Line (\d+):")
@@ -108,6 +108,7 @@ def run_create(
         source=source,
         allowed_tools=None if allowed_tools is None else sorted(set(allowed_tools)),
     )
+    run_created.send(sender=Run, run=run, user=run.created_by)
     if start:
         run_start(run=run)
     return run

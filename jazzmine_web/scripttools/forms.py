@@ -10,8 +10,15 @@ from django.core.exceptions import ValidationError
 
 from jazzmine.scripttools import RUNTIMES, ScriptTool, ScriptToolError
 
-from ..catalog.forms import LinesField
+from ..catalog.forms import (
+    ADMIN_ONLY,
+    LinesField,
+    RequirementsField,
+    bound_number_field,
+    disable_fields,
+)
 from ..catalog.models import Sandbox
+from ..catalog.services import ADMIN_TOOL_FIELDS
 
 NEW_SCHEMA = {
     "type": "object",
@@ -91,7 +98,7 @@ class ScriptToolForm(forms.Form):
     timeout = forms.FloatField(min_value=0.1, initial=300.0, help_text="seconds (spec: 300)")
     parameters = SchemaField(help_text='JSON Schema: {"type": "object", "properties": {...}}')
     secrets = LinesField(required=False, help_text="keychain names the script may read")
-    dependencies = LinesField(required=False, help_text="pip requirements, one per line")
+    dependencies = RequirementsField(required=False, help_text="pip requirements, one per line")
     source = forms.CharField(
         label="Script",
         strip=False,
@@ -101,11 +108,15 @@ class ScriptToolForm(forms.Form):
     note = forms.CharField(required=False, max_length=300, help_text="what changed")
 
     def __init__(self, *args: Any, sandbox: Sandbox, extra: dict[str, Any] | None = None,
-                 **kwargs: Any) -> None:  # fmt: skip
+                 admin: bool = False, **kwargs: Any) -> None:  # fmt: skip
         super().__init__(*args, **kwargs)
         self.sandbox = sandbox
         self.extra = dict(extra or {})
         self.script_tool: ScriptTool | None = None
+        bound_number_field(self.fields["timeout"], "script_timeout_seconds")
+        # always_allow and secrets change what review means: read-only for members.
+        if not admin:
+            disable_fields(self, ADMIN_TOOL_FIELDS, ADMIN_ONLY)
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()

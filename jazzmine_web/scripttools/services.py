@@ -14,7 +14,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import close_old_connections, connection, transaction
 from django.utils import timezone
 
@@ -79,6 +79,7 @@ def script_tools_import(
     tools: Iterable[ScriptTool],
     author: AbstractBaseUser | None,
     origin: str = "upload",
+    actor: AbstractBaseUser | None = None,
 ) -> ScriptImportReport:
     """Create or update script tools in a sandbox from loaded layouts; all or nothing."""
     report = ScriptImportReport()
@@ -96,9 +97,13 @@ def script_tools_import(
                     existing=existing,
                     author=author,
                     note=f"Imported from {origin}",
+                    actor=actor,
                 )
             except ValidationError as exc:
                 problems.append(f"{tool.name}: {'; '.join(exc.messages)}")
+                continue
+            except PermissionDenied as exc:  # a member's tool.json sets admin-only fields
+                problems.append(f"{tool.name}: {exc}")
                 continue
             if existing is None:
                 report.created.append(tool.name)

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_not_required
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -16,6 +16,7 @@ from jazzmine.scripttools import ScriptToolError, load_zip
 
 from ..catalog.models import Tool, ToolKind
 from ..catalog.selectors import sandboxes_for_user, tools_for_user
+from ..catalog.services import actor_is_admin
 from . import selectors, services
 from .forms import NEW_SCHEMA, NEW_SCRIPT, ScriptToolForm, ScriptToolUploadForm, trial_form_for
 from .models import TrialRun
@@ -55,7 +56,8 @@ def script_tool_create(request: HttpRequest, pk: int) -> HttpResponse:
     """Add a script tool to a sandbox; it starts unpublished."""
     sandbox = get_object_or_404(sandboxes_for_user(request.user), pk=pk)
     initial = {"parameters": NEW_SCHEMA, "source": NEW_SCRIPT, "timeout": 300.0}
-    form = ScriptToolForm(request.POST or None, sandbox=sandbox, initial=initial)
+    admin = actor_is_admin(actor=request.user, team=sandbox.team)
+    form = ScriptToolForm(request.POST or None, sandbox=sandbox, initial=initial, admin=admin)
     if request.method == "POST" and form.is_valid():
         assert form.script_tool is not None
         try:
@@ -65,8 +67,9 @@ def script_tool_create(request: HttpRequest, pk: int) -> HttpResponse:
                 author=request.user,
                 note=form.cleaned_data["note"] or "Created",
                 tags=form.cleaned_data["tags"],
+                actor=request.user,
             )
-        except ValidationError as exc:
+        except (ValidationError, PermissionDenied) as exc:
             form.add_error(None, exc)
         else:
             messages.success(request, f"Created script tool {tool.name}: trial-run it to publish.")
@@ -87,6 +90,7 @@ def script_tool_edit(request: HttpRequest, pk: int) -> HttpResponse:
         sandbox=tool.sandbox,
         extra=current.extra,
         initial=ScriptToolForm.initial_for(current, tool.tags),
+        admin=actor_is_admin(actor=request.user, team=tool.sandbox.team),
     )
     if request.method == "POST" and form.is_valid():
         assert form.script_tool is not None
@@ -98,8 +102,9 @@ def script_tool_edit(request: HttpRequest, pk: int) -> HttpResponse:
                 author=request.user,
                 note=form.cleaned_data["note"],
                 tags=form.cleaned_data["tags"],
+                actor=request.user,
             )
-        except ValidationError as exc:
+        except (ValidationError, PermissionDenied) as exc:
             form.add_error(None, exc)
         else:
             if change.new_version is not None:
@@ -184,6 +189,7 @@ def script_tools_import(request: HttpRequest) -> HttpResponse:
                 tools=tools,
                 author=request.user,
                 origin=form.cleaned_data["archive"].name,
+                actor=request.user,
             )
         except ScriptToolError as exc:
             problems = [str(exc)]

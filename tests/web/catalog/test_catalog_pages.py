@@ -47,8 +47,8 @@ def test_the_sandbox_page_aggregates_needs_and_shows_image_status(
     assert ">Build</button>" in html
 
 
-def test_the_sandbox_form_creates_and_validates(client, member, team) -> None:
-    client.force_login(member)
+def test_the_sandbox_form_creates_and_validates(client, team_admin, team) -> None:
+    client.force_login(team_admin)
     data = {
         "team": team.pk, "name": "Bad Name", "memory_mb": 128, "cpus": 0.5, "pids_limit": 64,
         "timeout_seconds": 5, "max_output_bytes": 1000, "base_image": "jazzmine/base:bookworm",

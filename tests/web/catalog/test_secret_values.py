@@ -26,8 +26,8 @@ def test_statuses_say_set_or_not_set_and_who_set_it(ecommerce, user) -> None:
     assert not sandbox_secret_statuses(ecommerce)[0].is_set
 
 
-def test_the_sandbox_page_sets_a_value_and_never_shows_it(client, member, ecommerce) -> None:
-    client.force_login(member)
+def test_the_sandbox_page_sets_a_value_and_never_shows_it(client, team_admin, ecommerce) -> None:
+    client.force_login(team_admin)
     url = f"/catalog/sandboxes/{ecommerce.pk}/secrets/"
     response = client.post(url, {"name": "MAIL_API_TOKEN", "value": "hunter2-very-secret"})
     assert response.status_code == 302
@@ -37,8 +37,8 @@ def test_the_sandbox_page_sets_a_value_and_never_shows_it(client, member, ecomme
     assert 'type="password"' in page
 
 
-def test_it_refuses_a_secret_the_sandbox_does_not_need(client, member, ecommerce) -> None:
-    client.force_login(member)
+def test_it_refuses_a_secret_the_sandbox_does_not_need(client, team_admin, ecommerce) -> None:
+    client.force_login(team_admin)
     response = client.post(
         f"/catalog/sandboxes/{ecommerce.pk}/secrets/",
         {"name": "OTHER", "value": "x"},
