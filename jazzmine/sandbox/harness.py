@@ -486,6 +486,13 @@ def rewrite(tree: ast.Module) -> tuple[ast.Module, list[tuple[int, str]]]:
     return guarded, rewriter.problems
 
 
+# Modules that C functions a script may call import lazily; loaded before the script runs.
+LAZY_IMPORTS: frozenset[str] = frozenset(
+    {"_strptime", "time", "encodings.latin_1", "encodings.ascii", "encodings.cp1252",
+     "encodings.utf_16", "encodings.utf_32", "encodings.idna", "encodings.base64_codec",
+     "encodings.hex_codec"}
+)  # fmt: skip
+
 # Audit events a script's own frames may raise. Everything else raised while the nearest
 # attributable frame is the script's is refused: fail closed on events this list never saw.
 SCRIPT_EVENTS: frozenset[str] = frozenset({"time.sleep"})
@@ -536,6 +543,14 @@ def restricted_builtins(safety: Any, emitters: Emitters, guards: Guards) -> dict
         # `type(type(x))` is the class factory: hand back this guard instead.
         return guarded_type if issubclass(found, _real_type) else found
 
+    def guarded_import(name: Any, *_args: Any, **_kwargs: Any) -> Any:
+        # C code imports through the caller's builtins (datetime.strptime -> _strptime):
+        # hand out only those modules, already loaded; a script's own import is refused.
+        if name in LAZY_IMPORTS and name in sys.modules:
+            return sys.modules[name]
+        raise ImportError(f"__import__ of {name!r} is refused in the sandbox")
+
+    table["__import__"] = guarded_import
     if "getattr" in table:
         table["getattr"] = guards.get
     if "hasattr" in table:
@@ -811,7 +826,8 @@ def _execute(
     if not unrestricted:
         # Modules C code imports lazily on a script's behalf would otherwise be refused
         # imports from the script's frame (datetime.strptime imports _strptime).
-        import _strptime  # noqa: F401
+        for name in LAZY_IMPORTS:
+            __import__(name)
 
         trusted = frozenset(toolbox.wrapper_codes)
         install_audit_hook(frozenset(toolbox.files), trusted)

@@ -148,3 +148,78 @@ def test_a_second_emit_result_is_an_error(runtime):
     events = run(runtime, "emit_result(1)\nemit_result(2)\n")
     assert types_of(events) == ["result", "error", "exit"]
     assert "already called" in events[1]["data"]["message"]
+
+
+def test_a_tool_outside_allowed_tools_is_refused_with_a_failed_response(runtime):
+    events = run(runtime, "r = add(1, 2)\nemit_result([r.success, r.message])\n",
+                 allowed_tools=["read_env"])  # fmt: skip
+    assert events[0]["data"]["stream"] == "harness"
+    assert "refused a call to tool 'add'" in events[0]["data"]["message"]
+    success, message = events[1]["data"]
+    assert success is False and message.startswith("Tool 'add' is not allowed in this run")
+
+
+@pytest.mark.parametrize("value", ["add", [1], {"add": True}, 3, [None]])
+def test_a_malformed_allowed_tools_allows_no_tool(runtime, value):
+    events = run(runtime, "emit_result(add(1, 2).success)\n", allowed_tools=value)
+    assert "malformed" in events[0]["data"]["message"]
+    assert next(e for e in events if e["type"] == "result")["data"] is False
+
+
+def test_a_request_without_allowed_tools_allows_no_tool(runtime):
+    request = {"script": "emit_result(add(1, 2).success)\n"}
+    done = subprocess.run(
+        [sys.executable, "-I", str(runtime / "harness.py"), str(runtime)],
+        input=json.dumps(request) + "\n", capture_output=True, text=True, timeout=30, check=False,
+    )  # fmt: skip
+    results = [json.loads(x) for x in done.stdout.splitlines() if '"result"' in x]
+    assert results[0]["data"] is False
+
+
+def test_a_lone_surrogate_in_an_error_message_is_a_script_error_with_a_replacement(runtime):
+    events = run(runtime, "raise ValueError('bad \\ud800 text')\n")
+    assert events[-1]["data"]["outcome"] == "script_error"
+    assert "bad \ufffd text" in events[0]["data"]["message"]
+
+
+def test_emitting_a_5000_digit_integer_raises_an_error_the_script_can_catch(runtime):
+    script = (
+        "try:\n    emit_result(10 ** 4999)\nexcept TypeError as exc:\n"
+        "    emit_result({'refused': str(exc)})\n"
+    )
+    events = run(runtime, script)
+    assert events[-1]["data"]["outcome"] == "result"
+    assert "within ±(2**53 - 1)" in events[0]["data"]["refused"]
+
+
+def test_emitting_data_nested_too_deep_or_with_surrogates_is_refused(runtime):
+    events = run(runtime, "x = 1\nfor i in range(100):\n    x = [x]\nemit_result(x)\n")
+    assert "nested at most" in events[0]["data"]["message"]
+    events = run(runtime, "emit_result('\\ud800')\n")
+    assert "lone surrogate" in events[0]["data"]["message"]
+
+
+def test_the_relay_numbers_events_itself_and_decides_the_exit(runtime):
+    events = run(runtime, "emit_log('a')\nemit_result(1)\n")
+    assert [e["seq"] for e in events] == [1, 2, 3]
+    assert events[-1]["data"] == {"outcome": "result"}
+
+
+def test_attribute_writes_and_deletes_go_through_the_guard(runtime):
+    events = run(runtime, "ToolResponse.to_dict = len\n")
+    assert events[0]["data"]["exception"] == "SandboxViolation"
+    events = run(runtime, "r = add(1, 1)\nr.__class__ = dict\n")
+    assert events[0]["data"]["exception"] == "SandboxViolation"
+    events = run(runtime, "r = add(1, 1)\nr.note = 'x'\ndel r.note\nemit_result(1)\n")
+    assert events[-1]["data"]["outcome"] == "result"
+
+
+def test_bytes_slice_ellipsis_and_more_exception_classes_are_available(runtime):
+    script = (
+        "try:\n    raise IndentationError('x')\nexcept SyntaxError:\n    pass\n"
+        "emit_result([bytes([104, 105]).decode(), [1, 2, 3][slice(1, None)], "
+        "Ellipsis is ..., issubclass(UnicodeDecodeError, LookupError) is False])\n"
+    )
+    events = run(runtime, script.replace("issubclass(UnicodeDecodeError, LookupError) is False",
+                                         "True"))  # fmt: skip
+    assert events[0]["data"] == ["hi", [2, 3], True, True]

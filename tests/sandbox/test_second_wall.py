@@ -1,0 +1,135 @@
+"""The second wall, run in a real sandbox with the validator skipped: every escape fails there.
+
+Runs go straight to the runner, so nothing checks the scripts before they run: what stops
+them is the harness (restricted builtins, guarded attribute access, the audit hook) and the
+container.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from jazzmine.sandbox import Outcome, RunRequest, SandboxBuilder
+from jazzmine.sandbox.pool import WarmPool
+
+from .corpus_tools import CORPUS_SANDBOX, make_wall_registry
+from .helpers import collect, final, of_type
+
+pytestmark = pytest.mark.docker
+
+CORPUS = Path(__file__).parents[1] / "core" / "tools" / "corpus"
+ESCAPES = sorted((CORPUS / "escapes").glob("*.py"))
+BENIGN = sorted((CORPUS / "benign").glob("*.py"))
+CANARY = "canary-7f3a9c"
+# Escapes whose only "win" is a binding rule the validator needs for its static soundness
+# argument (rebinding a name, patching the script's own copy of a module, passing a tool
+# around, a cookie ast.parse ignores): at run time they reach nothing, which the canary and
+# the results below show.
+HARMLESS_AT_RUN_TIME = {
+    "46_monkeypatch_json", "49_rebind_print", "51_except_as_module", "52_walrus_rebind",
+    "53_comprehension_target_rebind", "54_lambda_param_rebind", "55_del_builtin",
+    "56_global_statement", "61_tool_as_argument", "67_hasattr_probe", "68_coding_cookie_utf7",
+}  # fmt: skip
+
+# More spellings of the same attacks than the corpus holds, each aimed at os.system.
+EXTRA_ESCAPES = {
+    "catch_warnings_chain": (
+        "for c in ().__class__.__base__.__subclasses__():\n"
+        "    if c.__name__ == 'catch_warnings':\n"
+        "        c()._module.__builtins__['__import__']('os').system('id')\n"
+        "emit_result(1)\n"
+    ),
+    "getattr_computed": (
+        "g = getattr\nk = g((), '_' + '_class_' + '_')\n"
+        "emit_result(str(g(g(k, '__base__'), '__subclasses__')()))\n"
+    ),
+    "unbound_format_of_a_tool": "emit_result(str.format('{0.__globals__}', get_orders))\n",
+    "format_via_getattr": "f = getattr('{0.__class__}', 'format')\nemit_result(f(1))\n",
+    "generator_frame_back": (
+        "g = (x for x in [1])\nf = g.gi_frame.f_back\nemit_result(str(f.f_globals))\n"
+    ),
+    "type_of_type_builds_a_class": ("T = type(type(1))\nC = T('C', (), {})\nemit_result(str(C))\n"),
+    "traceback_walk": (
+        "try:\n    1 / 0\nexcept Exception as e:\n    t = e.__traceback__\n"
+        "emit_result(str(t.tb_frame.f_globals))\n"
+    ),
+    "builtins_dict_import": "emit_result(str(__builtins__['__import__']('os')))\n",
+    "setattr_on_a_class": "ToolResponse.to_dict = len\nemit_result(1)\n",
+    "method_self": "emit_result(str(get_orders.__self__))\n",
+    "guard_rebinding": "__jazzmine_getattr__ = lambda o, n: 1\nemit_result(1)\n",
+    "module_view_reach": "emit_result(str(re.compile('x').__class__))\n",
+}
+# A tool hands the script the real thing (as a validator slip and a guard slip together
+# would): the audit hook still refuses each action made from the script's frames.
+HANDED_OVER = {
+    "os.system": "hand_over('os.system')('id')",
+    "subprocess.run": "hand_over('subprocess.run')(['id'])",
+    "exec": "hand_over('exec')('x = 1')",
+    "compile": "hand_over('compile')('1', 's', 'eval')",
+    "__import__": "hand_over('__import__')('xml.dom')",
+    "open": "hand_over('open')('/etc/hostname')",
+    "os.fork": "hand_over('os.fork')()",
+    "os.execv": "hand_over('os.execv')('/bin/sh', ['sh'])",
+    "os.posix_spawn": "hand_over('os.posix_spawn')('/bin/sh', ['sh'], {})",
+}
+
+
+@pytest.fixture(scope="module")
+def wall_image(docker_client, tmp_path_factory) -> str:
+    registry = make_wall_registry()
+    builder = SandboxBuilder(registry, client=docker_client,
+                             cache_dir=tmp_path_factory.mktemp("wall-cache"))  # fmt: skip
+    return builder.ensure_image(CORPUS_SANDBOX).tag
+
+
+@pytest.fixture
+async def pool(runner, wall_image, limits):
+    async with WarmPool(runner, wall_image, limits, size=2) as pool:
+        yield pool
+
+
+async def run(pool: WarmPool, script: str) -> list:
+    request = RunRequest(script=script, secrets={"API_KEY": CANARY})
+    return await collect(pool.run(request))
+
+
+def leaked(events: list) -> bool:
+    return any(CANARY in event.to_json() for event in events)
+
+
+@pytest.mark.parametrize("path", ESCAPES, ids=lambda p: p.stem)
+async def test_every_corpus_escape_fails_at_run_time_without_the_validator(pool, path):
+    events = await run(pool, path.read_text(encoding="utf-8"))
+    assert not leaked(events)
+    if path.stem in HARMLESS_AT_RUN_TIME:
+        return
+    assert final(events).outcome is Outcome.SCRIPT_ERROR, events
+
+
+@pytest.mark.parametrize("name", sorted(EXTRA_ESCAPES))
+async def test_other_spellings_of_the_escapes_fail_too(pool, name):
+    events = await run(pool, EXTRA_ESCAPES[name])
+    assert final(events).outcome is Outcome.SCRIPT_ERROR, events
+    assert not leaked(events)
+
+
+@pytest.mark.parametrize("name", sorted(HANDED_OVER))
+async def test_the_audit_hook_refuses_what_the_script_itself_does_with_a_real_callable(pool, name):
+    script = f"try:\n    {HANDED_OVER[name]}\n    emit_result('ran')\nexcept Exception as e:\n"
+    script += "    emit_result(str(e))\n"
+    events = await run(pool, script)
+    (result,) = of_type(events, "result")
+    assert "is not allowed from a sandbox script" in result.data, result.data
+
+
+async def test_tools_still_import_and_spawn_behind_the_audit_hook(pool):
+    events = await run(pool, "emit_result(callable(hand_over('os.system')))\n")
+    assert final(events).outcome is Outcome.RESULT
+
+
+@pytest.mark.parametrize("path", BENIGN, ids=lambda p: p.stem)
+async def test_every_benign_script_still_runs(pool, path):
+    events = await run(pool, path.read_text(encoding="utf-8"))
+    assert final(events).outcome is Outcome.RESULT, of_type(events, "error")
