@@ -13,10 +13,11 @@ django_asgi_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
+from .origins import OriginValidator  # noqa: E402
 from .routing import websocket_urlpatterns  # noqa: E402
+from .studio.limits import RequestSizeLimitASGI  # noqa: E402
 
 http_app = (
     ASGIStaticFilesHandler(django_asgi_app) if settings.JAZZMINE_SERVE_STATIC else django_asgi_app
@@ -24,9 +25,9 @@ http_app = (
 
 application = ProtocolTypeRouter(
     {
-        "http": http_app,
-        "websocket": AllowedHostsOriginValidator(
-            AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
-        ),
+        # Outermost: Django reads a whole body before its own middleware runs.
+        "http": RequestSizeLimitASGI(http_app),
+        # Origin by scheme, host and port (Channels' own validator ignores the port).
+        "websocket": OriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )

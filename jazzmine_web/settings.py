@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
-from .env import env_bool, env_int, env_list, env_str, persistent_secret
+from .env import env_bool, env_float, env_int, env_list, env_str, persistent_secret
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("JAZZMINE_VAR_DIR", str(BASE_DIR / "var")))
@@ -33,9 +34,12 @@ INSTALLED_APPS = [
     "jazzmine_web.playground",
     "jazzmine_web.scripttools",
     "jazzmine_web.reviews",
+    "axes",
 ]
 
 MIDDLEWARE = [
+    # First: refuse an oversized body before anything reads it.
+    "jazzmine_web.studio.limits.RequestSizeLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -45,6 +49,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, as django-axes asks: it turns a lockout during login into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "jazzmine_web.urls"
@@ -104,7 +110,9 @@ STATIC_ROOT = VAR_DIR / "staticfiles"
 # daphne serves static files itself unless a proxy in front does it.
 JAZZMINE_SERVE_STATIC = env_bool("JAZZMINE_SERVE_STATIC", True)
 
-DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("JAZZMINE_MAX_UPLOAD_BYTES", 2 * 1024 * 1024)
+# Every request body, forms, uploads and the API alike (RequestSizeLimitMiddleware answers 413).
+JAZZMINE_MAX_UPLOAD_BYTES = env_int("JAZZMINE_MAX_UPLOAD_BYTES", 2 * 1024 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = JAZZMINE_MAX_UPLOAD_BYTES
 FILE_UPLOAD_MAX_MEMORY_SIZE = DATA_UPLOAD_MAX_MEMORY_SIZE
 
 # Sandboxes
@@ -116,10 +124,48 @@ JAZZMINE_POOL_SIZE = env_int("JAZZMINE_POOL_SIZE", 2)
 JAZZMINE_SECRETS_KEY = persistent_secret("JAZZMINE_SECRETS_KEY", VAR_DIR / "secrets_key")
 JAZZMINE_IMPORT_MAX_FILE_BYTES = env_int("JAZZMINE_IMPORT_MAX_FILE_BYTES", 1024 * 1024)
 
+# Catalog walls: what only the operator decides (issue 10, classes 1, 7 and 8).
+# Package indexes for `pip download`; empty: pip's own configuration on the host.
+JAZZMINE_PIP_INDEX_URL = env_str("JAZZMINE_PIP_INDEX_URL", "")
+JAZZMINE_PIP_EXTRA_INDEX_URLS = env_list("JAZZMINE_PIP_EXTRA_INDEX_URLS", [])
+# The base images sandboxes may name; the builder refuses any other and pulls only if allowed.
+JAZZMINE_BASE_IMAGES = env_list("JAZZMINE_BASE_IMAGES", [JAZZMINE_BASE_IMAGE])
+JAZZMINE_BASE_IMAGE_PULL = env_bool("JAZZMINE_BASE_IMAGE_PULL", False)
+# Largest sandbox numbers a form accepts; runs clamp stored values to them too.
+JAZZMINE_MAX_SANDBOX_MEMORY_MB = env_int("JAZZMINE_MAX_SANDBOX_MEMORY_MB", 4096)
+JAZZMINE_MAX_SANDBOX_CPUS = env_float("JAZZMINE_MAX_SANDBOX_CPUS", 4.0)
+JAZZMINE_MAX_SANDBOX_PIDS = env_int("JAZZMINE_MAX_SANDBOX_PIDS", 1024)
+JAZZMINE_MAX_SANDBOX_TIMEOUT_SECONDS = env_float("JAZZMINE_MAX_SANDBOX_TIMEOUT_SECONDS", 600.0)
+JAZZMINE_MAX_SANDBOX_OUTPUT_BYTES = env_int("JAZZMINE_MAX_SANDBOX_OUTPUT_BYTES", 50 * 1024 * 1024)
+JAZZMINE_MAX_BASH_COMMANDS = env_int("JAZZMINE_MAX_BASH_COMMANDS", 1_000_000)
+JAZZMINE_MAX_BASH_LOOP_ITERATIONS = env_int("JAZZMINE_MAX_BASH_LOOP_ITERATIONS", 1_000_000)
+JAZZMINE_MAX_BASH_TIMEOUT_SECONDS = env_float("JAZZMINE_MAX_BASH_TIMEOUT_SECONDS", 600.0)
+JAZZMINE_MAX_SCRIPT_TOOL_TIMEOUT_SECONDS = env_float(
+    "JAZZMINE_MAX_SCRIPT_TOOL_TIMEOUT_SECONDS", 600.0
+)
+
 # LLM (any OpenAI-compatible chat-completions endpoint)
 JAZZMINE_LLM_BASE_URL = env_str("JAZZMINE_LLM_BASE_URL", "")
 JAZZMINE_LLM_API_KEY = env_str("JAZZMINE_LLM_API_KEY", "")
 JAZZMINE_LLM_MODEL = env_str("JAZZMINE_LLM_MODEL", "")
+
+# Outbound requests (webhooks, LLM endpoints) reach public addresses only, except these hosts:
+# `host` (any port) or `host:port`, e.g. `127.0.0.1:8765` for a local model server.
+JAZZMINE_OUTBOUND_ALLOWED_HOSTS = env_list("JAZZMINE_OUTBOUND_ALLOWED_HOSTS", [])
+
+# Login throttling (django-axes): a username is locked out from one IP address after this many
+# failed logins in a row, for the cool-off period, even with the right password.
+AUTHENTICATION_BACKENDS = [
+    "jazzmine_web.teams.throttling.ThrottledLoginBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_ENABLED = env_bool("JAZZMINE_LOGIN_THROTTLING", True)
+AXES_FAILURE_LIMIT = env_int("JAZZMINE_LOGIN_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = timedelta(minutes=env_float("JAZZMINE_LOGIN_COOLOFF_MINUTES", 15.0))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "jazzmine_web.teams.throttling.lockout_response"
+AXES_VERBOSE = False
 
 # Script tools and bash
 # Where a network-enabled sandbox reaches this server's /v1/key (e.g. http://172.17.0.1:8000

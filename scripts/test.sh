@@ -10,6 +10,12 @@ if ! command -v chromium >/dev/null 2>&1; then
   echo "==> installing Chromium"
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
 fi
+if ! command -v bwrap >/dev/null 2>&1 || ! ldconfig -p | grep libseccomp.so.2 >/dev/null; then
+  echo "==> installing bubblewrap and libseccomp (the bwrap backend's sandbox and filter)"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap libseccomp2 >/dev/null
+fi
+# The bwrap suite fails rather than skips when its sandbox cannot be made here.
+export JAZZMINE_REQUIRE_BWRAP=1
 
 echo "==> ruff"
 .venv/bin/ruff check .

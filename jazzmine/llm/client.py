@@ -12,25 +12,45 @@ prefix itself:
 A base URL without `/v1` usually answers 404, and the resulting `LLMNotFoundError` says so.
 
 The API key is sent only in the Authorization header: it is kept out of `repr`, logs and error
-messages (an endpoint that echoes it back has it masked).
+messages. Error messages never quote what a failed endpoint answered (only its status code and an
+OpenAI-style error code): a URL aimed at an internal service must not read it back to the user.
+
+Endpoints are outbound URLs (`jazzmine.net`): loopback, private and metadata addresses are refused
+unless `allowed_hosts` lists them (e.g. `("127.0.0.1:11434",)` for a local Ollama), judged on the
+address each connection opens to (forms check the URL once more when it is saved).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
+import re
 import socket
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict
 
+import anyio.to_thread
 import httpx
+
+from jazzmine.net import (
+    OutboundPolicy,
+    OutboundURLRefused,
+    outbound_async_client,
+    refusal_in,
+    url_check,
+)
 
 logger = logging.getLogger(__name__)
 
-# How much of an error body to quote: enough for the server's reason, not a whole HTML page.
-_BODY_QUOTE = 300
+_ALLOW_HINT = (
+    "Internal addresses are refused unless the deployment allows the host "
+    "(JAZZMINE_OUTBOUND_ALLOWED_HOSTS in Jazzmine Studio, e.g. 127.0.0.1:11434)."
+)
+# An error code an endpoint sends (`context_length_exceeded`) is shown; free text never is.
+_ERROR_CODE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
 
 
 class Message(TypedDict):
@@ -50,6 +70,8 @@ class LLMConfig:
     timeout: float = 60.0
     temperature: float | None = None
     max_tokens: int | None = None
+    # Hosts that may be reached although not public ("127.0.0.1:8765", "llm.lan").
+    allowed_hosts: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         url = httpx.URL(self.base_url) if "://" in self.base_url else None
@@ -58,10 +80,21 @@ class LLMConfig:
                 f"LLM base URL {self.base_url!r} must be an http(s) URL such as "
                 "'http://localhost:11434/v1'"
             )
+        # Where the URL leads is judged when a request is made (on the address connected to);
+        # a stored URL that a deployment no longer allows fails there with a clear message.
+        self.outbound  # noqa: B018 - parse the allowed hosts now, so a bad entry fails early
         if not self.model.strip():
             raise LLMConfigError("LLM model name is empty: set the model the endpoint serves")
         if self.timeout <= 0:
             raise LLMConfigError(f"LLM timeout must be positive, not {self.timeout}")
+
+    @property
+    def outbound(self) -> OutboundPolicy:
+        """Return the outbound policy the allowed hosts make."""
+        try:
+            return OutboundPolicy.from_entries(self.allowed_hosts)
+        except ValueError as exc:
+            raise LLMConfigError(f"LLM allowed hosts: {exc}") from None
 
     @property
     def chat_url(self) -> str:
@@ -222,9 +255,7 @@ async def complete(
         choice = body["choices"][0]
         text = choice["message"].get("content") or ""
     except (KeyError, IndexError, TypeError, AttributeError):
-        raise LLMProtocolError(
-            f"{url} answered without choices[0].message: {_quote(config, response.text)}", url=url
-        ) from None
+        raise LLMProtocolError(f"{url} answered without choices[0].message", url=url) from None
     finish_reason = choice.get("finish_reason")
     if not text.strip():
         raise _empty(url, finish_reason)
@@ -265,14 +296,19 @@ async def _client(
     config: LLMConfig, client: httpx.AsyncClient | None
 ) -> AsyncIterator[httpx.AsyncClient]:
     """Use the caller's client, or own a fresh one for the duration of a call."""
+    policy = config.outbound
     if client is not None:
+        # The caller's transport decides where it connects, so the name is vetted here instead.
+        try:
+            await anyio.to_thread.run_sync(
+                functools.partial(url_check, config.base_url, policy=policy)
+            )
+        except OutboundURLRefused as exc:
+            raise LLMConfigError(f"{exc} {_ALLOW_HINT}", url=config.base_url) from None
         yield client
         return
-    # Env proxies are for reaching hosted APIs; through them a loopback endpoint (Ollama, the
-    # fake server) would be unreachable.
-    host = httpx.URL(config.base_url).host
-    loopback = host in ("localhost", "::1") or host.startswith("127.")
-    async with httpx.AsyncClient(timeout=_timeout(config), trust_env=not loopback) as owned:
+    # Only vetted addresses, no redirects and no env proxies (a proxy would hide the target).
+    async with outbound_async_client(policy, timeout=_timeout(config)) as owned:
         yield owned
 
 
@@ -355,7 +391,7 @@ async def _stream(
                     )
                 if "error" in event:
                     raise LLMServerError(
-                        f"{url} reported an error mid-stream: {_error_text(config, event)}", url=url
+                        f"{url} reported an error mid-stream.{_error_code(config, event)}", url=url
                     )
                 model = event.get("model") or model
                 usage = _usage(event.get("usage")) or usage
@@ -430,6 +466,11 @@ def _transport_errors(config: LLMConfig, url: str) -> Iterator[None]:
             url=url,
         ) from exc
     except httpx.ConnectError as exc:
+        refusal = refusal_in(exc)
+        if refusal is not None:
+            raise LLMConfigError(
+                f"{url} was not contacted: {refusal}. {_ALLOW_HINT}", url=url
+            ) from exc
         raise LLMConnectionError(
             f"Could not connect to {url}: {_connect_reason(exc)}. "
             "Is the LLM server running and the base URL right?",
@@ -456,17 +497,15 @@ def _connect_reason(exc: BaseException) -> str:
 def _status_error(
     config: LLMConfig, url: str, status: int, headers: Mapping[str, str], body: str
 ) -> LLMError:
-    """Return the error for a non-200 answer, quoting the server's own reason."""
-    reason = _error_text(config, body)
+    """Return the error for a non-200 answer: the status and a sentence, never the body."""
+    code = _error_code(config, body)
     if status in (401, 403):
         key = "no API key was set" if not config.api_key else "the API key was refused"
-        return LLMAuthError(
-            f"{url} answered {status}: {key}. {reason}".rstrip(), url=url, status=status
-        )
+        return LLMAuthError(f"{url} answered {status}: {key}.{code}", url=url, status=status)
     if status == 404:
         return LLMNotFoundError(
             f"{url} answered 404: check the base URL (it usually ends in /v1) and that the "
-            f"endpoint serves model {config.model!r}. {reason}".rstrip(),
+            f"endpoint serves model {config.model!r}.{code}",
             url=url,
             status=status,
         )
@@ -474,39 +513,44 @@ def _status_error(
         retry_after = _retry_after(headers.get("retry-after"))
         wait = f" Retry after {retry_after:g}s." if retry_after is not None else ""
         return LLMRateLimitError(
-            f"{url} answered 429: rate limited or out of quota.{wait} {reason}".rstrip(),
+            f"{url} answered 429: rate limited or out of quota.{wait}{code}",
             url=url,
             retry_after=retry_after,
         )
     if status >= 500:
         return LLMServerError(
-            f"{url} answered {status}: server error. {reason}".rstrip(), url=url, status=status
+            f"{url} answered {status}: the server failed; try again later.{code}",
+            url=url,
+            status=status,
         )
-    return LLMBadRequestError(f"{url} answered {status}. {reason}".rstrip(), url=url, status=status)
+    return LLMBadRequestError(
+        f"{url} answered {status}: the endpoint refused the request (often a prompt longer than "
+        f"the model's context).{code}",
+        url=url,
+        status=status,
+    )
 
 
-def _error_text(config: LLMConfig, body: str | Mapping[str, Any]) -> str:
-    """Return the server's error message from an OpenAI-style error body, or a quote of it."""
+def _error_code(config: LLMConfig, body: str | Mapping[str, Any]) -> str:
+    """Return " Error code: X." when an OpenAI-style body names an identifier-shaped code."""
     data: Any = body
     if isinstance(body, str):
         try:
             data = json.loads(body)
         except ValueError:
-            return _quote(config, body)
-    if isinstance(data, Mapping):
-        error = data.get("error", data)
-        if isinstance(error, Mapping):
-            error = error.get("message") or error.get("detail") or json.dumps(error)
-        return _quote(config, str(error))
-    return _quote(config, json.dumps(data))
-
-
-def _quote(config: LLMConfig, text: str) -> str:
-    """Shorten server text for a message, masking the key if the server echoed it."""
-    text = " ".join(text.split())
-    if config.api_key:
-        text = text.replace(config.api_key, "***")
-    return text[:_BODY_QUOTE] + ("…" if len(text) > _BODY_QUOTE else "")
+            return ""
+    error = data.get("error") if isinstance(data, Mapping) else None
+    if not isinstance(error, Mapping):
+        return ""
+    for key in ("code", "type"):
+        value = error.get(key)
+        if (
+            isinstance(value, str)
+            and _ERROR_CODE.match(value)
+            and not (config.api_key and config.api_key in value)
+        ):
+            return f" Error code: {value}."
+    return ""
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -523,7 +567,7 @@ def _json(config: LLMConfig, url: str, text: str) -> Any:
         return json.loads(text)
     except ValueError:
         raise LLMProtocolError(
-            f"{url} sent something that is not JSON: {_quote(config, text)[:120]!r}", url=url
+            f"{url} sent something that is not JSON (its text is not shown)", url=url
         ) from None
 
 

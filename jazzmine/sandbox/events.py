@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import math
+import re
 import time
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -23,6 +25,7 @@ class Outcome(StrEnum):
     CONTAINER_CRASH = "container_crash"
     ENGINE_UNAVAILABLE = "engine_unavailable"
     BUILD_FAILED = "build_failed"
+    PROTOCOL_ERROR = "protocol_error"
 
 
 class ProtocolError(ValueError):
@@ -59,22 +62,111 @@ class Event:
         return json.dumps(self.to_dict(), ensure_ascii=True, separators=(",", ":"))
 
 
+# Bounds of what the host accepts from a sandbox (the harness checks the same numbers first).
+# Integers beyond JSON's safe range overflow the database and lose precision in browsers;
+# nesting beyond a fixed depth makes every reader recurse; lines are bounded in bytes.
+MAX_SAFE_INT = 2**53 - 1
+MAX_EVENT_DEPTH = 64
+MAX_LINE_BYTES = 8 * 1024 * 1024
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_FIELDS = frozenset({"seq", "type", "data", "ts"})
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ProtocolError(f"{name} is not a finite number")
+
+
+def _checked_int(text: str) -> int:
+    # Bounded by length before conversion: a 100 000-digit integer is refused, not parsed.
+    if len(text.lstrip("-")) > 16 or not -MAX_SAFE_INT <= int(text) <= MAX_SAFE_INT:
+        raise ProtocolError(
+            f"integer {text[:24]}{'...' if len(text) > 24 else ''} is outside ±(2**53 - 1)"
+        )
+    return int(text)
+
+
+def _checked_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ProtocolError(f"number {text[:24]} is not finite")
+    return value
+
+
+def check_data(value: Any, depth: int = 1) -> None:
+    """Refuse JSON data nested too deep or holding strings that are not valid Unicode."""
+    stack = [(value, depth)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                raise ProtocolError("a string holds a lone surrogate (invalid Unicode)")
+        elif isinstance(item, dict):
+            if level > MAX_EVENT_DEPTH:
+                raise ProtocolError(f"data nested deeper than {MAX_EVENT_DEPTH} levels")
+            for key, child in item.items():
+                stack.append((key, level + 1))
+                stack.append((child, level + 1))
+        elif isinstance(item, list):
+            if level > MAX_EVENT_DEPTH:
+                raise ProtocolError(f"data nested deeper than {MAX_EVENT_DEPTH} levels")
+            stack.extend((child, level + 1) for child in item)
+
+
 def parse_event(line: str | bytes) -> Event:
     """Parse one protocol line, refusing anything that is not a well-formed event."""
+    if len(line) > MAX_LINE_BYTES:
+        raise ProtocolError(f"a line of {len(line)} bytes (the limit is {MAX_LINE_BYTES})")
+    if isinstance(line, bytes):
+        try:
+            line = line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ProtocolError(f"not UTF-8: {exc}") from None
     try:
-        raw = json.loads(line)
-    except (ValueError, UnicodeDecodeError) as exc:
+        raw = json.loads(
+            line,
+            parse_constant=_refuse_constant,
+            parse_int=_checked_int,
+            parse_float=_checked_float,
+        )
+    except ProtocolError:
+        raise
+    except RecursionError:
+        raise ProtocolError(f"data nested deeper than {MAX_EVENT_DEPTH} levels") from None
+    except ValueError as exc:
         raise ProtocolError(f"not JSON: {exc}") from None
     if not isinstance(raw, dict):
         raise ProtocolError("an event must be a JSON object")
+    extra = set(raw) - _FIELDS
+    if extra:
+        raise ProtocolError(f"unknown event fields {sorted(extra)[:5]!r}")
     seq, type_, ts = raw.get("seq"), raw.get("type"), raw.get("ts")
-    if not isinstance(seq, int) or isinstance(seq, bool):
+    if not isinstance(seq, int) or isinstance(seq, bool) or seq < 1:
         raise ProtocolError(f"bad seq {seq!r}")
     if type_ not in EVENT_TYPES:
-        raise ProtocolError(f"unknown event type {type_!r}")
+        raise ProtocolError(f"unknown event type {str(type_)[:40]!r}")
     if not isinstance(ts, (int, float)) or isinstance(ts, bool):
         raise ProtocolError(f"bad ts {ts!r}")
-    return Event(seq=seq, type=type_, data=raw.get("data"), ts=float(ts))
+    data = raw.get("data")
+    check_data(data, depth=2)
+    _check_shape(type_, data)
+    return Event(seq=seq, type=type_, data=data, ts=float(ts))
+
+
+def _check_shape(type_: str, data: Any) -> None:
+    """Refuse event data the readers of each type could not handle."""
+    if type_ in ("log", "error", "exit") and not isinstance(data, dict):
+        raise ProtocolError(f"a {type_} event needs an object as data")
+    if type_ == "log" and not isinstance(data.get("message"), str):
+        raise ProtocolError("a log event needs a string message")
+    if type_ == "intermediate" and (
+        not isinstance(data, dict) or not isinstance(data.get("label"), str)
+    ):
+        raise ProtocolError("an intermediate event needs a string label")
+    if type_ == "exit" and data.get("outcome") not in (
+        Outcome.RESULT.value,
+        Outcome.SCRIPT_ERROR.value,
+    ):
+        raise ProtocolError("an exit from the sandbox may only claim result or script_error")
 
 
 def error_data(kind: Outcome, message: str, **extra: Any) -> dict[str, Any]:

@@ -41,6 +41,9 @@ class RunRequest:
     script: str
     body_offset: int = 0
     secrets: Mapping[str, str] = field(default_factory=dict)
+    # The tools this run may call, as the decision that let it run says (None: every tool).
+    # The harness refuses any other tool call where the code runs.
+    allowed_tools: frozenset[str] | None = None
     # Test-only: run with full builtins to prove the container walls hold. Runners refuse it
     # unless created with allow_unrestricted=True, which the web app never does.
     unrestricted: bool = False
@@ -53,10 +56,12 @@ class RunRequest:
         declared_secrets: Iterable[str],
         secret_store: Mapping[str, str],
         body_offset: int = 0,
+        allowed_tools: Iterable[str] | None = None,
     ) -> RunRequest:
         """Build a request carrying only the declared secrets that the store holds."""
         allowed = {name: secret_store[name] for name in declared_secrets if name in secret_store}
-        return cls(script=script, body_offset=body_offset, secrets=allowed)
+        tools = None if allowed_tools is None else frozenset(allowed_tools)
+        return cls(script=script, body_offset=body_offset, secrets=allowed, allowed_tools=tools)
 
     def to_line(self, timeout_seconds: float) -> bytes:
         """Serialize as the single line the harness reads from stdin."""
@@ -64,6 +69,7 @@ class RunRequest:
             "script": self.script,
             "body_offset": self.body_offset,
             "secrets": dict(self.secrets),
+            "allowed_tools": None if self.allowed_tools is None else sorted(self.allowed_tools),
             "timeout": timeout_seconds,
             "unrestricted": self.unrestricted,
         }

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from .events import (
+    MAX_LINE_BYTES,
     Event,
     Outcome,
     ProtocolError,
@@ -68,6 +69,7 @@ class RunState:
     def __init__(self, backend: str) -> None:
         self.backend = backend
         self.last_seq = 0
+        self.has_result = False
         self.started = time.monotonic()
 
     def event(self, type_: str, data: object) -> Event:
@@ -120,17 +122,21 @@ async def drive(process: Process, request: RunRequest, limits: RunLimits) -> Asy
                 continue
             pending += chunk
             *lines, pending = pending.split(b"\n")
-            for line in lines:
+            if len(pending) > MAX_LINE_BYTES:
+                raise _protocol(f"a line longer than {MAX_LINE_BYTES} bytes")
+            for index, line in enumerate(lines):
                 if not line.strip():
                     continue
                 event = _parse(line, state)
                 if event.type == "exit":
+                    if any(rest.strip() for rest in lines[index + 1 :]) or pending.strip():
+                        raise _protocol("output after the exit event")
                     # The harness is done and exits on its own: end the run now rather than
                     # wait for the engine to notice (the caller removes the sandbox after).
                     outcome = _harness_outcome(event)
                     yield state.final(outcome, _RESULT_MESSAGES[outcome])
                     return
-                state.last_seq = max(state.last_seq, event.seq)
+                state.last_seq = event.seq
                 yield event
     except _Ended as ended:
         await process.kill()
@@ -158,13 +164,25 @@ async def drive(process: Process, request: RunRequest, limits: RunLimits) -> Asy
     yield state.final(Outcome.CONTAINER_CRASH, message, exit_code=info.exit_code)
 
 
+def _protocol(why: str) -> _Ended:
+    return _Ended(
+        Outcome.PROTOCOL_ERROR, f"protocol error: the sandbox sent {why}; the run was stopped"
+    )
+
+
 def _parse(line: bytes, state: RunState) -> Event:
-    """Parse a protocol line; anything malformed is kept as a log line, never dropped."""
+    """Parse a protocol line and check it against the run so far; refuse anything else."""
     try:
-        return parse_event(line)
-    except ProtocolError:
-        text = line.decode("utf-8", "replace")
-        return state.event("log", {"message": text, "stream": "protocol"})
+        event = parse_event(line)
+    except (ProtocolError, ValueError, TypeError, RecursionError) as exc:
+        raise _protocol(f"a malformed event ({exc})") from None
+    if event.seq != state.last_seq + 1:
+        raise _protocol(f"event number {event.seq} where {state.last_seq + 1} was due")
+    if event.type == "result":
+        if state.has_result:
+            raise _protocol("a second result")
+        state.has_result = True
+    return event
 
 
 def _harness_outcome(event: Event) -> Outcome:

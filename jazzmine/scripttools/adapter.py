@@ -17,8 +17,11 @@ from .model import ScriptTool
 
 # Environment the script sees besides the secrets its tool declares: enough to run, nothing
 # of the harness's own configuration.
-PASSED_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TZ", "JAZZMINE_KEYCHAIN_URL",
-              "JAZZMINE_KEYCHAIN_TOKEN")  # fmt: skip
+PASSED_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TZ", "JAZZMINE_KEYCHAIN_URL")
+# Each script tool gets its own keychain token, scoped to the secrets it declares, under
+# this prefix plus its name; the script sees it as JAZZMINE_KEYCHAIN_TOKEN and sees no other.
+KEYCHAIN_TOKEN_ENV = "JAZZMINE_KEYCHAIN_TOKEN"
+KEYCHAIN_TOKEN_PREFIX = "JAZZMINE_KEYCHAIN_TOKEN_"
 
 _TEMPLATE = '''
 def {name}(*args, **kwargs) -> ToolResponse:
@@ -32,6 +35,7 @@ def {name}(*args, **kwargs) -> ToolResponse:
     names = {names!r}
     runtime, filename, timeout = {runtime!r}, {filename!r}, {timeout!r}
     passed_env = {passed_env!r}
+    token_env = {token_env!r}
     source = {source!r}
 
     if len(args) > len(names):
@@ -55,6 +59,8 @@ def {name}(*args, **kwargs) -> ToolResponse:
         with open(path, "w", encoding="utf-8") as handle:
             handle.write(source)
         env = {{k: v for k, v in _os.environ.items() if k in passed_env}}
+        if token_env in _os.environ:  # this tool's own keychain token, never another's
+            env[{keychain_token!r}] = _os.environ[token_env]
         try:
             done = _subprocess.run(
                 [exe, path], input=payload.encode("utf-8"), capture_output=True,
@@ -91,7 +97,9 @@ def function_source(tool: ScriptTool) -> str:
     # Required parameters first: that is the order a positional call most likely means.
     required = [n for n in tool.properties if n in tool.required]
     optional = [n for n in tool.properties if n not in tool.required]
-    passed_env = tuple(dict.fromkeys((*PASSED_ENV, *tool.secrets)))
+    # A secret named like the keychain's own variables would pass another tool's token on.
+    own = (name for name in tool.secrets if not name.startswith("JAZZMINE_"))
+    passed_env = tuple(dict.fromkeys((*PASSED_ENV, *own)))
     summary = (tool.description.strip().splitlines() or [tool.name])[0]
     doc = summary.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
     return (
@@ -105,6 +113,8 @@ def function_source(tool: ScriptTool) -> str:
             filename=tool.script_filename,
             timeout=float(tool.timeout),
             passed_env=passed_env,
+            token_env=KEYCHAIN_TOKEN_PREFIX + tool.name,
+            keychain_token=KEYCHAIN_TOKEN_ENV,
             source=tool.source,
         )
     )

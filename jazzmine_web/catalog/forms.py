@@ -44,7 +44,12 @@ class SandboxForm(forms.Form):
     timeout_seconds = forms.FloatField(min_value=0.1, initial=30.0)
     max_output_bytes = forms.IntegerField(min_value=1, initial=1_000_000)
     base_image = forms.CharField(max_length=200)
-    backend = forms.ChoiceField(choices=Backend.choices, initial=Backend.DOCKER)
+    backend = forms.ChoiceField(
+        choices=Backend.choices,
+        initial=Backend.DOCKER,
+        help_text="bubblewrap runs without Docker, limited by a cgroup per run: its worker "
+        "needs root or a delegated cgroup, or the run is refused (never run unlimited)",
+    )
     bash_max_commands = forms.IntegerField(
         min_value=1, required=False, initial=10_000, help_text="bash scripts: commands per run"
     )

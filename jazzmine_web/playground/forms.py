@@ -2,6 +2,10 @@ from __future__ import annotations
 
 from django import forms
 
+from jazzmine.net import OutboundURLRefused, url_check
+
+from ..studio.outbound import outbound_policy
+
 
 class LLMSettingsForm(forms.Form):
     """A user's own OpenAI-compatible endpoint."""
@@ -21,6 +25,20 @@ class LLMSettingsForm(forms.Form):
     )
     clear_key = forms.BooleanField(required=False, label="Forget the stored key")
     temperature = forms.FloatField(required=False, min_value=0.0, max_value=2.0)
+
+    def clean_base_url(self) -> str:
+        """Refuse an endpoint on an internal address unless the deployment allows its host."""
+        url = self.cleaned_data.get("base_url") or ""
+        if not url:
+            return url
+        try:
+            url_check(url, policy=outbound_policy())
+        except OutboundURLRefused as exc:
+            raise forms.ValidationError(
+                f"{exc} A local model server can be allowed by the deployment "
+                "(JAZZMINE_OUTBOUND_ALLOWED_HOSTS, e.g. 127.0.0.1:11434)."
+            ) from None
+        return url
 
     def clean(self) -> dict:
         data = super().clean()

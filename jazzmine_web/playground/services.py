@@ -66,12 +66,14 @@ def llm_config_for(user: AbstractBaseUser) -> LLMConfig | None:
             api_key=decrypt(own.api_key_ciphertext) if own.api_key_ciphertext else None,
             model=own.model,
             temperature=own.temperature,
+            allowed_hosts=tuple(settings.JAZZMINE_OUTBOUND_ALLOWED_HOSTS),
         )
     if settings.JAZZMINE_LLM_BASE_URL and settings.JAZZMINE_LLM_MODEL:
         return LLMConfig(
             base_url=settings.JAZZMINE_LLM_BASE_URL,
             api_key=settings.JAZZMINE_LLM_API_KEY or None,
             model=settings.JAZZMINE_LLM_MODEL,
+            allowed_hosts=tuple(settings.JAZZMINE_OUTBOUND_ALLOWED_HOSTS),
         )
     return None
 
@@ -190,6 +192,7 @@ def attempt_run(*, attempt: Attempt, user: AbstractBaseUser) -> Attempt:
             attempt=attempt.number,
             source="playground",
             language=attempt.language,
+            allowed_tools=None,  # a member runs it by hand: that is a person's approval
         )
     except RunRefused as refused:
         attempt.violations = refused.violations

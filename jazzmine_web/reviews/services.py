@@ -159,10 +159,12 @@ def _check_text(name: str, value: object, *, limit: int, required: bool = True) 
 
 
 def _needs_review(policy: str, tools_called: list[dict[str, Any]]) -> bool:
+    """Tell whether a person must decide: the reading lists possible calls as well as certain ones."""
     if policy == ReviewPolicy.NEVER:
         return False
     if policy == ReviewPolicy.UNLISTED_TOOLS:
-        return any(not t["always_allow"] for t in tools_called)
+        # A tool the reading could not rule out counts as called (fail closed).
+        return any(not t.get("always_allow") for t in tools_called)
     return True
 
 
@@ -196,7 +198,8 @@ def submission_create(
         previous = _previous(sandbox=sandbox, previous_id=previous_id)
 
     script, violations = script_check(sandbox=sandbox, body=body, language=language)
-    tools = run_tools_called(sandbox=sandbox, body=body, language=language)
+    # Read the script that would run (fences stripped, assembled), not the raw body.
+    tools = run_tools_called(sandbox=sandbox, body=body, language=language, script=script)
     policy_row = review_settings_for(sandbox)
     now = timezone.now()
     if violations:
@@ -282,6 +285,18 @@ def _approve_and_start(
 ) -> Run:
     """Start the run of an approved script and record that the code that runs is the approved code."""
     approved_sha = code_sha256(script)
+    # The run carries the decision that let it through: every tool when a person approved
+    # it or the sandbox never reviews; only the always-allowed ones when the policy let it
+    # through on the reading alone; nothing for any other state (fail closed).
+    allowed_tools: list[str] | None = []
+    if submission.status in (SubmissionStatus.APPROVED, SubmissionStatus.EDITED_AND_APPROVED):
+        allowed_tools = None
+    elif submission.status == SubmissionStatus.AUTO_APPROVED:
+        if submission.policy == ReviewPolicy.NEVER:
+            allowed_tools = None
+        elif submission.policy == ReviewPolicy.UNLISTED_TOOLS:
+            rows = submission.sandbox.tools.filter(published=True, always_allow=True)
+            allowed_tools = [t.name for t in rows]
     try:
         run = run_create(
             sandbox=submission.sandbox,
@@ -291,6 +306,7 @@ def _approve_and_start(
             attempt=submission.attempt,
             source=source,
             language=submission.language,
+            allowed_tools=allowed_tools,
         )
     except RunRefused as exc:  # the sandbox's tools changed since the script was checked
         raise EditRefused(exc.violations) from exc

@@ -1,4 +1,10 @@
-"""Webhooks per API token: signed JSON bodies, each delivery retried with exponential backoff."""
+"""Webhooks per API token: signed JSON bodies, each delivery retried with exponential backoff.
+
+A webhook URL makes this server send requests where an agent says, so it is an outbound URL
+(`jazzmine.net`): refused when it leads to an internal address, at save time and again on the
+address each delivery connects to. What a receiver answers is never stored or shown, only its
+status code: the attempts page must not become a way to read internal services.
+"""
 
 from __future__ import annotations
 
@@ -16,7 +22,10 @@ import httpx
 from django.db import transaction
 from django.utils import timezone
 
+from jazzmine.net import OutboundURLRefused, outbound_client, refusal_in, url_check
+
 from ..catalog.crypto import decrypt, encrypt
+from ..studio.outbound import outbound_policy
 from ..teams.models import ApiToken
 from .conf import setting
 from .models import DeliveryStatus, Submission, WebhookAttempt, WebhookDelivery, WebhookEndpoint
@@ -41,8 +50,12 @@ def webhook_set(*, token: ApiToken, url: object) -> tuple[WebhookEndpoint, str]:
         raise SubmissionInvalid("missing_field", "'url' is required.")
     url = url.strip()
     parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.netloc or len(url) > 500:
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc or len(url) > 500:
         raise SubmissionInvalid("invalid_field", "'url' must be an http(s) URL.")
+    try:
+        url_check(url, policy=outbound_policy())
+    except OutboundURLRefused as exc:
+        raise SubmissionInvalid("invalid_field", f"'url' is refused. {exc}") from None
     secret = SECRET_PREFIX + secrets.token_urlsafe(32)
     endpoint, _ = WebhookEndpoint.objects.update_or_create(
         api_token=token,
@@ -132,18 +145,23 @@ def webhook_delivery_attempt(
     status_code: int | None = None
     error = ""
     own = client is None
-    # Loopback receivers (a local agent) must not be sent through a proxy from the environment.
-    http = client or httpx.Client(
-        timeout=float(setting("JAZZMINE_WEBHOOK_TIMEOUT_SECONDS")),
-        trust_env=not _is_loopback(delivery.url),
+    # Connects only to vetted addresses (checked again now: DNS may have changed since the URL
+    # was saved), never follows a redirect, never goes through an env proxy.
+    http = client or outbound_client(
+        outbound_policy(), timeout=float(setting("JAZZMINE_WEBHOOK_TIMEOUT_SECONDS"))
     )
     try:
-        response = http.post(delivery.url, content=body, headers=headers)
-        status_code = response.status_code
+        with http.stream("POST", delivery.url, content=body, headers=headers) as response:
+            # The body is never read: only the status says whether the receiver took it.
+            status_code = response.status_code
         if not 200 <= status_code < 300:
-            error = f"HTTP {status_code}: {response.text[:300]}"
+            error = f"HTTP {status_code}: {_status_sentence(status_code)}"
     except httpx.HTTPError as exc:
-        error = f"{type(exc).__name__}: {exc}"[:500]
+        refusal = refusal_in(exc)
+        if refusal is not None:
+            error = f"Refused: {refusal}"[:500]
+        else:
+            error = f"{type(exc).__name__}: {exc}"[:500]
     finally:
         if own:
             http.close()
@@ -185,6 +203,9 @@ def webhook_deliveries_due(*, now: datetime.datetime | None = None) -> list[int]
     )
 
 
-def _is_loopback(url: str) -> bool:
-    host = (urlsplit(url).hostname or "").lower()
-    return host in ("localhost", "::1") or host.startswith("127.")
+def _status_sentence(status: int) -> str:
+    if 300 <= status < 400:
+        return "the receiver redirected; redirects are not followed."
+    if status >= 500:
+        return "the receiver failed; the delivery is retried."
+    return "the receiver refused the delivery."

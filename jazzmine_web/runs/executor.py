@@ -17,7 +17,6 @@ import dataclasses
 import itertools
 import json
 import logging
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -48,6 +47,8 @@ class BashPlan:
     specs: list[ToolSpec]
     limits: BashLimits
     environment: dict[str, str]
+    # The tools the run may call (None: all), as decided when it was let through.
+    allowed_tools: frozenset[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -178,7 +179,9 @@ class RunExecutor:
             from jazzmine.sandbox.bwrap_runner import BwrapRunner
 
             assert prepared.runtime_dir is not None
-            events = BwrapRunner().run(prepared.runtime_dir, prepared.request, prepared.limits)
+            events = BwrapRunner().run(
+                prepared.runtime_dir, prepared.request, prepared.limits, remove_runtime_dir=True
+            )
         await self._in_db(
             services.run_set_status,
             run_id=run_id,
@@ -327,12 +330,14 @@ def _prepare(*, run_id: Any, known_images: set[str]) -> Prepared:
     keychain = _keychain_env(run, sandbox.timeout_seconds)
     if keychain:
         request = dataclasses.replace(request, secrets={**request.secrets, **keychain})
+    # The harness refuses any other tool: the review decision holds where the code runs.
+    request = dataclasses.replace(request, allowed_tools=_allowed_tools(run))
     builder = SandboxBuilder(registry)
     limits = _limits_for(sandbox)
     if sandbox.backend == "bwrap":
-        runtime_dir = Path(tempfile.mkdtemp(prefix="jazzmine-bwrap-"))
-        runtime_dir.chmod(0o755)  # the sandbox user (nobody) must read it
-        builder.stage(sandbox.name, runtime_dir)
+        from jazzmine.sandbox.bwrap_runner import stage_run_dir
+
+        runtime_dir = stage_run_dir(builder, sandbox.name)  # the run removes it when it ends
         return Prepared(run_id, "bwrap", f"bwrap:{runtime_dir}", runtime_dir, limits, request)
     tag = builder.image_tag(sandbox.name)
     if tag not in known_images:
@@ -417,11 +422,25 @@ def _revoke_keychain(*, run_id: Any) -> None:
 
 
 def _keychain_env(run: Run, lifetime: float) -> dict[str, str]:
-    """Return the keychain URL and token of a run in a network-enabled sandbox (else empty)."""
-    from ..scripttools.services import keychain_environment
+    """Return the keychain URL and one token per script tool (network-enabled sandboxes only).
 
-    declared = sorted({s for t in run.sandbox.tools.filter(published=True) for s in t.secrets})
-    return keychain_environment(sandbox=run.sandbox, allowed=declared, lifetime=lifetime, run=run)
+    Each token answers only for the secrets its own tool declares.
+    """
+    from ..catalog.models import ToolKind
+    from ..scripttools.services import keychain_environment_per_tool
+
+    tools = {
+        t.name: list(t.secrets)
+        for t in run.sandbox.tools.filter(published=True, kind=ToolKind.SCRIPT)
+    }
+    return keychain_environment_per_tool(
+        sandbox=run.sandbox, tools=tools, lifetime=lifetime, run=run
+    )
+
+
+def _allowed_tools(run: Run) -> frozenset[str] | None:
+    """Return the tools a run may call (None: all), as its row records the decision."""
+    return None if run.allowed_tools is None else frozenset(run.allowed_tools)
 
 
 def bash_limits_for(sandbox: Any) -> BashLimits:
@@ -453,7 +472,12 @@ def _prepare_bash(run: Run, known_images: set[str]) -> Prepared:
         tag = builder.ensure_image(sandbox.name).tag
         known_images.add(tag)
     request = RunRequest(script=run.script, body_offset=0)
-    plan = BashPlan(specs=specs, limits=bash_limits, environment=environment)
+    plan = BashPlan(
+        specs=specs,
+        limits=bash_limits,
+        environment=environment,
+        allowed_tools=_allowed_tools(run),
+    )
     return Prepared(run.pk, "docker", tag, None, _limits_for(sandbox), request, bash=plan)
 
 

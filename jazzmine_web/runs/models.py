@@ -50,6 +50,14 @@ class Run(models.Model):
     code_sha256 = models.CharField(max_length=64, db_index=True)
     attempt = models.PositiveIntegerField(default=1)
     source = models.CharField(max_length=20, default="playground")  # playground | review | api
+    allowed_tools = models.JSONField(
+        null=True,
+        blank=True,
+        help_text=(
+            "The tools this run may call, as decided when it was let through; null means all "
+            "(a person approved it, or the sandbox never reviews)."
+        ),
+    )
     status = models.CharField(
         max_length=12, choices=RunStatus.choices, default=RunStatus.QUEUED, db_index=True
     )

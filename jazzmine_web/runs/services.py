@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import logging
 import re
+from collections.abc import Iterable
 from typing import Any, TypedDict
 
 from django.conf import settings
@@ -81,11 +82,15 @@ def run_create(
     source: str = "playground",
     language: str = Language.PYTHON,
     start: bool = True,
+    allowed_tools: Iterable[str] | None = None,
 ) -> Run:
     """Validate a script body and queue its run; refuse it with its violations.
 
     Python bodies are assembled with the sandbox's preamble and validated; bash bodies run
     as they are, in bashkit inside the sandbox, after a light check (`bash_check`).
+    `allowed_tools` is the decision that let the script run, carried into the sandbox: None
+    (every tool) when a person approved it or the policy never reviews, else the names it may
+    call (the always-allowed tools, when the policy let it through without a person).
     """
     script, violations = script_check(sandbox=sandbox, body=body, language=language)
     if violations:
@@ -101,6 +106,7 @@ def run_create(
         code_sha256=code_sha256(script),
         attempt=attempt,
         source=source,
+        allowed_tools=None if allowed_tools is None else sorted(set(allowed_tools)),
     )
     if start:
         run_start(run=run)
@@ -126,16 +132,24 @@ def bash_check(*, body: str) -> list[str]:
 
 
 def run_tools_called(
-    *, sandbox: Sandbox, body: str, language: str = Language.PYTHON
+    *, sandbox: Sandbox, body: str, language: str = Language.PYTHON, script: str | None = None
 ) -> list[dict[str, Any]]:
-    """Return the published tools a body calls: name, kind, always_allow and secrets.
+    """Return the published tools a body calls or may call: name, kind, always_allow, secrets, why.
 
-    The review policy reads this: a script calling any tool without `always_allow` (a
-    script tool's tool.json flag, or the Python tool's) needs a human decision.
+    The review policy reads this: a script that calls, or may call, any tool without
+    `always_allow` needs a human decision. The reading works on the script that runs (fences
+    stripped, as assembled), never on the raw body; pass `script` when it is already built.
     """
     from ..scripttools.selectors import tools_called
 
-    return tools_called(body=body, tools=list(sandbox.tools.all()), language=language)
+    if script is None:
+        script, _violations = script_check(sandbox=sandbox, body=body, language=language)
+    return tools_called(
+        script=script,
+        tools=list(sandbox.tools.all()),
+        language=language,
+        body_offset=body_offset(script) if language == Language.PYTHON else 0,
+    )
 
 
 def run_start(*, run: Run) -> None:

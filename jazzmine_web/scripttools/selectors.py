@@ -3,24 +3,17 @@
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from django.db.models import QuerySet
 
+from jazzmine.gate import Doubt, read_calls
 from jazzmine.scripttools import LintItem, ScriptTool, lint_tool
 
 from ..catalog.models import Tool, ToolKind
 from ..catalog.services import script_tool_from_row
 from .models import TrialRun
-
-# A bash word that starts a command: after start of line, a pipe, `;`, `&&`, `||`, `$(`, `(`,
-# backticks, or the keywords that take a command.
-_BASH_COMMAND = re.compile(
-    r"(?:^|[|;&(`]|\$\(|\b(?:then|do|else|elif|if|while|until|!)\s)\s*([A-Za-z_][A-Za-z0-9_]*)",
-    re.MULTILINE,
-)
 
 
 def script_tool_for(tool: Tool) -> ScriptTool | None:
@@ -72,45 +65,42 @@ def pretty_output(text: str) -> tuple[bool, str]:
         return False, text
 
 
-def bash_commands(body: str) -> set[str]:
-    """Return the words a bash script uses as commands (a light, static reading)."""
-    return {m.group(1) for m in _BASH_COMMAND.finditer(_strip_comments(body))}
+def tools_called(
+    *, script: str, tools: list[Tool], language: str = "python", body_offset: int = 0
+) -> list[dict[str, Any]]:
+    """Return every published tool a script calls or may call, with why, for the review policy.
 
-
-def _strip_comments(body: str) -> str:
-    return "\n".join(re.sub(r"(^|\s)#.*$", r"\1", line) for line in body.splitlines())
-
-
-def tools_called(*, body: str, tools: list[Tool], language: str = "python") -> list[dict[str, Any]]:
-    """Return the tools a script calls, with `always_allow` and `secrets`, for the review policy.
-
-    Python bodies are read with the AST (any load of a tool's name); bash bodies by the words
-    in command position. Unpublished tools are not in a run's sandbox, so they never count.
+    `script` must be the text that runs (the assembled Python script, or the bash script), so
+    the gate and the sandbox read the same thing. Each entry says whether the call is certain
+    and why the tool is listed; a tool the reading cannot rule out is listed as a possible call
+    (fail closed). Unpublished tools are not in a run's sandbox, so they never count.
     """
     rows = {t.name: t for t in tools if t.published}
-    if language == "bash":
-        names = sorted(bash_commands(body) & set(rows))
-    else:
-        import ast
-
-        try:
-            tree = ast.parse(body)
-        except (SyntaxError, ValueError):
-            names = sorted(n for n in rows if re.search(rf"\b{re.escape(n)}\b", body))
+    reading = read_calls(script, language=language, tools=rows.keys())
+    entries = []
+    for name in sorted(rows):
+        if not reading.may_call(name):
+            continue
+        line = reading.calls.get(name)
+        if name in reading.calls:
+            why = f"called on line {max(1, line - body_offset)}" if line else "called as a command"
         else:
-            names = sorted(
-                {
-                    n.id
-                    for n in ast.walk(tree)
-                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in rows
-                }
-            )
-    return [
-        {
-            "name": name,
-            "kind": rows[name].kind,
-            "always_allow": rows[name].always_allow,
-            "secrets": list(rows[name].secrets),
-        }
-        for name in names
-    ]
+            why = "; ".join(_doubt_text(d, body_offset) for d in reading.doubts_about(name))
+        row = rows[name]
+        entries.append(
+            {
+                "name": name,
+                "kind": row.kind,
+                "always_allow": row.always_allow,
+                "secrets": list(row.secrets),
+                "certain": name in reading.calls,
+                "why": why,
+            }
+        )
+    return entries
+
+
+def _doubt_text(doubt: Doubt, body_offset: int) -> str:
+    if doubt.line is None:
+        return f"may be called: {doubt.reason}"
+    return f"may be called: line {max(1, doubt.line - body_offset)}: {doubt.reason}"

@@ -19,6 +19,7 @@ from django.db import close_old_connections, connection, transaction
 from django.utils import timezone
 
 from jazzmine.scripttools import ScriptTool, TrialResult, TrialStatus, export_zip, trial_run
+from jazzmine.scripttools.adapter import KEYCHAIN_TOKEN_PREFIX
 from jazzmine.scripttools.trial import START_GRACE_SECONDS
 
 from ..catalog.models import Sandbox, Tool, ToolKind
@@ -297,6 +298,26 @@ def keychain_environment(
         sandbox=sandbox, allowed=allowed, lifetime=lifetime, run=run, trial=trial
     )
     return {KEYCHAIN_URL_ENV: url.rstrip("/") + "/v1/key", KEYCHAIN_TOKEN_ENV: token}
+
+
+def keychain_environment_per_tool(
+    *, sandbox: Sandbox, tools: dict[str, list[str]], lifetime: float, run: Run | None = None
+) -> dict[str, str]:
+    """Return the keychain env of a run: one token per script tool, for its own secrets only.
+
+    A shared token would answer one tool for another tool's secrets; each tool's runner
+    (`jazzmine.scripttools.adapter`) hands its script only the token issued under its name.
+    """
+    url = settings.JAZZMINE_KEYCHAIN_URL
+    wanted = {name: sorted(set(secrets)) for name, secrets in tools.items() if secrets}
+    if not (sandbox.network and url and wanted):
+        return {}
+    env = {KEYCHAIN_URL_ENV: url.rstrip("/") + "/v1/key"}
+    for name, secrets in sorted(wanted.items()):
+        env[KEYCHAIN_TOKEN_PREFIX + name] = keychain_token_issue(
+            sandbox=sandbox, allowed=secrets, lifetime=lifetime, run=run
+        )
+    return env
 
 
 def keychain_tokens_revoke(*, run_id: Any) -> int:

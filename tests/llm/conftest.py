@@ -5,6 +5,7 @@ from __future__ import annotations
 import socket
 from collections.abc import AsyncIterator
 
+import httpx
 import pytest
 
 from jazzmine.core.tools import SandboxConfig, ScriptGenerator, ToolParameter, ToolRegistry
@@ -20,9 +21,14 @@ async def server() -> AsyncIterator[FakeLLMServer]:
         yield running
 
 
+def loopback_config(base_url: str, **kwargs: object) -> LLMConfig:
+    """Return a config for a server on loopback, its host:port allowed as a deployment would."""
+    return LLMConfig(base_url, allowed_hosts=(httpx.URL(base_url).netloc.decode(),), **kwargs)
+
+
 @pytest.fixture
 def config(server: FakeLLMServer) -> LLMConfig:
-    return LLMConfig(server.base_url, model=DEFAULT_MODEL, timeout=5.0)
+    return loopback_config(server.base_url, model=DEFAULT_MODEL, timeout=5.0)
 
 
 @pytest.fixture

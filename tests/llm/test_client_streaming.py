@@ -10,6 +10,8 @@ import httpx
 from jazzmine.llm import Finish, LLMConfig, TextDelta, complete, list_models, stream_chat
 from jazzmine.llm.fake_server import DEFAULT_MODEL, FakeLLMServer, Reply
 
+from .conftest import loopback_config
+
 HI = [{"role": "user", "content": "Say hello"}]
 
 
@@ -53,7 +55,7 @@ async def test_deltas_join_into_the_finish_text_with_reason_and_usage(
 async def test_the_request_asks_for_usage_and_carries_the_configured_knobs(
     server: FakeLLMServer,
 ) -> None:
-    config = LLMConfig(server.base_url, model=DEFAULT_MODEL, temperature=0.1, max_tokens=64)
+    config = loopback_config(server.base_url, model=DEFAULT_MODEL, temperature=0.1, max_tokens=64)
     server.script("ok")
     await collect(config)
     body = server.requests[0].body
@@ -108,7 +110,7 @@ async def test_an_endpoint_that_answers_a_stream_request_with_json_still_works()
             },
         )
 
-    config = LLMConfig("http://llm.test/v1", model="m")
+    config = LLMConfig("http://llm.test/v1", model="m", allowed_hosts=("llm.test",))
     async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
         chunks = [c async for c in stream_chat(config, HI, client=client)]
     assert chunks[0] == TextDelta("whole")
@@ -124,7 +126,7 @@ async def test_keep_alive_comments_and_multi_line_data_are_understood() -> None:
     def handler(request: httpx.Request) -> httpx.Response:
         return httpx.Response(200, text=stream, headers={"content-type": "text/event-stream"})
 
-    config = LLMConfig("http://llm.test/v1", model="m")
+    config = LLMConfig("http://llm.test/v1", model="m", allowed_hosts=("llm.test",))
     async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
         chunks = [c async for c in stream_chat(config, HI, client=client)]
     assert chunks == [TextDelta("hi"), Finish("hi", "stop", None, None)]
@@ -154,7 +156,7 @@ async def test_the_base_url_is_used_as_given_with_chat_completions_appended() ->
 
 async def test_the_api_key_goes_as_a_bearer_token_and_nowhere_else() -> None:
     async with FakeLLMServer(api_key="sk-secret-123") as server:
-        config = LLMConfig(server.base_url, api_key="sk-secret-123", model=DEFAULT_MODEL)
+        config = loopback_config(server.base_url, api_key="sk-secret-123", model=DEFAULT_MODEL)
         server.script("ok")
         await collect(config)
         assert server.requests[0].had_key

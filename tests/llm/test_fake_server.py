@@ -19,6 +19,8 @@ from jazzmine.llm.fake_server import (
     serving_in_thread,
 )
 
+from .conftest import loopback_config
+
 TASK = "Show the first order of user 7"
 
 
@@ -44,7 +46,7 @@ async def test_the_control_endpoint_refuses_unknown_fields(server: FakeLLMServer
 
 async def test_received_requests_are_listed_without_keys(server: FakeLLMServer) -> None:
     server.script("ok")
-    config = LLMConfig(server.base_url, api_key="k-123", model=DEFAULT_MODEL)
+    config = loopback_config(server.base_url, api_key="k-123", model=DEFAULT_MODEL)
     await complete(config, [{"role": "user", "content": "hello"}])
     async with httpx.AsyncClient(trust_env=False) as client:
         listed = (await client.get(f"http://127.0.0.1:{server.port}/_requests")).json()

@@ -12,6 +12,8 @@ from jazzmine.llm import LLMConfig
 from jazzmine.llm.fake_server import FakeLLMServer, Reply
 from jazzmine.orchestrator import Attempt, Event, RunOutcome, generate_attempt, solve
 
+from .conftest import loopback_config
+
 TASK = "Show the first order of user 7"
 GOOD = 'r = get_orders(user_id="7")\nemit_result(r.data)\n'
 KEY_ERROR = (
@@ -129,7 +131,7 @@ async def test_an_empty_answer_is_retried_as_an_unproductive_script(
 async def test_an_unreachable_llm_ends_the_loop_with_its_error(
     closed_port: int, generator: ScriptGenerator
 ) -> None:
-    config = LLMConfig(f"http://127.0.0.1:{closed_port}/v1", model="m")
+    config = loopback_config(f"http://127.0.0.1:{closed_port}/v1", model="m")
     run = FakeRun()
     attempts = await solve(TASK, "shop", generator=generator, llm=config, run=run)
     assert [a.status for a in attempts] == ["llm_error"]
@@ -139,7 +141,7 @@ async def test_an_unreachable_llm_ends_the_loop_with_its_error(
 
 async def test_a_refused_key_ends_the_loop_with_its_error(generator: ScriptGenerator) -> None:
     async with FakeLLMServer(api_key="good") as server:
-        config = LLMConfig(server.base_url, api_key="bad", model="jazzmine-fake")
+        config = loopback_config(server.base_url, api_key="bad", model="jazzmine-fake")
         [attempt] = await solve(TASK, "shop", generator=generator, llm=config, run=FakeRun())
     assert attempt.status == "llm_error"
     assert "API key was refused" in (attempt.error or "")

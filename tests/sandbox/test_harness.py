@@ -24,7 +24,7 @@ def runtime(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def run(runtime: Path, script: str, offset: int = 0, env: dict | None = None, **extra) -> list:
-    request = {"script": script, "body_offset": offset, **extra}
+    request = {"script": script, "body_offset": offset, "allowed_tools": None, **extra}
     done = subprocess.run(
         [sys.executable, "-I", str(runtime / "harness.py"), str(runtime)],
         input=json.dumps(request) + "\n", capture_output=True, text=True, timeout=30,

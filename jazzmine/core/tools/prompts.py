@@ -23,7 +23,12 @@ isolated sandbox. Follow these rules strictly:
 9. Only use the tools listed below and the parameters they document; do not invent tools,
    parameters or values. Use `options` and `examples` to pick valid values.
 10. Keep the script simple: plain loops, comprehensions, helper functions and try/except are
-    fine; classes, decorators, async code, `with`, `global` and file or network access are not.
+    fine; classes, decorators, async code, generator functions (`yield`, `yield from`), `with`,
+    `match`, `global`, `nonlocal`, `except*` and file or network access are not. Never assign
+    or delete attributes (`obj.x = 1`): use variables or dict keys. Call getattr/hasattr only
+    with a quoted name, type only with one argument, `.format` only on a string literal with
+    plain fields (prefer f-strings); frames, code objects, tracebacks, `mro` and `format_map`
+    are refused.
 
 Return the script body only: no markdown, no code fences, no explanations.
 

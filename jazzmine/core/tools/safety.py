@@ -26,6 +26,9 @@ SAFE_BUILTINS: frozenset[str] = frozenset(
         # hands out an object the script could not already build.
         "next", "iter", "frozenset", "divmod", "pow", "chr", "ord", "hex", "bin", "oct",
         "callable",
+        # Plain value types with no reach beyond their own data: `bytes` for encode/decode
+        # round trips, `slice` for computed slicing.
+        "bytes", "slice",
     }
 )  # fmt: skip
 
@@ -36,11 +39,16 @@ SAFE_EXCEPTIONS: frozenset[str] = frozenset(
         "Exception", "ArithmeticError", "AssertionError", "AttributeError", "IndexError",
         "KeyError", "LookupError", "RuntimeError", "StopIteration", "TimeoutError", "TypeError",
         "ValueError", "ZeroDivisionError", "NotImplementedError", "OverflowError",
+        # Standard classes scripts name in `except` clauses; none carries more than its args.
+        "NameError", "UnboundLocalError", "RecursionError", "FloatingPointError",
+        "SyntaxError", "IndentationError", "UnicodeError", "UnicodeDecodeError",
+        "UnicodeEncodeError", "EOFError", "OSError", "ConnectionError", "FileNotFoundError",
+        "PermissionError", "BufferError", "StopAsyncIteration", "MemoryError",
     }
 )  # fmt: skip
 
 # Constants that are names in the AST but never callable escapes.
-SAFE_CONSTANTS: frozenset[str] = frozenset({"None", "True", "False", "NotImplemented"})
+SAFE_CONSTANTS: frozenset[str] = frozenset({"None", "True", "False", "NotImplemented", "Ellipsis"})
 
 EMIT_HELPERS: tuple[str, ...] = ("emit_intermediate", "emit_log", "emit_result")
 
@@ -95,4 +103,5 @@ FORBIDDEN_ATTRIBUTES: frozenset[str] = frozenset(
 
 def runtime_names() -> frozenset[str]:
     """Every builtin name the harness exposes to a script (besides tools and modules)."""
-    return SAFE_BUILTINS | SAFE_EXCEPTIONS
+    # None/True/False are keywords, never looked up in builtins.
+    return SAFE_BUILTINS | SAFE_EXCEPTIONS | (SAFE_CONSTANTS - {"None", "True", "False"})

@@ -14,4 +14,6 @@ async def llm(settings):
     async with FakeLLMServer(token_delay=0.0) as server:
         settings.JAZZMINE_LLM_BASE_URL = server.base_url
         settings.JAZZMINE_LLM_MODEL = "jazzmine-fake"
+        # A local model server is reachable only once the deployment allows it, as here.
+        settings.JAZZMINE_OUTBOUND_ALLOWED_HOSTS = [f"{server.host}:{server.port}"]
         yield server

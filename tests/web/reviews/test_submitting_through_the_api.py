@@ -17,7 +17,14 @@ def test_a_clean_script_waits_for_review_with_the_tools_it_calls(api, ecommerce,
     assert state["final"] is False and state["decided"] is False
     assert state["violations"] == []
     assert state["tools_called"] == [
-        {"name": "get_orders", "kind": "python", "always_allow": False, "secrets": []}
+        {
+            "name": "get_orders",
+            "kind": "python",
+            "always_allow": False,
+            "secrets": [],
+            "certain": True,
+            "why": "called on line 1",
+        }
     ]
     assert state["agent"] == {"token": "ci-bot", "name": "agent ci-bot (ada)"}
     submission = Submission.objects.get(pk=state["id"])
@@ -51,6 +58,8 @@ def test_an_aliased_tool_counts_as_called(api, ecommerce) -> None:
     body = 'f = get_user\nemit_result(f("U-1").data)\n'
     state = submit(api, ecommerce, body=body).json()
     assert [t["name"] for t in state["tools_called"]] == ["get_user"]
+    assert state["tools_called"][0]["certain"] is False
+    assert "used as a value" in state["tools_called"][0]["why"]
 
 
 def test_missing_fields_get_the_stable_error_shape(api, ecommerce) -> None:

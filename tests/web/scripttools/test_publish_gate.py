@@ -81,7 +81,14 @@ def test_the_review_policy_reads_always_allow_of_published_script_tools_only(
     script_tool_publish(tool=rsi_row)
     called = run_tools_called(sandbox=sandbox, body=body, language="bash")
     assert called == [
-        {"name": "calculate_rsi", "kind": "script", "always_allow": True, "secrets": []}
+        {
+            "name": "calculate_rsi",
+            "kind": "script",
+            "always_allow": True,
+            "secrets": [],
+            "certain": True,
+            "why": "called as a command",
+        }
     ]
     python = run_tools_called(sandbox=sandbox, body='r = calculate_rsi(symbol="A")\n')
     assert [t["name"] for t in python] == ["calculate_rsi"]

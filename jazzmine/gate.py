@@ -1,0 +1,385 @@
+"""Which tools a script calls, read from exactly the text that runs, failing closed.
+
+The review gate asks one question: could this script call a tool that needs a person's
+approval? `read_calls` answers with the calls it is certain of and, separately, every reason
+it cannot be certain. A doubt names the tools it could reach (or all of them), so the policy
+can ask "could a tool that is not always-allowed be reached?" and send the script to review
+whenever the answer is not a clear no.
+
+Callers pass the script as it will run: the assembled Python script (fences stripped by
+`ScriptGenerator.assemble_script`; the parser NFKC-normalises identifiers as the harness's
+does) or the bash text bashkit will execute. Bash is read with bashkit's own parser
+(`Bash.analyze`), the same one that runs the script, plus checks for what its analysis is
+documented not to see. The run itself still carries the tools it may call
+(`RunRequest.allowed_tools`), so a reading that slips cannot run a reviewed-only tool.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import unicodedata
+import warnings
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+ANY_TOOL: frozenset[str] = frozenset({"*"})
+
+# Bash commands that run another command named in their arguments or in a string, or change
+# what a name means: a tool behind them is not a plain command the reading can see.
+BASH_RUNNERS: dict[str, str] = {
+    "eval": "runs a string as commands",
+    "source": "runs the commands of a file",
+    ".": "runs the commands of a file",
+    "exec": "runs the command named in its arguments",
+    "command": "runs the command named in its arguments",
+    "builtin": "runs the builtin named in its arguments",
+    "xargs": "runs the command named in its arguments with input as arguments",
+    "env": "runs the command named in its arguments",
+    "sh": "runs a string as commands",
+    "bash": "runs a string as commands",
+    "timeout": "runs the command named in its arguments",
+    "nohup": "runs the command named in its arguments",
+    "nice": "runs the command named in its arguments",
+    "stdbuf": "runs the command named in its arguments",
+    "watch": "runs the command named in its arguments",
+    "parallel": "runs the commands named in its arguments",
+    "sudo": "runs the command named in its arguments",
+    "setsid": "runs the command named in its arguments",
+    "chroot": "runs the command named in its arguments",
+    "trap": "runs a string as commands when a signal or exit comes",
+    "alias": "makes a new name for a command",
+    "unalias": "changes what a name means",
+    "shopt": "changes how names are expanded (aliases)",
+    "enable": "changes which builtins exist",
+    "fc": "runs commands again from the history",
+    "mapfile": "can run a callback command",
+    "readarray": "can run a callback command",
+    "complete": "can run a completion command",
+    "compgen": "can run a completion command",
+    "coproc": "runs a command in the background",
+}
+# Commands whose program text can run commands (awk's `system()` and pipes, find's -exec).
+_AWK = frozenset({"awk", "gawk", "mawk", "nawk"})
+_FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+# A command word the reading accepts as certain: plain letters, digits, `_ - .`, or the test
+# and no-op builtins. Anything else (globs, braces, slashes, backslashes) may expand or resolve
+# to another name at run time.
+_PLAIN_COMMAND = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")
+_PUNCTUATION_COMMANDS = frozenset({"[", "[[", ":", "!"})
+_WORD_CHAR = r"[A-Za-z0-9_]"
+
+# Python names that reach functions by something other than their name in a call.
+_PY_DYNAMIC = {
+    "globals": "reads the script's names as a dict",
+    "locals": "reads the script's names as a dict",
+    "vars": "reads names as a dict",
+    "eval": "runs a string as code",
+    "exec": "runs a string as code",
+    "compile": "builds code from a string",
+    "getattr": "reads an attribute by name",
+    "__builtins__": "reaches the builtins",
+    "__import__": "imports by name",
+    "__dict__": "reads names as a dict",
+}
+
+
+@dataclass(frozen=True)
+class Doubt:
+    """Why the reading cannot be sure, and which tools that could reach (`ANY_TOOL`: all)."""
+
+    reason: str
+    tools: frozenset[str] = ANY_TOOL
+    line: int | None = None
+
+    def reaches(self, name: str) -> bool:
+        """Tell whether this doubt leaves open a call of the tool `name`."""
+        return self.tools is ANY_TOOL or "*" in self.tools or name in self.tools
+
+    def to_dict(self) -> dict[str, object]:
+        """Return the doubt as JSON-safe data."""
+        return {
+            "reason": self.reason,
+            "tools": sorted(self.tools),
+            "line": self.line,
+        }
+
+
+@dataclass(frozen=True)
+class Reading:
+    """The tools a script certainly calls (with a line when known), and every doubt."""
+
+    calls: dict[str, int | None] = field(default_factory=dict)
+    uncertain: tuple[Doubt, ...] = ()
+
+    @property
+    def tools(self) -> list[str]:
+        """Return the names the script certainly calls, sorted."""
+        return sorted(self.calls)
+
+    def may_call(self, name: str) -> bool:
+        """Tell whether the script calls, or might call, the tool `name`."""
+        return name in self.calls or any(d.reaches(name) for d in self.uncertain)
+
+    def doubts_about(self, name: str) -> list[Doubt]:
+        """Return the doubts that leave a call of `name` open."""
+        return [d for d in self.uncertain if d.reaches(name)]
+
+    def to_dict(self) -> dict[str, object]:
+        """Return the reading as JSON-safe data: `{tools: [...], uncertain: [...]}`."""
+        return {"tools": self.tools, "uncertain": [d.to_dict() for d in self.uncertain]}
+
+
+def read_calls(script: str, *, language: str, tools: Iterable[str]) -> Reading:
+    """Read which of `tools` the script calls; anything unresolved becomes a doubt."""
+    names = frozenset(tools)
+    try:
+        if language == "python":
+            return _read_python(script, names)
+        if language == "bash":
+            return _read_bash(script, names)
+        return Reading(uncertain=(Doubt(f"scripts in {language!r} cannot be read"),))
+    except Exception as exc:  # a reader that crashes must not read as "calls nothing"
+        return Reading(uncertain=(Doubt(f"the script could not be read ({type(exc).__name__})"),))
+
+
+# Python
+
+
+def _read_python(script: str, names: frozenset[str]) -> Reading:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            # The parser NFKC-normalises identifiers, as the harness's compile does: a fenced
+            # `ｇet_orders(...)` reads as `get_orders(...)` here, exactly as it runs.
+            tree = ast.parse(script)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        return Reading(uncertain=(Doubt(f"the script does not parse ({type(exc).__name__})"),))
+    reader = _PythonReader(names)
+    reader.visit(tree)
+    return Reading(calls=reader.calls, uncertain=tuple(reader.doubts))
+
+
+class _PythonReader(ast.NodeVisitor):
+    """Count `tool(...)` with a literal name as a call; every other use of a tool is a doubt."""
+
+    def __init__(self, names: frozenset[str]) -> None:
+        self.names = names
+        self.calls: dict[str, int | None] = {}
+        self.doubts: list[Doubt] = []
+        self._direct: set[int] = set()  # ids of Name nodes that are the callee of a call
+
+    def _doubt(self, node: ast.AST, reason: str, tools: frozenset[str] = ANY_TOOL) -> None:
+        self.doubts.append(Doubt(reason, tools, getattr(node, "lineno", None)))
+
+    def visit_Call(self, node: ast.Call) -> None:
+        if isinstance(node.func, ast.Name) and node.func.id in self.names:
+            self._direct.add(id(node.func))
+            self.calls.setdefault(node.func.id, node.lineno)
+        self.generic_visit(node)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        name = node.id
+        if name in self.names and id(node) not in self._direct:
+            if isinstance(node.ctx, ast.Load):
+                reason = f"the tool {name} is used as a value (passed, stored or wrapped)"
+            else:
+                reason = f"the name of the tool {name} is bound to something else"
+            # A tool handed around can be called under any name, but it is still this tool;
+            # a name it is bound to is a doubt of its own.
+            self._doubt(node, reason, frozenset({name}))
+        elif name in _PY_DYNAMIC:
+            self._doubt(node, f"{name} {_PY_DYNAMIC[name]}")
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if node.attr in _PY_DYNAMIC:
+            self._doubt(node, f".{node.attr} {_PY_DYNAMIC[node.attr]}")
+        self.generic_visit(node)
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        # Text equal to a tool's name is how getattr/globals-style tricks name a tool.
+        if isinstance(node.value, str):
+            text = unicodedata.normalize("NFKC", node.value).strip()
+            if text in self.names:
+                self._doubt(node, f"the text {text!r} names a tool", frozenset({text}))
+
+    def _binds(self, node: ast.AST, name: str) -> None:
+        if name in self.names:
+            reason = f"the name of the tool {name} is bound to something else"
+            self._doubt(node, reason, frozenset({name}))
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        self._binds(node, node.name)
+        self.generic_visit(node)
+
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> None:
+        self._binds(node, node.name)
+        self.generic_visit(node)
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self._binds(node, node.name)
+        self.generic_visit(node)
+
+    def visit_arg(self, node: ast.arg) -> None:
+        self._binds(node, node.arg)
+        self.generic_visit(node)
+
+    def visit_alias(self, node: ast.alias) -> None:
+        self._binds(node, node.asname or node.name)
+
+    def visit_Global(self, node: ast.Global) -> None:
+        for name in node.names:
+            self._binds(node, name)
+
+    def visit_Nonlocal(self, node: ast.Nonlocal) -> None:
+        for name in node.names:
+            self._binds(node, name)
+
+
+# Bash
+
+
+def _read_bash(script: str, names: frozenset[str]) -> Reading:
+    calls: dict[str, int | None] = {}
+    doubts: list[Doubt] = []
+    texts = [script]
+    spans = _substitutions(script)
+    if spans is None:
+        doubts.append(Doubt("a command substitution is not closed where the reading expects"))
+    else:
+        # bashkit's analysis does not look inside `${x:-$(...)}`, `$((...))` or subscripts:
+        # read every substitution's inner text on its own as well.
+        texts.extend(spans)
+    for text in texts:
+        _read_bash_text(text, names, calls, doubts)
+    # A tool's name anywhere else (an argument, an assignment, a string) may become a command
+    # at run time through some route the reading does not follow.
+    bare = _dequote(script)
+    for name in sorted(names - calls.keys()):
+        if re.search(rf"(?<!{_WORD_CHAR}){re.escape(name)}(?!{_WORD_CHAR})", bare):
+            doubts.append(
+                Doubt(
+                    f"{name} appears in the script other than as a plain command", frozenset({name})
+                )
+            )
+    return Reading(calls=calls, uncertain=tuple(_unique(doubts)))
+
+
+def _read_bash_text(
+    text: str, names: frozenset[str], calls: dict[str, int | None], doubts: list[Doubt]
+) -> None:
+    from bashkit import Bash
+
+    try:
+        analysis = Bash().analyze(text)
+    except Exception as exc:  # bashkit says: a script that does not parse means deny or ask
+        doubts.append(Doubt(f"bash cannot parse part of the script ({_first_line(exc)})"))
+        return
+    if analysis.truncated:
+        doubts.append(Doubt("the script is too long or deep for the reading to finish"))
+    if analysis.has_dynamic_commands:
+        doubts.append(Doubt("a command name is computed at run time (a variable or expansion)"))
+    if analysis.has_interpreter_reentry:
+        doubts.append(Doubt("the script runs text as commands (eval, source, sh -c)"))
+    if analysis.is_opaque and not (
+        analysis.has_dynamic_commands or analysis.has_interpreter_reentry
+    ):
+        doubts.append(Doubt("bashkit cannot see every command this script runs"))
+    for function in analysis.functions:
+        doubts.append(
+            Doubt(f"the script defines a function {function}, which can stand in for a tool")
+        )
+    for command in analysis.commands:
+        name = command.name
+        if name is None:
+            if not command.is_assignment_only:
+                doubts.append(Doubt("a command name is not a literal word"))
+            continue
+        if name in names:
+            calls.setdefault(name, None)
+            continue
+        if name in BASH_RUNNERS:
+            doubts.append(Doubt(f"{name} {BASH_RUNNERS[name]}"))
+        elif name in _AWK and _awk_runs_commands(command.args):
+            doubts.append(Doubt(f"the {name} program can run commands (system, pipes, getline)"))
+        elif name == "find" and any(a is None or a in _FIND_EXEC for a in command.args):
+            doubts.append(Doubt("find -exec runs the command named in its arguments"))
+        elif not (_PLAIN_COMMAND.fullmatch(name) or name in _PUNCTUATION_COMMANDS):
+            doubts.append(Doubt(f"the command word {name!r} may expand to another name"))
+
+
+def _awk_runs_commands(args: list[str | None]) -> bool:
+    return any(a is None or "system" in a or "|" in a or "getline" in a for a in args)
+
+
+def _substitutions(text: str) -> list[str] | None:
+    """Return the inner text of every `$(…)`, `<(…)`, `>(…)` and backquote pair; None if unclosed.
+
+    Quotes are deliberately not honoured: reading a quoted `$(...)` as code can only add
+    doubts or calls, never hide one.
+    """
+    found: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        char = text[i]
+        if char == "\\":
+            i += 2
+            continue
+        if char in "$<>" and text.startswith("(", i + 1) and not text.startswith("((", i + 1):
+            end = _closing_paren(text, i + 2)
+            if end is None:
+                return None
+            found.append(text[i + 2 : end])
+        elif char == "`":
+            end = i + 1
+            while end < n and text[end] != "`":
+                end += 2 if text[end] == "\\" else 1
+            if end >= n:
+                return None
+            found.append(text[i + 1 : end].replace("\\`", "`"))
+            i = end
+        i += 1
+    return found
+
+
+def _closing_paren(text: str, start: int) -> int | None:
+    depth, i, n = 1, start, len(text)
+    while i < n:
+        char = text[i]
+        if char == "\\":
+            i += 2
+            continue
+        if char in "'\"":
+            close = text.find(char, i + 1)
+            if close < 0:
+                return None
+            i = close + 1
+            continue
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return None
+
+
+def _dequote(text: str) -> str:
+    """Return the text with line continuations, quotes and backslashes removed."""
+    return re.sub(r"['\"\\]", "", text.replace("\\\n", ""))
+
+
+def _first_line(exc: Exception) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+
+
+def _unique(doubts: list[Doubt]) -> list[Doubt]:
+    seen: set[tuple[str, frozenset[str]]] = set()
+    out: list[Doubt] = []
+    for doubt in doubts:
+        key = (doubt.reason, doubt.tools)
+        if key not in seen:
+            seen.add(key)
+            out.append(doubt)
+    return out

@@ -1,0 +1,406 @@
+"""Outbound URL safety: webhooks and LLM endpoints never reach internal addresses.
+
+A URL chosen by a user makes this server send requests, so by default it may only lead to a
+public address. The check runs twice: when the URL is saved (a clear error for the user) and
+again when a connection opens, on the very address connected to, so a name that resolves to a
+public address at save time and to 127.0.0.1 later (DNS rebinding) is still refused. Clients made
+here never follow redirects and never use proxies from the environment (through a proxy the
+address check would judge the proxy, not the target).
+
+A deployment lists exceptions with `OutboundPolicy.from_entries(["127.0.0.1:8765", "llm.lan"])`:
+`host:port` allows one port, a bare host every port; a local model server is the usual case.
+"""
+
+from __future__ import annotations
+
+import functools
+import ipaddress
+import re
+import socket
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+import anyio.to_thread
+import httpcore
+import httpx
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+SCHEMES = ("http", "https")
+MAX_URL_CHARS = 2048
+
+# Names that mean "this machine" or a cloud's metadata service, whatever DNS says about them.
+BLOCKED_NAMES = frozenset(
+    {
+        "localhost",
+        "localhost.localdomain",
+        "ip6-localhost",
+        "ip6-loopback",
+        "metadata",
+        "metadata.google.internal",
+        "metadata.goog",
+        "instance-data",
+        "instance-data.ec2.internal",
+    }
+)
+BLOCKED_SUFFIXES = (".localhost", ".internal", ".local")
+
+# Cloud metadata services: AWS/GCP/Azure/Oracle, AWS ECS, AWS over IPv6, Alibaba.
+METADATA_ADDRESSES = frozenset(
+    ipaddress.ip_address(a)
+    for a in ("169.254.169.254", "169.254.170.2", "fd00:ec2::254", "100.100.100.200", "192.0.0.192")
+)
+
+# Ranges that `ipaddress` (Python 3.11) calls global but no public endpoint lives in.
+EXTRA_BLOCKED = (
+    (ipaddress.ip_network("100.64.0.0/10"), "private (carrier-grade NAT)"),
+    (ipaddress.ip_network("192.0.0.0/24"), "reserved"),
+    (ipaddress.ip_network("64:ff9b:1::/48"), "private (local NAT64)"),
+)
+
+# IPv6 forms that carry an IPv4 address a gateway may deliver to: NAT64 and IPv4-compatible.
+EMBEDDING_V4 = (ipaddress.ip_network("64:ff9b::/96"), ipaddress.ip_network("::/96"))
+
+_V4_PART = re.compile(r"^(0x[0-9a-f]*|0[0-7]*|[1-9][0-9]*)$")
+
+
+class OutboundURLRefused(ValueError):
+    """The URL may not be used as an outbound endpoint; the message says why."""
+
+
+class OutboundAddressRefused(httpcore.ConnectError):
+    """A connection was about to open to a refused address (httpx reports it as ConnectError)."""
+
+
+@dataclass(frozen=True)
+class OutboundPolicy:
+    """Which hosts may be reached although they are not public: `(host, port or None)` pairs."""
+
+    allowed: frozenset[tuple[str, int | None]] = field(default_factory=frozenset)
+
+    @classmethod
+    def from_entries(cls, entries: Iterable[str]) -> OutboundPolicy:
+        """Parse `host`, `host:port`, `[v6]` and `[v6]:port` entries; raise ValueError on junk."""
+        allowed: set[tuple[str, int | None]] = set()
+        for raw in entries:
+            entry = raw.strip()
+            if not entry:
+                continue
+            try:
+                parsed = urlsplit(f"//{entry}")
+                host, port = parsed.hostname, parsed.port
+            except ValueError:
+                host = port = None
+            if not host or parsed.path or parsed.username is not None or parsed.query:
+                raise ValueError(f"{raw!r} is not a host or host:port")
+            allowed.add((canonical_host(host), port))
+        return cls(frozenset(allowed))
+
+    def allows(self, host: str, port: int) -> bool:
+        """Tell whether a deployment allowed this host on this port."""
+        name = canonical_host(host)
+        return (name, port) in self.allowed or (name, None) in self.allowed
+
+
+STRICT = OutboundPolicy()
+
+
+def canonical_host(host: str) -> str:
+    """Return a host as compared: lower case, no brackets or final dot, IP literals normalised."""
+    name = host.strip().lower().removeprefix("[").removesuffix("]").removesuffix(".")
+    address = ip_literal(name)
+    return str(address) if address is not None else name
+
+
+def ip_literal(host: str) -> IPAddress | None:
+    """Return the address a host spells, in any form a C resolver accepts (`127.1`, `0x7f000001`)."""
+    name = host.lower().removeprefix("[").removesuffix("]")
+    try:
+        return ipaddress.ip_address(name.split("%", 1)[0])
+    except ValueError:
+        pass
+    parts = name.split(".")
+    if not 1 <= len(parts) <= 4 or not all(_V4_PART.match(p) for p in parts):
+        return None
+    numbers = []
+    for part in parts:
+        if part.startswith("0x"):
+            numbers.append(int(part[2:] or "0", 16))
+        elif part.startswith("0") and len(part) > 1:
+            numbers.append(int(part, 8))
+        else:
+            numbers.append(int(part))
+    # inet_aton: the last part fills all the bytes the earlier parts left.
+    *head, last = numbers
+    if any(n > 255 for n in head) or last >= 256 ** (4 - len(head)):
+        return None
+    value = 0
+    for n in head:
+        value = value * 256 + n
+    value = value * 256 ** (4 - len(head)) + last
+    return ipaddress.IPv4Address(value)
+
+
+def address_refusal(address: IPAddress) -> str | None:
+    """Return why an address may not be reached ("loopback", ...), or None for a public one."""
+    if address in METADATA_ADDRESSES:
+        return "cloud metadata"
+    if isinstance(address, ipaddress.IPv6Address):
+        embedded = address.ipv4_mapped or address.sixtofour
+        if (
+            embedded is None
+            and any(address in net for net in EMBEDDING_V4)
+            and not (address.is_unspecified or address.is_loopback)
+        ):
+            embedded = ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+        if embedded is not None:
+            reason = address_refusal(embedded)
+            if reason is not None:
+                return reason
+    if address.is_unspecified:
+        return "unspecified"
+    if address.is_loopback:
+        return "loopback"
+    if address.is_link_local:
+        return "link-local"
+    if address.is_multicast:
+        return "multicast"
+    for network, reason in EXTRA_BLOCKED:
+        if address.version == network.version and address in network:
+            return reason
+    if address.is_private or (isinstance(address, ipaddress.IPv6Address) and address.is_site_local):
+        return "private"
+    if address.is_reserved or not address.is_global:
+        return "reserved"
+    return None
+
+
+def resolve(host: str, port: int) -> list[str]:
+    """Return every address a name resolves to (the one place DNS is asked; tests replace it)."""
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return list(dict.fromkeys(str(info[4][0]).split("%", 1)[0] for info in infos))
+
+
+def connect_addresses(host: str, port: int, *, policy: OutboundPolicy) -> list[str]:
+    """Return the vetted addresses to connect to for host:port; raise OutboundURLRefused."""
+    name = canonical_host(host)
+    if policy.allows(name, port):
+        return [host.removeprefix("[").removesuffix("]")]
+    if name in BLOCKED_NAMES or name.endswith(BLOCKED_SUFFIXES):
+        raise OutboundURLRefused(f"{name} is a local or metadata host name")
+    literal = ip_literal(name)
+    if literal is not None:
+        reason = address_refusal(literal)
+        if reason is not None:
+            raise OutboundURLRefused(f"{name} is {_article(reason)} address")
+        return [str(literal)]
+    try:
+        addresses = resolve(name, port)
+    except (OSError, UnicodeError) as exc:
+        raise OutboundURLRefused(f"{name} does not resolve") from exc
+    if not addresses:
+        raise OutboundURLRefused(f"{name} does not resolve")
+    for text in addresses:
+        try:
+            reason = address_refusal(ipaddress.ip_address(text))
+        except ValueError:
+            reason = "unreadable"
+        # One bad address refuses the name: a mix of public and internal is a rebinding trick.
+        if reason is not None:
+            raise OutboundURLRefused(f"{name} resolves to {_article(reason)} address")
+    return addresses
+
+
+def url_check(url: object, *, policy: OutboundPolicy, resolve_names: bool = True) -> httpx.URL:
+    """Return the parsed URL if it may be an outbound endpoint; raise OutboundURLRefused."""
+    if not isinstance(url, str) or not url:
+        raise OutboundURLRefused("The URL is empty.")
+    if len(url) > MAX_URL_CHARS:
+        raise OutboundURLRefused(f"The URL is longer than {MAX_URL_CHARS} characters.")
+    if any(_is_space_or_control(c) for c in url) or "\\" in url:
+        raise OutboundURLRefused("The URL contains spaces, control characters or backslashes.")
+    scheme = url.partition(":")[0].lower()
+    if "://" not in url or scheme not in SCHEMES:
+        raise OutboundURLRefused("The URL must start with http:// or https://.")
+    try:
+        parsed = httpx.URL(url)
+        split = urlsplit(url)
+        split_host = split.hostname
+    except (httpx.InvalidURL, ValueError) as exc:
+        raise OutboundURLRefused("The URL cannot be parsed.") from exc
+    if parsed.userinfo or "@" in split.netloc:
+        raise OutboundURLRefused("The URL must not carry a user name or password.")
+    host = parsed.host
+    if not host:
+        raise OutboundURLRefused("The URL has no host.")
+    # Two parsers must agree on the host, or an attacker picks the one that reads it their way.
+    if split_host is None or canonical_host(split_host) != canonical_host(host):
+        raise OutboundURLRefused("The URL's host is ambiguous.")
+    port = parsed.port or (443 if parsed.scheme == "https" else 80)
+    name = canonical_host(host)
+    if policy.allows(name, port):
+        return parsed
+    if not resolve_names and ip_literal(name) is None:
+        if name in BLOCKED_NAMES or name.endswith(BLOCKED_SUFFIXES):
+            raise OutboundURLRefused(f"The URL leads to {name}, a local or metadata host name.")
+        return parsed
+    try:
+        connect_addresses(host, port, policy=policy)
+    except OutboundURLRefused as exc:
+        raise OutboundURLRefused(f"The URL is refused: {exc}.") from None
+    return parsed
+
+
+def outbound_client(policy: OutboundPolicy, **kwargs: object) -> httpx.Client:
+    """Return a client that connects only to vetted addresses, without redirects or env proxies."""
+    return httpx.Client(
+        transport=_GuardedTransport(policy),
+        trust_env=False,
+        follow_redirects=False,
+        **kwargs,  # type: ignore[arg-type]
+    )
+
+
+def outbound_async_client(policy: OutboundPolicy, **kwargs: object) -> httpx.AsyncClient:
+    """Return the async form of `outbound_client`."""
+    return httpx.AsyncClient(
+        transport=_GuardedAsyncTransport(policy),
+        trust_env=False,
+        follow_redirects=False,
+        **kwargs,  # type: ignore[arg-type]
+    )
+
+
+def refusal_in(exc: BaseException) -> OutboundAddressRefused | None:
+    """Return the connect-time refusal behind an httpx error, if that is what it was."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, OutboundAddressRefused):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+# --- connect-time check ----------------------------------------------------------------------
+
+
+class _GuardedBackend(httpcore.NetworkBackend):
+    """Resolve once, vet every address, connect to a vetted one; TLS still names the host."""
+
+    def __init__(self, policy: OutboundPolicy) -> None:
+        self._policy = policy
+        self._inner = httpcore.SyncBackend()
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
+    ) -> httpcore.NetworkStream:
+        addresses = _vetted(host, port, self._policy)
+        error: httpcore.ConnectError | None = None
+        for address in addresses:
+            try:
+                return self._inner.connect_tcp(
+                    address, port, timeout, local_address, socket_options
+                )
+            except httpcore.ConnectError as exc:
+                error = exc
+        assert error is not None
+        raise error
+
+    def connect_unix_socket(
+        self,
+        path: str,
+        timeout: float | None = None,
+        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
+    ) -> httpcore.NetworkStream:
+        raise OutboundAddressRefused("Unix sockets are not outbound endpoints")
+
+    def sleep(self, seconds: float) -> None:
+        self._inner.sleep(seconds)
+
+
+class _GuardedAsyncBackend(httpcore.AsyncNetworkBackend):
+    """The async form of `_GuardedBackend` (resolution runs in a worker thread)."""
+
+    def __init__(self, policy: OutboundPolicy) -> None:
+        self._policy = policy
+        self._inner = httpcore.AnyIOBackend()
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        addresses = await anyio.to_thread.run_sync(
+            functools.partial(_vetted, host, port, self._policy)
+        )
+        error: httpcore.ConnectError | None = None
+        for address in addresses:
+            try:
+                return await self._inner.connect_tcp(
+                    address, port, timeout, local_address, socket_options
+                )
+            except httpcore.ConnectError as exc:
+                error = exc
+        assert error is not None
+        raise error
+
+    async def connect_unix_socket(
+        self,
+        path: str,
+        timeout: float | None = None,
+        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        raise OutboundAddressRefused("Unix sockets are not outbound endpoints")
+
+    async def sleep(self, seconds: float) -> None:
+        await self._inner.sleep(seconds)
+
+
+class _GuardedTransport(httpx.HTTPTransport):
+    """httpx's own transport over a pool that connects through `_GuardedBackend`."""
+
+    def __init__(self, policy: OutboundPolicy) -> None:
+        super().__init__(trust_env=False)
+        # httpx takes no network backend, so its pool is replaced by one built the same way.
+        self._pool = httpcore.ConnectionPool(
+            ssl_context=httpx.create_ssl_context(trust_env=False),
+            max_connections=httpx.Limits().max_connections,
+            network_backend=_GuardedBackend(policy),
+        )
+
+
+class _GuardedAsyncTransport(httpx.AsyncHTTPTransport):
+    """The async form of `_GuardedTransport`."""
+
+    def __init__(self, policy: OutboundPolicy) -> None:
+        super().__init__(trust_env=False)
+        self._pool = httpcore.AsyncConnectionPool(  # type: ignore[assignment]
+            ssl_context=httpx.create_ssl_context(trust_env=False),
+            max_connections=httpx.Limits().max_connections,
+            network_backend=_GuardedAsyncBackend(policy),
+        )
+
+
+def _vetted(host: str, port: int, policy: OutboundPolicy) -> list[str]:
+    try:
+        return connect_addresses(host, port, policy=policy)
+    except OutboundURLRefused as exc:
+        raise OutboundAddressRefused(f"refused to connect: {exc}") from None
+
+
+def _is_space_or_control(char: str) -> bool:
+    return char.isspace() or unicodedata.category(char)[0] in ("C", "Z")
+
+
+def _article(reason: str) -> str:
+    return ("an " if reason[:1] in "aeiou" else "a ") + reason

@@ -1,0 +1,165 @@
+"""Request size limits: every form, upload and API call is refused (413) above the limit.
+
+Django's `DATA_UPLOAD_MAX_MEMORY_SIZE` covers form fields but not files, and under ASGI Django
+reads the whole body before any middleware runs. So the limit is enforced twice:
+
+- `RequestSizeLimitASGI` wraps the ASGI app: a declared `Content-Length` over the limit is
+  answered before one byte of the body is read; a body without one (chunked) is counted as it
+  arrives and refused as soon as it passes the limit, so at most the limit is ever held.
+- `RequestSizeLimitMiddleware` is the same rule inside Django, for every other way in (WSGI,
+  the test client).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from asgiref.sync import iscoroutinefunction, markcoroutinefunction
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse, JsonResponse
+
+Scope = dict[str, Any]
+Message = dict[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+def max_request_bytes() -> int:
+    """Return the largest request body accepted (read per request, so tests can change it)."""
+    return int(settings.JAZZMINE_MAX_UPLOAD_BYTES)
+
+
+def too_large_message(limit: int) -> str:
+    """Return the sentence a refused request gets."""
+    return (
+        f"The request is too large: this server accepts at most {_size(limit)} "
+        f"({limit} bytes) per request. Send a smaller file or split the upload."
+    )
+
+
+def too_large_response(path: str, limit: int) -> HttpResponse:
+    """Return the 413 answer: the API's JSON error shape under /api/, plain text elsewhere."""
+    message = too_large_message(limit)
+    if _is_api(path):
+        return JsonResponse({"error": {"code": "too_large", "message": message}}, status=413)
+    return HttpResponse(message, status=413, content_type="text/plain; charset=utf-8")
+
+
+class RequestSizeLimitMiddleware:
+    """Refuse a request whose declared body is larger than the limit, before reading it."""
+
+    sync_capable = True
+    async_capable = True
+
+    def __init__(self, get_response: Callable[[HttpRequest], Any]) -> None:
+        self.get_response = get_response
+        self.is_async = iscoroutinefunction(get_response)
+        if self.is_async:
+            markcoroutinefunction(self)
+
+    def __call__(self, request: HttpRequest) -> Any:
+        if self.is_async:
+            return self._acall(request)
+        return self._refusal(request) or self.get_response(request)
+
+    async def _acall(self, request: HttpRequest) -> HttpResponse:
+        return self._refusal(request) or await self.get_response(request)
+
+    @staticmethod
+    def _refusal(request: HttpRequest) -> HttpResponse | None:
+        limit = max_request_bytes()
+        declared = _content_length(request.META.get("CONTENT_LENGTH"))
+        if declared is None:
+            # An unreadable length is refused rather than guessed at.
+            return too_large_response(request.path, limit)
+        if declared > limit:
+            return too_large_response(request.path, limit)
+        return None
+
+
+class RequestSizeLimitASGI:
+    """Wrap an ASGI HTTP app so that oversized bodies are refused unread (413)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        limit = max_request_bytes()
+        headers = {k.lower(): v for k, v in scope.get("headers", [])}
+        declared = _content_length(headers.get(b"content-length", b"").decode("latin-1"))
+        if declared is None or declared > limit:
+            await _send_too_large(scope, send, limit)
+            return
+        if b"content-length" in headers:
+            # The server frames the body by Content-Length, so no more than that can arrive.
+            await self.app(scope, receive, send)
+            return
+        # No length declared (chunked): read and count up to the limit, then hand the app what
+        # arrived. Only bodies within the limit are ever held.
+        messages: list[Message] = []
+        total = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client went away
+            total += len(message.get("body", b""))
+            if total > limit:
+                await _send_too_large(scope, send, limit)
+                return
+            messages.append(message)
+            if not message.get("more_body", False):
+                break
+
+        async def replay() -> Message:
+            return messages.pop(0) if messages else await receive()
+
+        await self.app(scope, replay, send)
+
+
+def _content_length(raw: str | None) -> int | None:
+    """Return the declared length (0 when absent), or None when it is not a plain number."""
+    if raw is None or raw == "":
+        return 0
+    raw = raw.strip()
+    return int(raw) if raw.isdigit() else None
+
+
+async def _send_too_large(scope: Scope, send: Send, limit: int) -> None:
+    path = scope.get("path", "")
+    if _is_api(path):
+        body = json.dumps({"error": {"code": "too_large", "message": too_large_message(limit)}})
+        content_type = b"application/json"
+    else:
+        body = too_large_message(limit)
+        content_type = b"text/plain; charset=utf-8"
+    data = body.encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 413,
+            "headers": [
+                (b"content-type", content_type),
+                (b"content-length", str(len(data)).encode()),
+                # The unread body is left behind, so the connection cannot be reused.
+                (b"connection", b"close"),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": data})
+
+
+def _is_api(path: str) -> bool:
+    return path.startswith("/api/")
+
+
+def _size(limit: int) -> str:
+    for unit, factor in (("MB", 1024 * 1024), ("KB", 1024)):
+        if limit >= factor:
+            return f"{limit / factor:g} {unit}"
+    return f"{limit} bytes"

@@ -1,0 +1,194 @@
+"""The gate's reading: every spelling that can run a tool is read as a call or as a doubt."""
+
+from __future__ import annotations
+
+import pytest
+
+from jazzmine.core.tools import strip_fences
+from jazzmine.gate import read_calls
+
+TOOLS = {"get_orders", "list_items"}
+
+# Each of these runs (or can run) get_orders under bashkit; the reading must never say no.
+BASH_SPELLINGS = [
+    "get_orders",
+    "eval 'get_orders'",
+    'eval "get_$x"',
+    '"get_orders"',
+    "get\\_orders",
+    "get''_orders",
+    '"get_"orders',
+    "$'get_orders'",
+    "$'\\x67et_orders'",
+    "{ get_orders; }",
+    "(get_orders)",
+    "case x in x) get_orders;; esac",
+    "case x in\n  y) list_items ;;\n  *) get_orders ;;\nesac",
+    "if true; then get_orders; fi",
+    "if false; then :; else get_orders; fi",
+    "while true; do get_orders; break; done",
+    "until false; do get_orders; break; done",
+    "for i in 1 2; do get_orders; done",
+    "select x in a; do get_orders; break; done",
+    "X=1 get_orders",
+    "X=1 Y=2 get_orders --status x",
+    "cmd=get_orders; $cmd",
+    'cmd=get_orders; "$cmd"',
+    "t=get_; ${t}orders",
+    "a=(get_orders); ${a[0]}",
+    "printf -v c '%s' get_orders; $c",
+    "read -r c <<< get_orders; $c",
+    "f(){ get_orders; }; f",
+    "function f { get_orders; }\nf",
+    "list_items(){ get_orders; }; list_items",
+    "command get_orders",
+    "builtin get_orders",
+    "exec get_orders",
+    "echo x | xargs get_orders",
+    "echo get_orders | xargs -I{} sh -c '{}'",
+    "env get_orders",
+    "nohup get_orders",
+    "timeout 5 get_orders",
+    "time get_orders",
+    "nice get_orders",
+    "sh -c get_orders",
+    "bash -c 'get_orders'",
+    ". ./f",
+    "source ./f",
+    "alias g=get_orders\ng",
+    "shopt -s expand_aliases\nalias g=get_orders\ng",
+    "trap get_orders EXIT",
+    "awk 'BEGIN{system(\"get_orders\")}'",
+    'awk "BEGIN{system(\\"get_\\" \\"orders\\")}"',
+    "find . -maxdepth 0 -exec get_orders \\;",
+    'echo " #"; get_orders',
+    "echo ' #'; get_orders",
+    "echo \\#; get_orders",
+    "echo $(get_orders)",
+    "echo `get_orders`",
+    "x=$(get_orders)",
+    "cat <(get_orders)",
+    "echo hi > >(get_orders)",
+    "cat <<EOF\n$(get_orders)\nEOF",
+    "cat <<EOF\n`get_orders`\nEOF",
+    "echo ${x:-$(get_orders)}",
+    'echo "${x:-`get_orders`}"',
+    "echo ${x/a/$(get_orders)}",
+    "a[$(get_orders)]=1",
+    "(( y = $(get_orders) ))",
+    "echo $((1 + $(get_orders)))",
+    'c=get_"orders"; echo ${x:-$($c)}',
+    "get_orders&",
+    "get_orders & wait",
+    "! get_orders",
+    "get_\\\norders",
+    "true;get_orders",
+    "false||get_orders",
+    "true&&get_orders",
+    "echo a|get_orders",
+    "get*orders",
+    "get_order?",
+    "get_{orders,x}",
+    "./get_orders",
+    "/usr/bin/get_orders",
+    "coproc get_orders",
+    "mapfile -C get_orders -c 1 a",
+    "enable get_orders",
+    "type get_orders && get_orders",
+    "if (",  # does not parse: never "calls nothing"
+]
+
+
+@pytest.mark.parametrize("script", BASH_SPELLINGS)
+def test_no_bash_spelling_of_a_tool_call_reads_as_no_call(script: str) -> None:
+    reading = read_calls(script, language="bash", tools=TOOLS)
+    assert reading.may_call("get_orders"), reading
+
+
+PYTHON_SPELLINGS = [
+    "r = get_orders()",
+    "```python\nr = ｇet_orders()\nemit_result(r)\n```",
+    "```\nr = get_ｏrders()\n```",
+    "f = get_orders\nf()",
+    "[get_orders][0]()",
+    "{'a': get_orders}['a']()",
+    "globals()['get_orders']()",
+    "globals()['get_' + 'orders']()",
+    "vars()['get_orders']()",
+    "locals()['x']()",
+    "getattr(x, 'get_orders')()",
+    "(lambda: get_orders)()()",
+    "(lambda f=get_orders: f())()",
+    "@get_orders\ndef f():\n    pass",
+    "list(map(get_orders, [1]))",
+    "[f() for f in [get_orders]]",
+    "[f() for f in (get_orders,)]",
+    "get_orders.__call__()",
+    "def list_items():\n    return 1\nlist_items = get_orders\nlist_items()",
+    "def f(list_items=get_orders):\n    return list_items()",
+    "from x import get_orders",
+    "import get_orders",
+    "eval('get_orders()')",
+    "exec('get_orders()')",
+    "x = 'ｇet_orders'",
+    "x = (",  # does not parse
+]
+
+
+@pytest.mark.parametrize("body", PYTHON_SPELLINGS)
+def test_no_python_spelling_of_a_tool_call_reads_as_no_call(body: str) -> None:
+    # The gate reads what runs: the body with its fences stripped, as the assembler does.
+    reading = read_calls(strip_fences(body), language="python", tools=TOOLS)
+    assert reading.may_call("get_orders"), reading
+
+
+def test_a_fenced_python_body_with_a_look_alike_letter_is_a_certain_call() -> None:
+    reading = read_calls(
+        strip_fences("```python\nｇet_orders()\n```"), language="python", tools=TOOLS
+    )
+    assert reading.tools == ["get_orders"] and not reading.uncertain
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        "list_items | jq '.items[] | .name'",
+        "x=$(list_items --limit 3)\necho \"$x\" | jq -r '.items[0]'",
+        "for i in $(seq 1 3); do echo $((i + 1)); done\nlist_items",
+        'if [ -n "$X" ]; then list_items; else echo none; fi',
+        "list_items # get the items",
+    ],
+)
+def test_plain_bash_that_calls_only_other_tools_is_certain(script: str) -> None:
+    reading = read_calls(script, language="bash", tools=TOOLS)
+    assert not reading.may_call("get_orders")
+    assert reading.uncertain == ()
+
+
+def test_plain_python_calls_are_certain_with_their_line() -> None:
+    script = "items = list_items(limit=3)\nemit_result(items.data)\n"
+    reading = read_calls(script, language="python", tools=TOOLS)
+    assert reading.calls == {"list_items": 1}
+    assert reading.uncertain == ()
+
+
+def test_a_doubt_about_one_named_tool_reaches_only_that_tool() -> None:
+    reading = read_calls("echo get_orders", language="bash", tools=TOOLS)
+    assert reading.may_call("get_orders") and not reading.may_call("list_items")
+
+
+def test_eval_reaches_every_tool_and_says_why() -> None:
+    reading = read_calls('eval "$X"', language="bash", tools=TOOLS)
+    assert reading.may_call("get_orders") and reading.may_call("list_items")
+    assert any("eval" in d.reason for d in reading.uncertain)
+
+
+def test_the_reading_is_json_data_with_tools_and_reasons() -> None:
+    reading = read_calls("list_items; eval x", language="bash", tools=TOOLS)
+    data = reading.to_dict()
+    assert data["tools"] == ["list_items"]
+    assert data["uncertain"] and all(isinstance(d["reason"], str) for d in data["uncertain"])
+
+
+def test_an_unknown_language_is_read_as_uncertain() -> None:
+    assert read_calls("x", language="ruby", tools=TOOLS).may_call("get_orders")

@@ -1,0 +1,157 @@
+"""The bubblewrap sandbox shows only what Python needs and refuses the kernel's risky calls."""
+
+from __future__ import annotations
+
+import os
+import platform
+
+import pytest
+
+from jazzmine.sandbox import Outcome, RunLimits
+
+from .bwrap_support import requires_bwrap, run_unrestricted, runtime_dir
+from .helpers import final, of_type
+
+pytestmark = requires_bwrap
+__all__ = ["runtime_dir"]  # the fixture, used by name
+
+LIMITS = RunLimits(memory_mb=256, pids_limit=32, timeout_seconds=15)
+
+# Each call returns the errno name it failed with, or "ok"; clone children leave at once.
+SYSCALLS = """
+import ctypes, errno, os, socket
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+def outcome(result):
+    if result == 0 and os.getpid() != me:
+        os._exit(0)
+    return errno.errorcode.get(ctypes.get_errno(), 'ok') if result == -1 else 'ok'
+def call(fn, *args):
+    ctypes.set_errno(0)
+    return outcome(fn(*args))
+me = os.getpid()
+out = {}
+"""
+
+
+async def probe(runtime_dir, body: str, limits: RunLimits = LIMITS) -> dict:
+    events = await run_unrestricted(runtime_dir, SYSCALLS + body + "emit_result(out)\n", limits)
+    results = of_type(events, "result")
+    assert results, events
+    return results[0].data
+
+
+async def test_usr_holds_only_the_interpreter_and_what_it_loads(runtime_dir):
+    script = (
+        "import os\n"
+        "emit_result({'bin': sorted(os.listdir('/usr/bin')),\n"
+        "             'share': os.path.exists('/usr/share'),\n"
+        "             'dist': os.path.exists('/usr/lib/python3/dist-packages'),\n"
+        "             'local': os.path.exists('/usr/local'),\n"
+        "             'apt': os.path.exists('/usr/bin/apt') or os.path.exists('/bin/apt'),\n"
+        "             'docker': os.path.exists('/usr/bin/docker'),\n"
+        "             'etc': os.path.exists('/etc/passwd')})\n"
+    )
+    events = await run_unrestricted(runtime_dir, script, LIMITS)
+    seen = of_type(events, "result")[0].data
+    assert os.path.exists("/usr/bin/apt")  # the host has it: its absence inside means something
+    assert set(seen["bin"]) <= {"python3", "python3.11", "python3.12", "python3.13"}
+    assert seen == {**seen, "share": False, "dist": False, "local": False, "apt": False,
+                    "docker": False, "etc": False}  # fmt: skip
+
+
+async def test_the_stdlib_and_its_extension_modules_still_load(runtime_dir):
+    script = (
+        "import ctypes, sqlite3, ssl, hashlib, zlib, lzma, bz2, decimal, json, uuid\n"
+        "ctypes.CDLL(None)\n"
+        "emit_result([sqlite3.connect(':memory:').execute('select 1').fetchone()[0],\n"
+        "             hashlib.sha256(b'').hexdigest()[:8], len(zlib.compress(b'x'))])\n"
+    )
+    events = await run_unrestricted(runtime_dir, script, LIMITS)
+    assert of_type(events, "result")[0].data == [1, "e3b0c442", 9]
+
+
+async def test_usr_and_the_runtime_are_read_only(runtime_dir):
+    script = (
+        "out = []\n"
+        "for path in ('/usr/bin/python3', '/usr/lib/python3.11/os.py', '/opt/jazzmine/x'):\n"
+        "    try:\n        open(path, 'a')\n        out.append('written')\n"
+        "    except OSError as e:\n        out.append(type(e).__name__)\n"
+        "emit_result(out)\n"
+    )
+    events = await run_unrestricted(runtime_dir, script, LIMITS)
+    assert "written" not in of_type(events, "result")[0].data
+
+
+async def test_ptrace_unshare_mount_and_setns_fail_with_eperm(runtime_dir):
+    out = await probe(
+        runtime_dir,
+        "out['ptrace'] = call(libc.ptrace, 0, 0, None, None)\n"  # PTRACE_TRACEME
+        "out['unshare_user'] = call(libc.unshare, 0x10000000)\n"
+        "out['unshare_net'] = call(libc.unshare, 0x40000000)\n"
+        "out['unshare_mount'] = call(libc.unshare, 0x00020000)\n"
+        "out['mount'] = call(libc.mount, b'none', b'/tmp', b'tmpfs', 0, None)\n"
+        "out['umount'] = call(libc.umount2, b'/tmp', 2)\n"
+        "out['setns'] = call(libc.setns, os.open('/proc/self/ns/net', os.O_RDONLY), 0)\n"
+        "out['chroot'] = call(libc.chroot, b'/tmp')\n",
+    )
+    assert out == dict.fromkeys(out, "EPERM") and len(out) == 8
+
+
+async def test_sockets_other_than_local_pairs_fail_with_eperm(runtime_dir):
+    out = await probe(
+        runtime_dir,
+        "for name, family, kind in [('inet', 2, 1), ('inet6', 10, 1), ('udp', 2, 2),\n"
+        "                           ('netlink', 16, 3), ('packet', 17, 3)]:\n"
+        "    try:\n        socket.socket(family, kind).close()\n        out[name] = 'ok'\n"
+        "    except OSError as e:\n        out[name] = errno.errorcode[e.errno]\n"
+        "a, b = socket.socketpair()\na.send(b'x')\nout['pair'] = b.recv(1).decode()\n",
+    )
+    expected = dict.fromkeys(["inet", "inet6", "udp", "netlink", "packet"], "EPERM")
+    assert out == {**expected, "pair": "x"}
+
+
+async def test_a_sandbox_with_network_may_open_ip_sockets(runtime_dir):
+    limits = RunLimits(memory_mb=256, pids_limit=32, timeout_seconds=15, network=True)
+    out = await probe(
+        runtime_dir,
+        "s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)\ns.close()\nout['inet'] = 'ok'\n"
+        "out['ptrace'] = call(libc.ptrace, 0, 0, None, None)\n",
+        limits,
+    )
+    assert out == {"inet": "ok", "ptrace": "EPERM"}
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="raw syscall numbers of x86_64")
+async def test_namespace_clones_and_kernel_interfaces_fail_with_eperm(runtime_dir):
+    out = await probe(
+        runtime_dir,
+        # clone(CLONE_NEWUSER | SIGCHLD), clone(CLONE_NEWNET | SIGCHLD): unshare by other means
+        "out['clone_user'] = call(libc.syscall, 56, 0x10000000 | 17, 0, 0, 0, 0)\n"
+        "out['clone_net'] = call(libc.syscall, 56, 0x40000000 | 17, 0, 0, 0, 0)\n"
+        "out['keyctl'] = call(libc.syscall, 250, 0, 0, 0, 0, 0)\n"
+        "out['bpf'] = call(libc.syscall, 321, 0, 0, 0)\n"
+        "out['perf_event_open'] = call(libc.syscall, 298, 0, 0, -1, -1, 0)\n"
+        "out['userfaultfd'] = call(libc.syscall, 323, 0)\n"
+        "out['kexec_load'] = call(libc.syscall, 246, 0, 0, 0, 0)\n"
+        "out['init_module'] = call(libc.syscall, 175, 0, 0, 0)\n"
+        "out['io_uring_setup'] = call(libc.syscall, 425, 1, 0)\n"
+        "out['process_vm_readv'] = call(libc.syscall, 310, 1, 0, 0, 0, 0, 0)\n"
+        "out['no_aslr'] = call(libc.personality, 0x0040000)\n"
+        "out['tiocsti'] = call(libc.ioctl, 0, 0x5412, ctypes.c_char_p(b'x'))\n",
+    )
+    assert out == dict.fromkeys(out, "EPERM") and len(out) == 12
+
+
+async def test_ordinary_forks_and_threads_still_work(runtime_dir):
+    script = (
+        "import os, threading\nresult = []\n"
+        "thread = threading.Thread(target=lambda: result.append('thread'))\n"
+        "thread.start()\nthread.join()\n"
+        "pid = os.fork()\nif pid == 0:\n    os._exit(7)\n"
+        "result.append(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))\n"
+        "emit_result(result)\n"
+    )
+    events = await run_unrestricted(runtime_dir, script, LIMITS)
+    assert final(events).outcome is Outcome.RESULT
+    assert of_type(events, "result")[0].data == ["thread", 7]
