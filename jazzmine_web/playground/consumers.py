@@ -21,7 +21,8 @@ from jazzmine.orchestrator import generate_attempt, solve
 
 from ..catalog.selectors import sandboxes_for_user
 from ..runs.consumers import RunFollowMixin
-from ..runs.executor import executor
+from ..runs.executor import executor, run_cancel
+from ..runs.models import Run
 from ..studio.live import connecting_user
 from . import services
 from .checks import Violation, check_off_loop, violations_by_line
@@ -227,8 +228,14 @@ class PlaygroundConsumer(RunFollowMixin, AsyncJsonWebsocketConsumer):
         await self.follow_run(str(attempt.run_id))
 
     async def cancel(self, _content: dict[str, Any]) -> None:
+        """Stop what this page started: a generation or auto loop, and the run it follows."""
         if self.task is not None:
             self.task.cancel()
+        if self.following is not None:
+            run_id = self.following
+            stopped = await database_sync_to_async(_cancel_run)(run_id=run_id, user=self.user)
+            if stopped:
+                await self.send_json({"type": "run_cancelling", "run_id": run_id})
 
     # Helpers
 
@@ -320,6 +327,11 @@ def _int(value: Any) -> int | None:
 
 def _language(content: dict[str, Any]) -> str:
     return "bash" if content.get("language") == "bash" else "python"
+
+
+def _cancel_run(*, run_id: str, user: Any) -> bool:
+    run = Run.objects.filter(pk=run_id).first()
+    return run is not None and run_cancel(run=run, user=user)
 
 
 def _run_attempt(
