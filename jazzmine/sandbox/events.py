@@ -26,6 +26,7 @@ class Outcome(StrEnum):
     ENGINE_UNAVAILABLE = "engine_unavailable"
     BUILD_FAILED = "build_failed"
     PROTOCOL_ERROR = "protocol_error"
+    CANCELLED = "cancelled"
 
 
 class ProtocolError(ValueError):

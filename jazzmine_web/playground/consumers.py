@@ -14,15 +14,18 @@ from typing import Any, TypedDict
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.conf import settings
 
 from jazzmine.core.tools import ScriptGenerator
 from jazzmine.orchestrator import generate_attempt, solve
 
 from ..catalog.selectors import sandboxes_for_user
 from ..runs.consumers import RunFollowMixin
-from ..runs.executor import executor
+from ..runs.executor import executor, run_cancel
+from ..runs.models import Run
 from ..studio.live import connecting_user
 from . import services
+from .checks import Violation, check_off_loop, violations_by_line
 from .models import Attempt, PlaygroundSession
 from .recorder import AttemptRecorder
 
@@ -35,7 +38,7 @@ class ValidationMessage(TypedDict):
 
     type: str  # "validation"
     version: int
-    violations: list[services.Violation]
+    violations: list[Violation]
     html: str
 
 
@@ -49,11 +52,14 @@ class PlaygroundConsumer(RunFollowMixin, AsyncJsonWebsocketConsumer):
         self.user = user
         self.task: asyncio.Task[None] | None = None
         self.tool_names: dict[int, list[str]] = {}
+        self._pending_check: tuple[int, str, str, list[str]] | None = None
+        self._checker: asyncio.Task[None] | None = None
         await self.accept()
 
     async def disconnect(self, code: int) -> None:
-        if getattr(self, "task", None) is not None:
-            self.task.cancel()
+        for task in (getattr(self, "task", None), getattr(self, "_checker", None)):
+            if task is not None:
+                task.cancel()
         await self.unfollow_run()
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
@@ -85,30 +91,39 @@ class PlaygroundConsumer(RunFollowMixin, AsyncJsonWebsocketConsumer):
         body = content.get("body", "")
         if not isinstance(body, str) or len(body) > MAX_BODY_CHARS:
             raise PlaygroundError(f"the script must be text of at most {MAX_BODY_CHARS} characters")
-        if content.get("language") == "bash":
-            check = services.bash_editor_check(body=body)
-            await self.send_json(
-                {
-                    "type": "validation",
-                    "version": _int(content.get("version")) or 0,
-                    "violations": check.violations,
-                    "html": check.html,
-                }
+        version = _int(content.get("version")) or 0
+        language = _language(content)
+        names: list[str] = []
+        if language == "python":
+            cached = self.tool_names.get(sandbox_id) if sandbox_id is not None else None
+            if cached is None:
+                sandbox = await self._sandbox(sandbox_id)
+                cached = await database_sync_to_async(services.sandbox_tool_names)(sandbox)
+                self.tool_names[sandbox.pk] = cached
+            names = cached
+        # Parsing and highlighting a 200 KB paste takes half a second of CPU: it must not
+        # stall this process's other sockets, and each keystroke's text checked in turn would
+        # answer ever later. Only the newest pending text is checked, off the event loop.
+        self._pending_check = (version, language, body, names)
+        if self._checker is None or self._checker.done():
+            self._checker = asyncio.get_running_loop().create_task(self._check_pending())
+
+    async def _check_pending(self) -> None:
+        while self._pending_check is not None:
+            (version, language, body, names), self._pending_check = self._pending_check, None
+            result = await check_off_loop(
+                language=language,
+                body=body,
+                tool_names=names,
+                max_bash_chars=settings.JAZZMINE_MAX_BASH_CHARS,
             )
-            return
-        names = self.tool_names.get(sandbox_id) if sandbox_id is not None else None
-        if names is None:
-            sandbox = await self._sandbox(sandbox_id)
-            names = await database_sync_to_async(services.sandbox_tool_names)(sandbox)
-            self.tool_names[sandbox.pk] = names
-        check = services.editor_check(body=body, tool_names=names)
-        message: ValidationMessage = {
-            "type": "validation",
-            "version": _int(content.get("version")) or 0,
-            "violations": check.violations,
-            "html": check.html,
-        }
-        await self.send_json(message)
+            message: ValidationMessage = {
+                "type": "validation",
+                "version": version,
+                "violations": result.violations,
+                "html": result.html,
+            }
+            await self.send_json(message)
 
     async def prewarm(self, content: dict[str, Any]) -> None:
         sandbox = await self._sandbox(_int(content.get("sandbox")))
@@ -197,7 +212,7 @@ class PlaygroundConsumer(RunFollowMixin, AsyncJsonWebsocketConsumer):
                 {
                     "type": "run_refused",
                     "attempt_id": attempt.pk,
-                    "violations": services.violations_by_line(list(attempt.violations)),
+                    "violations": violations_by_line(list(attempt.violations)),
                 }
             )
             return
@@ -213,8 +228,14 @@ class PlaygroundConsumer(RunFollowMixin, AsyncJsonWebsocketConsumer):
         await self.follow_run(str(attempt.run_id))
 
     async def cancel(self, _content: dict[str, Any]) -> None:
+        """Stop what this page started: a generation or auto loop, and the run it follows."""
         if self.task is not None:
             self.task.cancel()
+        if self.following is not None:
+            run_id = self.following
+            stopped = await database_sync_to_async(_cancel_run)(run_id=run_id, user=self.user)
+            if stopped:
+                await self.send_json({"type": "run_cancelling", "run_id": run_id})
 
     # Helpers
 
@@ -306,6 +327,11 @@ def _int(value: Any) -> int | None:
 
 def _language(content: dict[str, Any]) -> str:
     return "bash" if content.get("language") == "bash" else "python"
+
+
+def _cancel_run(*, run_id: str, user: Any) -> bool:
+    run = Run.objects.filter(pk=run_id).first()
+    return run is not None and run_cancel(run=run, user=user)
 
 
 def _run_attempt(

@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 from django.db.models import Max
-from pygments import highlight
-from pygments.formatters import HtmlFormatter
-from pygments.lexers import BashLexer, PythonLexer
 
-from jazzmine.core.tools import ScriptGenerator, validate_script
+from jazzmine.core.tools import ScriptGenerator
 from jazzmine.core.tools.generator import retry_hint
 from jazzmine.llm import LLMConfig
 
@@ -22,37 +18,9 @@ from ..catalog.crypto import decrypt, encrypt
 from ..catalog.models import Sandbox, Tool
 from ..catalog.services import registry_for_sandbox
 from ..runs.models import Language
-from ..runs.services import RunRefused, bash_check, run_create
+from ..runs.services import RunRefused, run_create
+from .checks import EditorCheck, bash_check, python_check
 from .models import Attempt, AttemptSource, LLMSettings, PlaygroundSession
-
-_LINE = re.compile(r"^Line (\d+): ")
-_LEXER = PythonLexer(stripnl=False, ensurenl=False)
-_BASH_LEXER = BashLexer(stripnl=False, ensurenl=False)
-_SPANS = HtmlFormatter(nowrap=True)
-
-
-class Violation(TypedDict):
-    """One violation as the editor marks it."""
-
-    line: int | None
-    message: str
-
-
-@dataclass(frozen=True)
-class EditorCheck:
-    """What the editor shows for one version of its text."""
-
-    violations: list[Violation]
-    html: str
-
-
-def violations_by_line(messages: list[str]) -> list[Violation]:
-    """Split the validator's `Line N: ...` strings into line numbers and messages."""
-    out: list[Violation] = []
-    for message in messages:
-        match = _LINE.match(message)
-        out.append({"line": int(match.group(1)) if match else None, "message": message})
-    return out
 
 
 def sandbox_tool_names(sandbox: Sandbox | int) -> list[str]:
@@ -63,15 +31,12 @@ def sandbox_tool_names(sandbox: Sandbox | int) -> list[str]:
 
 def editor_check(*, body: str, tool_names: list[str]) -> EditorCheck:
     """Validate a script body as typed and highlight it; never runs it."""
-    # The body is checked as written: its line numbers are the editor's line numbers.
-    violations = violations_by_line(validate_script(body, tool_names)) if body.strip() else []
-    return EditorCheck(violations=violations, html=highlight(body, _LEXER, _SPANS))
+    return python_check(body, tool_names)
 
 
 def bash_editor_check(*, body: str) -> EditorCheck:
     """Check a bash body lightly and highlight it; bashkit is the real wall when it runs."""
-    violations = violations_by_line(bash_check(body=body)) if body.strip() else []
-    return EditorCheck(violations=violations, html=highlight(body, _BASH_LEXER, _SPANS))
+    return bash_check(body, settings.JAZZMINE_MAX_BASH_CHARS)
 
 
 def script_generator_for(*, sandbox: Sandbox, language: str = Language.PYTHON) -> Any:
@@ -137,7 +102,11 @@ def session_open(
 ) -> PlaygroundSession:
     """Return the user's session by id in this sandbox, or start a new one."""
     if session_id:
-        found = PlaygroundSession.objects.filter(pk=session_id, user=user, sandbox=sandbox).first()
+        found = (
+            PlaygroundSession.objects.filter(pk=session_id, user=user, sandbox=sandbox)
+            .select_related("sandbox")  # async callers read session.sandbox: no lazy query
+            .first()
+        )
         if found is not None:
             if task and task != found.task:
                 found.task = task

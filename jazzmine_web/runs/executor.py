@@ -77,6 +77,7 @@ class RunExecutor:
         self._pools: dict[tuple[str, RunLimits], WarmPool] = {}
         self._docker: DockerRunner | None = None
         self._futures: dict[str, concurrent.futures.Future[str]] = {}
+        self._cancelled: dict[str, str] = {}  # run id -> why a person cancelled it
         self._known_images: set[str] = set()  # image tags known to exist in the engine
         self._started = threading.Event()
         self._thread = threading.Thread(target=self._main, name="run-worker", daemon=True)
@@ -91,6 +92,15 @@ class RunExecutor:
         self._futures[str(run_id)] = future
         future.add_done_callback(lambda _f: self._futures.pop(str(run_id), None))
         return future
+
+    def cancel(self, run_id: Any, *, reason: str) -> bool:
+        """Stop a run this worker is executing (its sandbox is killed); tell whether it was."""
+        future = self._futures.get(str(run_id))
+        if future is None or future.done():
+            return False
+        self._cancelled[str(run_id)] = reason
+        future.cancel()  # cancels the run's task on the loop: its sandbox is removed on the way out
+        return True
 
     def future(self, run_id: Any) -> concurrent.futures.Future[str] | None:
         """Return the future of a run this worker is executing, if any."""
@@ -138,6 +148,14 @@ class RunExecutor:
     async def _execute(self, run_id: Any) -> str:
         try:
             return await self._execute_unsafe(run_id)
+        except asyncio.CancelledError:
+            reason = self._cancelled.pop(str(run_id), None)
+            if reason is None:
+                raise  # the worker is shutting down: the next start marks the run interrupted
+            await self._in_db(
+                services.run_fail, run_id=run_id, outcome=Outcome.CANCELLED, message=reason
+            )
+            return RunStatus.FAILED
         except Exception as exc:  # the worker must survive anything one run does
             logger.exception("run %s failed in the worker", run_id)
             await self._in_db(
@@ -508,6 +526,14 @@ def executor() -> RunExecutor:
             )
             atexit.register(executor_shutdown)
         return _executor
+
+
+def run_cancel(*, run: Run, user: Any) -> bool:
+    """Stop a run its author started, within a second; tell whether it was still running."""
+    if run.is_finished or run.created_by_id != getattr(user, "pk", None):
+        return False
+    who = getattr(user, "username", "") or "its author"
+    return executor().cancel(run.pk, reason=f"cancelled by {who}: the sandbox was stopped")
 
 
 def executor_shutdown() -> None:

@@ -204,6 +204,9 @@
       state.auto = false;
       setBusy(false, "cancelled");
     },
+    run_cancelling() {
+      status("stopping the run…");
+    },
     error(m) {
       state.auto = false;
       setBusy(false, m.message);
@@ -235,6 +238,13 @@
     socket.send({ type: "auto", max_attempts: Number($("max-attempts").value) || 3, ...common() }),
   );
   buttons.cancel.addEventListener("click", () => socket.send({ type: "cancel" }));
+  // Ctrl+Enter (Cmd+Enter on a Mac) runs the editor's script, as in other playgrounds.
+  root.addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && (e.ctrlKey || e.metaKey) && !buttons.run.disabled) {
+      e.preventDefault();
+      buttons.run.click();
+    }
+  });
   buttons.run.addEventListener("click", () => {
     setBusy(true, "starting run…");
     socket.send({

@@ -52,5 +52,3 @@ def test_the_pygments_stylesheet_is_public(client) -> None:
     response = client.get("/pygments.css")
     assert response.status_code == 200
     assert ".highlight" in response.content.decode()
-
-

@@ -86,3 +86,52 @@ async def test_anonymous_visitors_are_refused():
     )
     connected, code = await ws.connect()
     assert not connected and code == 4403
+
+
+async def test_a_huge_paste_is_checked_off_the_event_loop(ecommerce, member):
+    """While a 200 KB paste is parsed and highlighted, another socket still answers at once."""
+    paster, other = await connect(member), await connect(member)
+    line = "orders_{i} = get_orders(status='delivered').data['orders'][:{i}]  # pasted\n"
+    body = "".join(line.format(i=i) for i in range(2600)) + "emit_result(1)\n"
+    assert len(body) > 200_000 - 10_000
+    try:
+        started = time.perf_counter()
+        await paster.send_json_to(
+            {"type": "validate", "version": 1, "sandbox": ecommerce.pk, "body": body[:199_000]}
+        )
+        round_trips = []
+        while True:
+            sent = time.perf_counter()
+            await other.send_json_to({"type": "ping?"})
+            reply = await other.receive_json_from(timeout=5)
+            round_trips.append(time.perf_counter() - sent)
+            assert reply["type"] == "error"
+            if not await paster.receive_nothing(timeout=0.01):
+                break
+        checked = await paster.receive_json_from(timeout=5)
+        assert checked["type"] == "validation" and checked["version"] == 1
+        took = time.perf_counter() - started
+    finally:
+        await paster.disconnect()
+        await other.disconnect()
+    assert len(round_trips) >= 3, f"the check took {took:.3f} s: too quick to measure"
+    assert max(round_trips) < 0.05, f"round trips {sorted(round_trips)[-3:]} during the check"
+
+
+async def test_only_the_newest_of_several_quick_texts_is_answered_last(ecommerce, member):
+    ws = await connect(member)
+    big = "x = get_orders()\n" * 8000 + "emit_result(x.data)\n"
+    try:
+        for version in range(1, 6):
+            await ws.send_json_to(
+                {"type": "validate", "version": version, "sandbox": ecommerce.pk, "body": big}
+            )
+        await ws.send_json_to(
+            {"type": "validate", "version": 6, "sandbox": ecommerce.pk, "body": "emit_result(1)\n"}
+        )
+        versions = []
+        while not versions or versions[-1] != 6:
+            versions.append((await ws.receive_json_from(timeout=10))["version"])
+    finally:
+        await ws.disconnect()
+    assert versions[-1] == 6 and len(versions) < 6, versions
