@@ -7,9 +7,22 @@ TAG="${1:-${JAZZMINE_BASE_IMAGE:-jazzmine/base:bookworm}}"
 SUITE="${JAZZMINE_BASE_SUITE:-bookworm}"
 MIRROR="${JAZZMINE_DEBIAN_MIRROR:-}"
 
-if docker image inspect "$TAG" >/dev/null 2>&1; then
+# What a bootstrapped image holds: Python for the harness and Python tools, Node.js for script
+# tools written as script.js. Bumped when the package list changes, so an older image is rebuilt.
+CONTENTS="python3,nodejs"
+have=$(docker image inspect -f '{{ index .Config.Labels "jazzmine.base.contents" }}' "$TAG" 2>/dev/null || true)
+if [ "$have" = "$CONTENTS" ]; then
   echo "ensure-base-image: $TAG present"
   exit 0
+elif docker image inspect "$TAG" >/dev/null 2>&1 && [ "$TAG" != "jazzmine/base:bookworm" ]; then
+  echo "ensure-base-image: $TAG present (provided by the operator)"
+  exit 0
+elif [ -n "$have" ] || docker image inspect "$TAG" >/dev/null 2>&1; then
+  echo "ensure-base-image: $TAG holds ${have:-an older package set}; bootstrapping it again"
+  # Sandbox and bash images are named by their own inputs, not the base's: drop the ones built
+  # on the old base so that each is rebuilt on the new one when next used.
+  docker images --format '{{.Repository}}:{{.Tag}}' \
+    | grep -E '^jazzmine/(sandbox-[^:]+|bash):' | xargs -r docker rmi -f >/dev/null 2>&1 || true
 fi
 
 # A deployment with a registry may pull its base image first, but only when the operator says so
@@ -36,7 +49,7 @@ trap 'rm -rf "$ROOTFS"' EXIT
 
 echo "ensure-base-image: debootstrapping $SUITE into $ROOTFS (about a minute)"
 # shellcheck disable=SC2086
-debootstrap --variant=minbase --include=python3,ca-certificates "$SUITE" "$ROOTFS" $MIRROR \
+debootstrap --variant=minbase --include=python3,nodejs,ca-certificates "$SUITE" "$ROOTFS" $MIRROR \
   >/tmp/jazzmine-debootstrap.log 2>&1 || {
   echo "ensure-base-image: debootstrap failed; last log lines:" >&2
   tail -n 20 /tmp/jazzmine-debootstrap.log >&2
@@ -48,5 +61,6 @@ rm -rf "$ROOTFS"/var/cache/apt/archives/*.deb "$ROOTFS"/var/lib/apt/lists/* \
   "$ROOTFS"/usr/share/doc/* "$ROOTFS"/usr/share/man/* "$ROOTFS"/usr/share/locale/*
 
 echo "ensure-base-image: importing as $TAG"
-tar -C "$ROOTFS" -c . | docker import -c 'ENV LANG=C.UTF-8' - "$TAG" >/dev/null
+tar -C "$ROOTFS" -c . | docker import -c 'ENV LANG=C.UTF-8' \
+  -c "LABEL jazzmine.base.contents=$CONTENTS" - "$TAG" >/dev/null
 echo "ensure-base-image: $TAG ready"

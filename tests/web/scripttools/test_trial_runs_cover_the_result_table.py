@@ -66,13 +66,18 @@ def test_a_script_that_runs_too_long_is_killed_as_a_timeout(sandbox, member, bas
     assert trial.duration_ms < 15_000
 
 
-def test_a_node_tool_in_an_image_without_node_is_a_missing_runtime(
-    sandbox, member, base_image
-) -> None:
-    source = "process.stdout.write(JSON.stringify({ok: true}));\n"
-    trial = run_trial(_row(sandbox, member, "js_probe", source, runtime="node"))
-    assert trial.status == "missing_runtime"
-    assert "node" in trial.message
+def test_a_node_tool_passes_its_trial_in_the_base_image(sandbox, member, base_image) -> None:
+    source = (
+        'let input = "";\n'
+        'process.stdin.on("data", (chunk) => (input += chunk));\n'
+        'process.stdin.on("end", () => {\n'
+        '  const args = JSON.parse(input || "{}");\n'
+        '  process.stdout.write(JSON.stringify({ok: true, twice: (args.n || 0) * 2, from: "node"}));\n'
+        "});\n"
+    )
+    trial = run_trial(_row(sandbox, member, "js_double", source, runtime="node"), {"n": 21})
+    assert trial.status == "valid_json", trial.message
+    assert trial.passed and trial.data == {"ok": True, "twice": 42, "from": "node"}
 
 
 def test_the_page_starts_a_trial_in_a_worker_and_polls_its_result(
