@@ -272,6 +272,7 @@ class RunExecutor:
             bash_limits=prepared.bash.limits,
             secrets=prepared.bash.environment,
             on_call=on_call,
+            allowed_tools=prepared.request.allowed_tools,
         )
         for kind, data in bash_final_events(result):
             record(kind, data)
