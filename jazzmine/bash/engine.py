@@ -59,6 +59,8 @@ class BashCall:
     started_ms: float
     stdin: bool = False
     error: str | None = None
+    # True when the run was not allowed to call this tool: it never ran.
+    refused: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-safe dict for the run timeline."""
@@ -90,6 +92,14 @@ class BashResult:
         calls = [BashCall(**c) for c in data.get("calls", [])]
         fields = {k: v for k, v in data.items() if k != "calls"}
         return cls(**fields, calls=calls)
+
+
+def refusal_message(name: str) -> str:
+    """Explain a builtin the run may not call (the harness says the same for Python)."""
+    return (
+        f"Tool {name!r} is not allowed in this run: it needs a person's approval, and this "
+        "script was let through without one"
+    )
 
 
 class ToolFailed(Exception):
@@ -137,8 +147,11 @@ class BashSession:
         name: str = TOOLSET_NAME,
         short_description: str | None = None,
         on_call: CallHook | None = None,
+        allowed_tools: frozenset[str] | None = None,
     ) -> None:
         self.specs = list(specs)
+        # Which builtins this run may call (None: all), enforced in the callback itself.
+        self.allowed_tools = allowed_tools
         self.functions = dict(functions)
         self.limits = limits or BashLimits()
         self.name = name
@@ -168,7 +181,10 @@ class BashSession:
             started = time.monotonic()
             function = self.functions.get(name)
             args = dict(params)
-            if function is None:
+            refused = self.allowed_tools is not None and name not in self.allowed_tools
+            if refused:
+                ok, text, error = False, "", refusal_message(name)
+            elif function is None:
                 ok, text, error = False, "", f"tool {name!r} is not available in this sandbox"
             else:
                 try:
@@ -184,6 +200,7 @@ class BashSession:
                 started_ms=round((started - self._started) * 1000, 3),
                 stdin=stdin is not None,
                 error=error,
+                refused=refused,
             )
             self._calls.append(call)
             if self.on_call is not None:

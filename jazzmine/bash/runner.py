@@ -5,6 +5,10 @@ of jazzmine/bash/engine.py) and an unpacked bashkit. It loads the tools exactly 
 does (the harness's ToolBox from /opt/jazzmine), reads ONE request line from stdin, and writes
 JSON lines on a private copy of stdout: `{"type": "call", "data": {...}}` after every builtin
 call, then `{"type": "result", "data": {...}}`.
+
+As in the harness, the process holding stdout runs no tool: it forks a worker that loads the
+tools and runs bash, and relays only the token-framed lines the worker writes to its pipe,
+at most one final line, and nothing once the worker has ended.
 """
 
 from __future__ import annotations
@@ -25,39 +29,95 @@ def _write(fd: int, payload: dict[str, Any]) -> None:
         view = view[os.write(fd, view) :]
 
 
-def main(argv: list[str]) -> int:
-    """Load the tools, run the request's script and report calls and result."""
-    root = argv[1] if len(argv) > 1 else SANDBOX_ROOT
-    # Tools may print: fd 1 becomes stderr so nothing they write can forge a protocol line.
-    proto = os.dup(1)
-    os.set_inheritable(proto, False)
-    os.dup2(2, 1)
-    sys.path[:0] = [HERE, os.path.join(HERE, "site"), root, os.path.join(root, "site")]
+def _framed(fd: int, token: bytes, payload: dict[str, Any]) -> None:
+    data = json.dumps(payload, ensure_ascii=True, separators=(",", ":")).encode()
+    view = memoryview(token + b" " + data + b"\n")
+    while view:
+        view = view[os.write(fd, view) :]
 
+
+def _parse_allowed(value: Any) -> frozenset[str] | None:
+    """None allows every builtin; a malformed value (or a missing key) allows none."""
+    if value is None:
+        return None
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return frozenset(value)
+    return frozenset()
+
+
+def run_worker(root: str, request_fd: int, event_fd: int, token: bytes) -> None:
+    """The worker: load tools, run the one request, report calls and the result."""
     import bash_engine
     from harness import ToolBox, read_line
 
     from jazzmine.core.tools import types as tool_types
 
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
     try:
-        request = json.loads(read_line(0) or b"{}")
+        request = json.loads(read_line(request_fd) or b"{}")
         script = request["script"]
         specs = [bash_engine.ToolSpec.from_dict(s) for s in request.get("tools", [])]
         limits = bash_engine.BashLimits(**request.get("limits", {}))
     except (ValueError, KeyError, TypeError) as exc:
-        _write(proto, {"type": "error", "data": {"message": f"bad bash request: {exc}"}})
-        return 2
+        _framed(event_fd, token, {"type": "error", "data": {"message": f"bad bash request: {exc}"}})
+        return
+    allowed = _parse_allowed(request.get("allowed_tools", False))
     for name, value in (request.get("secrets") or {}).items():
         os.environ[str(name)] = str(value)
     toolbox = ToolBox(root, tool_types)
+    toolbox.allowed = allowed  # the same wall again, for builtins that reach a tool otherwise
     session = bash_engine.BashSession(
         specs,
         toolbox.functions,
         limits=limits,
-        on_call=lambda call: _write(proto, {"type": "call", "data": call.to_dict()}),
+        on_call=lambda call: _framed(event_fd, token, {"type": "call", "data": call.to_dict()}),
+        allowed_tools=allowed,
     )
     result = session.run(script)
-    _write(proto, {"type": "result", "data": result.to_dict()})
+    _framed(event_fd, token, {"type": "result", "data": result.to_dict()})
+
+
+def main(argv: list[str]) -> int:
+    """Fork the worker, hand it the request, relay what it reports."""
+    root = argv[1] if len(argv) > 1 else SANDBOX_ROOT
+    sys.path[:0] = [HERE, os.path.join(HERE, "site"), root, os.path.join(root, "site")]
+    from harness import fork_worker, no_dump, read_line, worker_lines, worker_status
+
+    no_dump()
+    # Tools may print: fd 1 becomes stderr so nothing they write can forge a protocol line.
+    proto = os.dup(1)
+    os.set_inheritable(proto, False)
+    os.dup2(2, 1)
+    in_fd = os.dup(0)
+    os.set_inheritable(in_fd, False)
+    worker = fork_worker(
+        lambda request_fd, event_fd, token: run_worker(root, request_fd, event_fd, token),
+        keep=(proto, in_fd),
+    )
+    line = read_line(in_fd)
+    try:
+        view = memoryview(line if line.endswith(b"\n") else line + b"\n")
+        while view:
+            view = view[os.write(worker.requests, view) :]
+    except OSError:
+        pass
+    os.close(worker.requests)
+    ended = False
+    for payload, refused in worker_lines(worker):
+        if payload is None:
+            sys.stderr.write(f"runner: refused a line the runner did not write: {refused}\n")
+            continue
+        kind = payload.get("type") if isinstance(payload, dict) else None
+        if ended or kind not in ("call", "result", "error"):
+            sys.stderr.write(f"runner: refused a {kind!r} message from the worker\n")
+            continue
+        ended = kind != "call"
+        _write(proto, {"type": kind, "data": payload.get("data")})
+    status = worker_status(worker)
+    if not ended:
+        sys.stderr.write(f"runner: the bash worker ended without a result (status {status})\n")
+        return 1
     return 0
 
 

@@ -134,6 +134,7 @@ async def run_bash_in_sandbox(
     secrets: dict[str, str] | None = None,
     on_call: Callable[[BashCall], None] | None = None,
     client: docker.DockerClient | None = None,
+    allowed_tools: frozenset[str] | None = None,
 ) -> BashResult:
     """Run a bash script in a hardened container of the sandbox; tools run in there too."""
     bash_limits = bash_limits or BashLimits()
@@ -151,6 +152,8 @@ async def run_bash_in_sandbox(
             "timeout_seconds": bash_limits.timeout_seconds,
         },
         "secrets": dict(secrets or {}),
+        # Enforced by the in-container runner: a refused builtin exits non-zero, saying why.
+        "allowed_tools": None if allowed_tools is None else sorted(allowed_tools),
     }
     calls: list[BashCall] = []
     final: dict[str, object] = {}

@@ -12,9 +12,9 @@ from django.dispatch import receiver
 from django.utils import timezone
 
 from ..catalog.models import Sandbox
+from ..catalog.signals import catalog_changed
 from ..runs.models import Language, Run, RunStatus, code_sha256
 from ..runs.services import RunRefused, run_create, run_tools_called, script_check
-from ..catalog.signals import catalog_changed
 from ..runs.signals import run_created, run_finished
 from ..teams.models import ApiToken, Role
 from ..teams.selectors import user_has_team_role
@@ -297,7 +297,7 @@ def _approve_and_start(
             allowed_tools = None
         elif submission.policy == ReviewPolicy.UNLISTED_TOOLS:
             rows = submission.sandbox.tools.filter(published=True, always_allow=True)
-            allowed_tools = [t.name for t in rows]
+            allowed_tools = [t.name for t in rows if t.is_always_allowed]
     try:
         run = run_create(
             sandbox=submission.sandbox,

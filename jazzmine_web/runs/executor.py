@@ -47,8 +47,6 @@ class BashPlan:
     specs: list[ToolSpec]
     limits: BashLimits
     environment: dict[str, str]
-    # The tools the run may call (None: all), as decided when it was let through.
-    allowed_tools: frozenset[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -272,6 +270,7 @@ class RunExecutor:
             bash_limits=prepared.bash.limits,
             secrets=prepared.bash.environment,
             on_call=on_call,
+            allowed_tools=prepared.request.allowed_tools,
         )
         for kind, data in bash_final_events(result):
             record(kind, data)
@@ -489,13 +488,9 @@ def _prepare_bash(run: Run, known_images: set[str]) -> Prepared:
         services.run_set_status(run_id=run.pk, status=RunStatus.PREPARING, message="building image")
         tag = builder.ensure_image(sandbox.name).tag
         known_images.add(tag)
-    request = RunRequest(script=run.script, body_offset=0)
-    plan = BashPlan(
-        specs=specs,
-        limits=bash_limits,
-        environment=environment,
-        allowed_tools=_allowed_tools(run),
-    )
+    # The bash runner refuses any builtin outside the run's decision, as the harness does.
+    request = RunRequest(script=run.script, body_offset=0, allowed_tools=_allowed_tools(run))
+    plan = BashPlan(specs=specs, limits=bash_limits, environment=environment)
     return Prepared(run.pk, "docker", tag, None, _limits_for(sandbox), request, bash=plan)
 
 

@@ -186,26 +186,41 @@ def run_set_status(*, run_id: object, status: str, **fields: Any) -> None:
 
 
 def run_record_event(*, run_id: object, event: dict[str, Any]) -> None:
-    """Store one event, update the run it belongs to, and stream it to the run's watchers."""
-    kind = event["type"]
+    """Store one event, update the run it belongs to, and stream it to the run's watchers.
+
+    An event the database refuses (a duplicate number, data it cannot hold) ends the run as
+    failed with a message saying so, instead of leaving it `running` forever; the first end
+    of a run wins, so a later `exit` cannot turn such a run into a success.
+    """
+    kind = event.get("type")
     data = event.get("data")
-    with transaction.atomic():
-        RunEvent.objects.create(
-            run_id=run_id, seq=event["seq"], type=kind, data=data, ts=event["ts"]
+    try:
+        with transaction.atomic():
+            RunEvent.objects.create(
+                run_id=run_id, seq=event["seq"], type=kind, data=data, ts=event["ts"]
+            )
+            changes: dict[str, Any] = {"event_count": F("event_count") + 1}
+            if kind == "result":
+                changes["result"] = data
+            elif kind == "error" and isinstance(data, dict):
+                changes["error"] = error_text(data)
+            Run.objects.filter(pk=run_id).update(**changes)
+    except Exception as exc:  # any refusal of the database: the run must still end
+        logger.exception("run %s: could not store event %r", run_id, event.get("seq"))
+        message = (
+            f"failed: an event of this run could not be stored ({type(exc).__name__}); "
+            "the run was stopped"
         )
-        changes: dict[str, Any] = {"event_count": F("event_count") + 1}
-        if kind == "result":
-            changes["result"] = data
-        elif kind == "error" and isinstance(data, dict):
-            changes["error"] = error_text(data)
-        Run.objects.filter(pk=run_id).update(**changes)
+        _run_end(run_id=run_id, status=RunStatus.FAILED,
+                 outcome=Outcome.PROTOCOL_ERROR.value, message=message)  # fmt: skip
+        return
     # Stored first, then sent: a watcher that replays from the database after joining the
     # group misses nothing, and drops duplicates by sequence number.
-    message: RunEventMessage = {"type": "run.event", "run_id": str(run_id), "event": event}
-    group_send(run_group(run_id), dict(message))
+    message_: RunEventMessage = {"type": "run.event", "run_id": str(run_id), "event": event}
+    group_send(run_group(run_id), dict(message_))
     if kind == "exit" and isinstance(data, dict):
         outcome = str(data.get("outcome", ""))
-        run_set_status(
+        _run_end(
             run_id=run_id,
             status=RunStatus.SUCCEEDED if outcome == Outcome.RESULT else RunStatus.FAILED,
             outcome=outcome,
@@ -213,6 +228,13 @@ def run_record_event(*, run_id: object, event: dict[str, Any]) -> None:
             backend=str(data.get("backend", "")),
             duration_ms=data.get("duration_ms"),
         )
+
+
+def _run_end(*, run_id: object, status: str, **fields: Any) -> None:
+    """Finish a run unless it has already finished (the first end of a run wins)."""
+    if Run.objects.filter(pk=run_id, status__in=RunStatus.finished()).exists():
+        return
+    run_set_status(run_id=run_id, status=status, **fields)
 
 
 def error_text(data: dict[str, Any]) -> str:
@@ -256,12 +278,20 @@ def runs_fail_interrupted(*, before: datetime.datetime) -> int:
         .filter(created_at__lt=before)
         .values_list("pk", flat=True)
     )
+    ended = 0
     for run_id in stale:
-        run_fail(
-            run_id=run_id,
-            outcome=Outcome.CONTAINER_CRASH,
-            message="interrupted: the server stopped while this run was in progress",
-        )
+        # One run that cannot be ended (a broken row, events the database refuses) must not
+        # leave every run after it stuck as well.
+        try:
+            run_fail(
+                run_id=run_id,
+                outcome=Outcome.CONTAINER_CRASH,
+                message="interrupted: the server stopped while this run was in progress",
+            )
+        except Exception:
+            logger.exception("could not end interrupted run %s", run_id)
+            continue
+        ended += 1
     if stale:
-        logger.warning("marked %d interrupted run(s) as failed", len(stale))
+        logger.warning("marked %d of %d interrupted run(s) as failed", ended, len(stale))
     return len(stale)

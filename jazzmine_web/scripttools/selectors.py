@@ -91,7 +91,8 @@ def tools_called(
             {
                 "name": name,
                 "kind": row.kind,
-                "always_allow": row.always_allow,
+                # Asked for and accepted by an admin for the current code, never just asked.
+                "always_allow": row.is_always_allowed,
                 "secrets": list(row.secrets),
                 "certain": name in reading.calls,
                 "why": why,

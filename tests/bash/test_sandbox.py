@@ -113,3 +113,33 @@ async def test_the_bash_image_is_built_once_per_sandbox_image(sandbox, docker_cl
     assert ensure_bash_image(image, client=docker_client) == ensure_bash_image(
         image, client=docker_client
     )
+
+
+async def test_a_builtin_outside_the_allowed_tools_exits_non_zero_and_never_runs(
+    sandbox, docker_client
+):
+    image, specs = sandbox
+    result = await run_bash_in_sandbox(
+        "get_user --id 7 | jq -r .name\n"
+        "list_orders --user_id 7 || echo \"refused with $?\"\n"
+        "eval 'list_orders --user_id 8' || echo again\n",
+        sandbox_image=image, specs=specs, client=docker_client,
+        allowed_tools=frozenset({"get_user"}),
+    )  # fmt: skip
+    assert result.stdout == "Ada\nrefused with 1\nagain\n", result.stderr
+    assert "list_orders: Tool 'list_orders' is not allowed in this run" in result.stderr
+    refused = [c for c in result.calls if c.refused]
+    assert [c.name for c in refused] == ["list_orders", "list_orders"]
+    assert all(c.exit_status == 1 for c in refused)
+    assert not any(c.refused for c in result.calls if c.name == "get_user")
+
+
+async def test_a_script_tool_builtin_is_refused_the_same_way(sandbox, docker_client):
+    image, specs = sandbox
+    result = await run_bash_in_sandbox(
+        "calculate_rsi --symbol MSFT --period 20 || echo refused\n", sandbox_image=image,
+        specs=specs, client=docker_client,
+        allowed_tools=frozenset(),
+    )  # fmt: skip
+    assert result.stdout == "refused\n"
+    assert [(c.name, c.refused) for c in result.calls] == [("calculate_rsi", True)]

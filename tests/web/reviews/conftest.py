@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.db.models import F
 from django.test import Client
 
 from jazzmine_web.catalog.models import Tool
@@ -66,7 +67,10 @@ def set_policy(sandbox, policy: str = ReviewPolicy.ALWAYS, timeout: int = 3600) 
 
 
 def allow_tools(sandbox, *names: str) -> None:
-    Tool.objects.filter(sandbox=sandbox, name__in=names).update(always_allow=True)
+    """Mark tools always-allowed, as asked for and accepted by an admin for their current code."""
+    Tool.objects.filter(sandbox=sandbox, name__in=names).update(
+        always_allow=True, always_allow_accepted_checksum=F("checksum")
+    )
 
 
 def submit(api, sandbox, body: str = BODY, **extra):

@@ -24,6 +24,11 @@ emit_result({"orders_ok": orders.success, "user_ok": user.success, "user": user.
              "message": user.message})
 """
 
+BASH = """\
+get_orders --status delivered > /dev/null && echo orders-ok
+get_user --user_id U-1
+"""
+
 
 @pytest.fixture
 def slipped(monkeypatch, ecommerce):
@@ -58,6 +63,17 @@ def test_a_python_run_let_through_by_the_policy_is_refused_the_reviewed_tool(
     events = _events_text(run)
     assert "refused a call to tool 'get_user'" in events
     assert "Ada Lovelace" not in events
+
+
+def test_a_bash_run_let_through_by_the_policy_is_refused_the_reviewed_tool(
+    api, slipped, worker
+) -> None:
+    run = _run_of(submit(api, slipped, body=BASH, language="bash").json(), worker)
+    assert run.status == RunStatus.FAILED
+    assert "orders-ok" in run.result["stdout"]
+    events = _events_text(run)
+    assert "Ada Lovelace" not in events
+    assert "get_user" in events and "approval" in events
 
 
 def test_a_reviewer_approved_run_may_call_the_same_tool(api, ecommerce, reviewer, worker) -> None:

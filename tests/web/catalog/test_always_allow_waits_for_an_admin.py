@@ -1,0 +1,81 @@
+"""The review gate reads `tool_is_always_allowed`: asked for, and the current code accepted."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.exceptions import PermissionDenied
+
+from jazzmine_web.catalog.selectors import tool_is_always_allowed
+from jazzmine_web.catalog.services import tool_always_allow_accept, tool_create, tool_update
+
+pytestmark = pytest.mark.django_db
+
+PING = "def ping(host):\n    return ToolResponse(success=True)\n"
+
+
+@pytest.fixture
+def allowed(empty_sandbox, team_admin):
+    return tool_create(
+        sandbox=empty_sandbox, name="ping", description="Ping.", source=PING,
+        always_allow=True, actor=team_admin,
+    )  # fmt: skip
+
+
+def test_an_admin_marking_a_tool_always_allowed_accepts_its_code(allowed) -> None:
+    assert tool_is_always_allowed(allowed) and allowed.always_allow_accepted_by.username == "grace"
+
+
+def test_a_members_code_change_waits_for_an_admin_and_makes_a_version(
+    allowed, member, team_admin
+) -> None:
+    change = tool_update(tool=allowed, source=PING.replace("True)", "True )"), actor=member)
+    assert change.new_version is not None
+    assert allowed.always_allow is True and not tool_is_always_allowed(allowed)
+    assert allowed.always_allow_pending
+    with pytest.raises(PermissionDenied):
+        tool_always_allow_accept(tool=allowed, actor=member)
+    tool_always_allow_accept(tool=allowed, actor=team_admin)
+    allowed.refresh_from_db()
+    assert tool_is_always_allowed(allowed)
+
+
+def test_a_dependency_change_also_waits(allowed, member) -> None:
+    tool_update(tool=allowed, dependencies=["httpx"], actor=member)
+    assert not tool_is_always_allowed(allowed)
+
+
+def test_a_trusted_import_asking_for_always_allow_is_not_in_effect_until_accepted(
+    empty_sandbox,
+) -> None:
+    tool = tool_create(
+        sandbox=empty_sandbox, name="ping", description="Ping.", source=PING, always_allow=True
+    )
+    assert tool.always_allow and not tool_is_always_allowed(tool)
+
+
+def test_an_admin_accepts_a_pending_tool_on_its_page(client, allowed, member, team_admin) -> None:
+    tool_update(tool=allowed, source=PING.replace("True)", "True )"), actor=member)
+    client.force_login(member)
+    page = client.get(f"/catalog/tools/{allowed.pk}/").content.decode()
+    assert 'id="always-allow-pending"' in page and "accept-always-allow" not in page
+    assert client.post(f"/catalog/tools/{allowed.pk}/accept/").status_code == 403
+    client.force_login(team_admin)
+    client.post(f"/catalog/tools/{allowed.pk}/accept/")
+    allowed.refresh_from_db()
+    assert tool_is_always_allowed(allowed)
+    assert 'id="always-allowed"' in client.get(f"/catalog/tools/{allowed.pk}/").content.decode()
+
+
+def test_always_allow_and_secrets_changes_are_versions_with_a_diff_and_rollback(
+    client, allowed, team_admin
+) -> None:
+    tool_update(tool=allowed, always_allow=False, secrets=["API_KEY"], actor=team_admin)
+    versions = list(allowed.versions.order_by("number"))
+    assert [v.always_allow for v in versions] == [True, False]
+    client.force_login(team_admin)
+    diff = client.get(f"/catalog/tools/{allowed.pk}/versions/2/diff/").content.decode()
+    assert "-# always_allow: true" in diff and "+# always_allow: false" in diff
+    assert "API_KEY" in diff
+    client.post(f"/catalog/tools/{allowed.pk}/versions/1/rollback/")
+    allowed.refresh_from_db()
+    assert allowed.always_allow and allowed.secrets == [] and tool_is_always_allowed(allowed)

@@ -1,0 +1,55 @@
+"""A run whose events the database refuses still ends, failed, saying why; clean-up goes on."""
+
+from __future__ import annotations
+
+import datetime
+
+import pytest
+from django.utils import timezone
+
+from jazzmine_web.runs.models import Run, RunStatus
+from jazzmine_web.runs.services import run_create, run_record_event, runs_fail_interrupted
+
+pytestmark = pytest.mark.django_db
+
+
+def queued(ecommerce, member) -> Run:
+    return run_create(sandbox=ecommerce, user=member, body="emit_result(1)\n", start=False)
+
+
+def test_an_event_numbered_beyond_the_database_ends_the_run_failed(ecommerce, member):
+    run = queued(ecommerce, member)
+    run_record_event(run_id=run.pk, event={"seq": 2**63, "type": "log",
+                                           "data": {"message": "x"}, "ts": 1.0})  # fmt: skip
+    run.refresh_from_db()
+    assert run.status == RunStatus.FAILED
+    assert "could not be stored" in run.message
+
+
+def test_a_duplicate_event_ends_the_run_and_a_later_exit_cannot_make_it_succeed(ecommerce, member):
+    run = queued(ecommerce, member)
+    log = {"seq": 1, "type": "log", "data": {"message": "x"}, "ts": 1.0}
+    run_record_event(run_id=run.pk, event=log)
+    run_record_event(run_id=run.pk, event=log)
+    run_record_event(run_id=run.pk, event={"seq": 2, "type": "exit",
+                                           "data": {"outcome": "result"}, "ts": 1.0})  # fmt: skip
+    run.refresh_from_db()
+    assert run.status == RunStatus.FAILED
+    assert "could not be stored" in run.message
+
+
+def test_clean_up_never_stops_at_one_bad_run(ecommerce, member, monkeypatch):
+    runs = [queued(ecommerce, member) for _ in range(3)]
+    from jazzmine_web.runs import services
+
+    real = services.run_fail
+
+    def fail_on_the_first(*, run_id, **kwargs):
+        if run_id == runs[0].pk:
+            raise RuntimeError("a broken row")
+        real(run_id=run_id, **kwargs)
+
+    monkeypatch.setattr(services, "run_fail", fail_on_the_first)
+    runs_fail_interrupted(before=timezone.now() + datetime.timedelta(seconds=1))
+    statuses = [Run.objects.get(pk=r.pk).status for r in runs]
+    assert statuses[1:] == [RunStatus.FAILED, RunStatus.FAILED]
