@@ -9,6 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from ..studio.http import FORM_REFUSED
 from ..teams.selectors import teams_for_user
 from . import selectors, services
 from .forms import ImportForm, SandboxForm, SecretValueForm, ToolForm
@@ -280,7 +281,10 @@ def sandbox_secret(request: HttpRequest, pk: int) -> HttpResponse:
     context["secret_error"] = error
     if request.htmx:
         return render(
-            request, "catalog/sandbox_detail.html#secrets", context, status=400 if error else 200
+            request,
+            "catalog/sandbox_detail.html#secrets",
+            context,
+            status=FORM_REFUSED if error else 200,
         )
     if error:
         messages.error(request, error)
@@ -368,9 +372,9 @@ def import_tools(request: HttpRequest) -> HttpResponse:
             )
         except ImportRefused as exc:
             problems = exc.problems
-            status = 400
+            status = FORM_REFUSED
     elif request.method == "POST":
-        status = 400
+        status = FORM_REFUSED
     context = {"form": form, "report": report, "problems": problems}
     template = "catalog/import.html"
     if request.htmx:

@@ -12,6 +12,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from ..catalog.selectors import sandboxes_for_user
+from ..studio.http import FORM_REFUSED
 from ..teams.models import Role
 from ..teams.selectors import api_tokens_for_user, user_has_team_role
 from . import selectors, services, webhooks
@@ -258,7 +259,7 @@ def policy(request: HttpRequest, pk: int) -> HttpResponse:
         "is_admin": user_has_team_role(user=request.user, team=sandbox.team, role=Role.ADMIN),
         "error": error,
     }
-    return render(request, "reviews/policy.html", context, status=400 if error else 200)
+    return render(request, "reviews/policy.html", context, status=FORM_REFUSED if error else 200)
 
 
 @require_http_methods(["GET", "POST"])
@@ -288,4 +289,4 @@ def webhook_settings(request: HttpRequest) -> HttpResponse:
         "issued": issued,
         "error": error,
     }
-    return render(request, "reviews/webhooks.html", context, status=400 if error else 200)
+    return render(request, "reviews/webhooks.html", context, status=FORM_REFUSED if error else 200)

@@ -17,6 +17,7 @@ from jazzmine.scripttools import ScriptToolError, load_zip
 from ..catalog.models import Tool, ToolKind
 from ..catalog.selectors import sandboxes_for_user, tools_for_user
 from ..catalog.services import actor_is_admin
+from ..studio.http import FORM_REFUSED
 from . import selectors, services
 from .forms import NEW_SCHEMA, NEW_SCRIPT, ScriptToolForm, ScriptToolUploadForm, trial_form_for
 from .models import TrialRun
@@ -132,7 +133,7 @@ def trial_create(request: HttpRequest, pk: int) -> HttpResponse:
     form = trial_form_for(script_tool, request.POST)
     if not form.is_valid():
         context = panel_context(tool, form=form)
-        return render(request, f"{PANEL}#trial-panel", context, status=400)
+        return render(request, f"{PANEL}#trial-panel", context, status=FORM_REFUSED)
     trial = services.trial_start(tool=tool, user=request.user, args=form.arguments())
     if request.htmx:
         return render(request, f"{PANEL}#trial-panel", panel_context(tool, trial=trial, form=form))
@@ -164,7 +165,9 @@ def tool_publish(request: HttpRequest, pk: int) -> HttpResponse:
     if request.htmx:
         context = panel_context(tool)
         context["publish_error"] = error
-        return render(request, f"{PANEL}#publish-state", context, status=400 if error else 200)
+        return render(
+            request, f"{PANEL}#publish-state", context, status=FORM_REFUSED if error else 200
+        )
     if error:
         messages.error(request, error)
     else:
@@ -196,9 +199,9 @@ def script_tools_import(request: HttpRequest) -> HttpResponse:
         except ValidationError as exc:
             problems = list(exc.messages)
         if problems:
-            status = 400
+            status = FORM_REFUSED
     elif request.method == "POST":
-        status = 400
+        status = FORM_REFUSED
     context = {"form": form, "report": report, "problems": problems}
     return render(request, "scripttools/import.html", context, status=status)
 

@@ -1,0 +1,9 @@
+// How htmx treats answers, for every page. A refused form comes back as 422 with its own
+// partial, errors in place: swap it like a 2xx (htmx 2 swaps no 4xx by default, and the
+// debug handler of django-htmx replaces the whole page for 400/403/404/500 only).
+htmx.config.responseHandling = [
+  { code: "204", swap: false },
+  { code: "[23]..", swap: true },
+  { code: "422", swap: true, error: false },
+  { code: "[45]..", swap: false, error: true },
+];
