@@ -489,8 +489,7 @@ def rewrite(tree: ast.Module) -> tuple[ast.Module, list[tuple[int, str]]]:
 # Modules that C functions a script may call import lazily; loaded before the script runs.
 LAZY_IMPORTS: frozenset[str] = frozenset(
     {"_strptime", "time", "encodings.latin_1", "encodings.ascii", "encodings.cp1252",
-     "encodings.utf_16", "encodings.utf_32", "encodings.idna", "encodings.base64_codec",
-     "encodings.hex_codec"}
+     "encodings.utf_16", "encodings.utf_32"}
 )  # fmt: skip
 
 # Audit events a script's own frames may raise. Everything else raised while the nearest
@@ -824,11 +823,6 @@ def _execute(
         return "script_error"
 
     if not unrestricted:
-        # Modules C code imports lazily on a script's behalf would otherwise be refused
-        # imports from the script's frame (datetime.strptime imports _strptime).
-        for name in LAZY_IMPORTS:
-            __import__(name)
-
         trusted = frozenset(toolbox.wrapper_codes)
         install_audit_hook(frozenset(toolbox.files), trusted)
     sys.stdout, sys.stderr = stdout, stderr
@@ -1092,6 +1086,11 @@ def run_worker(root: str, request_fd: int, event_fd: int, token: bytes) -> None:
     from jazzmine.core.tools import types as tool_types
 
     toolbox = ToolBox(root, tool_types)
+    # Modules C code imports lazily on a script's behalf (datetime.strptime imports
+    # _strptime) would be refused imports from the script's frame; load them now, before
+    # `ready`, so that their cost is never part of a dispatch.
+    for name in sorted(LAZY_IMPORTS):
+        __import__(name)
     stdout = LogWriter(channel, "stdout")
     stderr = LogWriter(channel, "stderr")
     emitters = Emitters(channel, stdout)

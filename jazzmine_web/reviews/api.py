@@ -19,6 +19,7 @@ from ..catalog.models import Sandbox
 from ..catalog.selectors import sandboxes_for_user
 from ..runs.selectors import run_events_after, run_state
 from ..teams.auth import api_token_required, json_error, token_from_request
+from ..teams.models import ApiToken
 from ..teams.services import api_token_touch
 from . import selectors, services, webhooks
 from .conf import setting
@@ -161,7 +162,24 @@ def _number(request: HttpRequest, name: str, default: float) -> float | HttpResp
     return value
 
 
-def _wait_snapshot(user: Any, submission_id: Any, until: str) -> tuple[dict[str, Any], bool] | None:
+def _token_active(token_id: int) -> bool:
+    """Tell whether a token still authenticates: a long request rechecks it on every turn."""
+    return ApiToken.objects.filter(
+        pk=token_id, revoked_at__isnull=True, user__is_active=True
+    ).exists()
+
+
+def _revoked() -> HttpResponse:
+    return json_error(
+        "token_revoked", "The API token was revoked while the request waited.", status=401
+    )
+
+
+def _wait_snapshot(
+    user: Any, submission_id: Any, until: str, token_id: int
+) -> tuple[dict[str, Any], bool] | HttpResponse | None:
+    if not _token_active(token_id):
+        return _revoked()
     submission = _visible(user, submission_id)
     if submission is None:
         return None
@@ -184,7 +202,11 @@ async def submission_wait(request: HttpRequest, submission_id: Any) -> HttpRespo
     deadline = time.monotonic() + timeout
     # Each look at the database is short and outside any transaction; the loop sleeps between.
     while True:
-        snapshot = await sync_to_async(_wait_snapshot)(request.user, submission_id, until)
+        snapshot = await sync_to_async(_wait_snapshot)(
+            request.user, submission_id, until, request.api_token.pk
+        )
+        if isinstance(snapshot, HttpResponse):
+            return snapshot
         if snapshot is None:
             return _not_found(submission_id)
         state, done = snapshot
@@ -193,9 +215,14 @@ async def submission_wait(request: HttpRequest, submission_id: Any) -> HttpRespo
         await asyncio.sleep(min(POLL_SECONDS, max(0.0, deadline - time.monotonic())))
 
 
+_TOKEN_REVOKED = "revoked"
+
+
 def _stream_snapshot(
-    user: Any, submission_id: Any, after: int
-) -> tuple[dict[str, Any], dict[str, Any] | None, list[dict[str, Any]]] | None:
+    user: Any, submission_id: Any, after: int, token_id: int | None = None
+) -> tuple[dict[str, Any], dict[str, Any] | None, list[dict[str, Any]]] | str | None:
+    if token_id is not None and not _token_active(token_id):
+        return _TOKEN_REVOKED
     submission = _visible(user, submission_id)
     if submission is None:
         return None
@@ -218,15 +245,28 @@ def _line(payload: dict[str, Any]) -> bytes:
     return (json.dumps(payload, default=str) + "\n").encode()
 
 
-async def _event_lines(user: Any, submission_id: Any, *, after: int) -> AsyncIterator[bytes]:
+async def _event_lines(
+    user: Any, submission_id: Any, *, after: int, token_id: int
+) -> AsyncIterator[bytes]:
     sent = after
     last_head: dict[str, Any] | None = None
     last_run: tuple[str, int] | None = None
     last_write = time.monotonic()
     deadline = time.monotonic() + float(setting("JAZZMINE_REVIEW_MAX_STREAM_SECONDS"))
     while True:
-        snapshot = await sync_to_async(_stream_snapshot)(user, submission_id, sent)
-        if snapshot is None:
+        # The token is checked on every turn: revoking it ends a stream already open.
+        snapshot = await sync_to_async(_stream_snapshot)(user, submission_id, sent, token_id)
+        if snapshot == _TOKEN_REVOKED:
+            yield _line(
+                {
+                    "type": "end",
+                    "final": False,
+                    "reason": "token_revoked",
+                    "message": "The API token was revoked; the stream ends.",
+                }
+            )
+            return
+        if snapshot is None or isinstance(snapshot, str):
             return
         head, state, events = snapshot
         if head != last_head:
@@ -267,7 +307,7 @@ async def submission_events(request: HttpRequest, submission_id: Any) -> HttpRes
     if snapshot is None:
         return _not_found(submission_id)
     response = StreamingHttpResponse(
-        _event_lines(request.user, submission_id, after=int(after)),
+        _event_lines(request.user, submission_id, after=int(after), token_id=request.api_token.pk),
         content_type="application/x-ndjson",
     )
     response["Cache-Control"] = "no-cache"

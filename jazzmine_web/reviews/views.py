@@ -210,26 +210,34 @@ def _audit_csv(entries: Any) -> HttpResponse:
         ]
     )
     for e in entries.iterator():
-        writer.writerow(
-            [
-                e.created_at.isoformat(),
-                str(e.sandbox),
-                str(e.submission_id or ""),
-                e.action,
-                e.actor_label,
-                e.actor_user.get_username() if e.actor_user else "",
-                e.actor_token.name if e.actor_token else "",
-                e.code_sha256,
-                _csv_safe(e.note),
-                _csv_safe(str(e.data or "")),
-            ]
-        )
+        row = [
+            e.created_at.isoformat(),
+            str(e.sandbox),
+            str(e.submission_id or ""),
+            e.action,
+            e.actor_label,
+            e.actor_user.get_username() if e.actor_user else "",
+            e.actor_token.name if e.actor_token else "",
+            e.code_sha256,
+            e.note,
+            str(e.data or ""),
+        ]
+        # Every column: names, labels and notes all come from people or agents.
+        writer.writerow([_csv_safe(str(cell)) for cell in row])
     return response
 
 
+# A cell starting with one of these is a formula (or becomes one) in spreadsheets; full-width
+# forms count because some spreadsheets fold them to ASCII before parsing.
+_FORMULA_STARTS = frozenset("=+-@\t\r\n\uff1d\uff0b\uff0d\uff20\ufe62\ufe63\u2212")
+
+
 def _csv_safe(text: str) -> str:
-    # A cell starting with = + - @ runs as a formula in spreadsheets; agents write these notes.
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+    """Make a cell inert: a leading apostrophe keeps spreadsheets from reading a formula."""
+    stripped = text.lstrip(" \u3000\xa0")
+    if stripped[:1] in _FORMULA_STARTS:
+        return "'" + text
+    return text
 
 
 @require_http_methods(["GET", "POST"])

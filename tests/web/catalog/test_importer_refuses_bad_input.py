@@ -88,11 +88,12 @@ def test_it_rolls_back_everything_when_the_core_refuses_one_tool(team, user) -> 
     assert problem.startswith("mixed.py, line 7:") and "does not accept" in problem
 
 
-def test_the_upload_page_refuses_a_50_mb_file(client, member, team) -> None:
+def test_the_upload_page_refuses_a_file_over_the_per_file_limit(client, member, team) -> None:
+    # Over the 1 MB file limit, under the 2 MB request limit (a 40 MB request: test_request_size_limit).
     client.force_login(member)
     from django.core.files.uploadedfile import SimpleUploadedFile
 
-    big = SimpleUploadedFile("big.py", b"#" * (50 * 1024 * 1024), content_type="text/x-python")
+    big = SimpleUploadedFile("big.py", b"#" * (1536 * 1024), content_type="text/x-python")
     response = client.post("/catalog/import/", {"team": team.pk, "files": [big]})
     assert response.status_code == 400
     assert (

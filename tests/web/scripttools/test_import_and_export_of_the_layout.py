@@ -16,6 +16,15 @@ from jazzmine_web.catalog.models import Tool, ToolKind
 from .conftest import PRICES, RSI, tool_json, zip_of
 
 
+@pytest.fixture(autouse=True)
+def member_is_admin(member, sandbox):
+    """The fixtures' tool.json files say always_allow: only a team admin may import that."""
+    from jazzmine_web.teams.models import Role
+    from jazzmine_web.teams.services import membership_set
+
+    membership_set(team=sandbox.team, user=member, role=Role.ADMIN)
+
+
 def _upload(client, sandbox, data: bytes, name: str = "tools.zip"):
     return client.post(
         reverse("scripttools:import"),

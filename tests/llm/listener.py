@@ -1,0 +1,51 @@
+"""A TCP listener on loopback that counts connections: what must never be reached."""
+
+from __future__ import annotations
+
+import socket
+import threading
+
+
+class Listener:
+    """Accept connections on 127.0.0.1, answer any request with 200, and count them."""
+
+    def __init__(self, answer: bytes | None = None) -> None:
+        self.accepted = 0
+        self.answer = answer or (
+            b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 6\r\n"
+            b"connection: close\r\n\r\nsecret"
+        )
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.port = self.sock.getsockname()[1]
+        self._stop = False
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            if self._stop:
+                conn.close()
+                return
+            self.accepted += 1
+            with conn:
+                conn.settimeout(2)
+                try:
+                    conn.recv(65536)
+                    conn.sendall(self.answer)
+                except OSError:
+                    pass
+
+    def close(self) -> None:
+        self._stop = True
+        try:
+            socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+        except OSError:
+            pass
+        self.sock.close()
+        self.thread.join(timeout=2)
