@@ -178,4 +178,6 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("JAZZMINE_LOG_LEVEL", "INFO")},
+    # axes logs every successful login's reset at INFO; lockouts still come out as warnings.
+    "loggers": {"axes": {"level": "WARNING"}},
 }

@@ -142,7 +142,7 @@ def test_a_tool_json_upload_refuses_dependencies_that_are_not_requirements(
     response = client.post(
         "/catalog/script-tools/import/", {"sandbox": empty_sandbox.pk, "archive": upload}
     )
-    assert response.status_code == 400
+    assert response.status_code == 422
     assert "dependencies line 2" in _page(response)
     assert not Tool.objects.exists()
 

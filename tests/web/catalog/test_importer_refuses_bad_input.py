@@ -95,7 +95,7 @@ def test_the_upload_page_refuses_a_file_over_the_per_file_limit(client, member, 
 
     big = SimpleUploadedFile("big.py", b"#" * (1536 * 1024), content_type="text/x-python")
     response = client.post("/catalog/import/", {"team": team.pk, "files": [big]})
-    assert response.status_code == 400
+    assert response.status_code == 422
     assert (
         "big.py" in response.content.decode()
         and "the limit is 1,048,576 bytes" in response.content.decode()

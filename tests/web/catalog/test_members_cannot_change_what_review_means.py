@@ -114,7 +114,7 @@ def test_a_py_import_with_always_allow_is_refused(client, member, team) -> None:
     text = "@tool('Ping.', always_allow=True)\ndef ping(host):\n    return 1\n"
     upload = SimpleUploadedFile("ping.py", text.encode(), content_type="text/x-python")
     response = client.post("/catalog/import/", {"team": team.pk, "files": [upload]})
-    assert response.status_code == 400 and not Tool.objects.exists()
+    assert response.status_code == 422 and not Tool.objects.exists()
 
 
 def test_a_members_py_import_declaring_secrets_is_refused(team, member) -> None:
@@ -140,7 +140,7 @@ def test_a_members_tool_json_upload_with_always_allow_is_refused(
     response = client.post(
         "/catalog/script-tools/import/", {"sandbox": empty_sandbox.pk, "archive": _zip(tool_json)}
     )
-    assert response.status_code == 400 and "Only team admins" in response.content.decode()
+    assert response.status_code == 422 and "Only team admins" in response.content.decode()
     assert not Tool.objects.exists()
 
 

@@ -44,5 +44,5 @@ def test_it_refuses_a_secret_the_sandbox_does_not_need(client, team_admin, ecomm
         {"name": "OTHER", "value": "x"},
         HTTP_HX_REQUEST="true",
     )
-    assert response.status_code == 400
+    assert response.status_code == 422
     assert not SecretValue.objects.exists()

@@ -76,7 +76,7 @@ def test_a_broken_zip_imports_nothing_and_names_the_file(client, member, sandbox
         }
     )
     response = _upload(client, sandbox, data)
-    assert response.status_code == 400
+    assert response.status_code == 422
     assert b"broken/tool.json" in response.content
     assert not Tool.objects.filter(sandbox=sandbox).exists()
 

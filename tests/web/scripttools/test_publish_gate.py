@@ -61,7 +61,7 @@ def test_the_publish_button_answers_with_the_reason(client, member, rsi_row) -> 
     client.force_login(member)
     url = reverse("scripttools:publish", args=[rsi_row.pk])
     refused = client.post(url, {"published": "1"}, HTTP_HX_REQUEST="true")
-    assert refused.status_code == 400
+    assert refused.status_code == 422
     assert b"cannot be published" in refused.content
     _pass(rsi_row)
     page = client.get(reverse("catalog:tool", args=[rsi_row.pk])).content.decode()

@@ -120,5 +120,5 @@ def test_trial_arguments_that_do_not_fit_the_schema_are_refused(client, member, 
         {"arg-symbol": "", "arg-period": "many", "arg-signal": '"label"'},
         HTTP_HX_REQUEST="true",
     )
-    assert response.status_code == 400
+    assert response.status_code == 422
     assert not TrialRun.objects.exists()
