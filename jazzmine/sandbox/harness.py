@@ -35,7 +35,6 @@ import math
 import os
 import re
 import select
-import string
 import sys
 import threading
 import time
@@ -303,33 +302,15 @@ _OPAQUE_TYPES: tuple[type, ...] = (
     types.MethodWrapperType, types.WrapperDescriptorType, types.MethodDescriptorType,
     types.ClassMethodDescriptorType, types.GetSetDescriptorType, types.MemberDescriptorType,
 )  # fmt: skip
-_format_fields = string.Formatter().parse
 
 
 class SandboxViolation(RuntimeError):
     """The script did something the sandbox refuses at run time."""
 
 
-def _format_problem(template: str, depth: int = 0) -> str | None:
-    """Return the first format field that reaches into attributes or items, else None."""
-    try:
-        for _literal, field, spec, _conversion in _format_fields(template):
-            if field is None:
-                continue
-            if field and not (field.isdigit() or field.isidentifier()):
-                return field
-            if spec and "{" in spec:
-                nested = _format_problem(spec, depth + 1) if depth < 2 else spec
-                if nested is not None:
-                    return nested
-    except ValueError:
-        return template[:40]
-    return None
-
-
-def _checked_template(template: Any) -> Any:
+def _checked_template(template: Any, format_problem: Callable[[str], str | None]) -> Any:
     if isinstance(template, str):
-        problem = _format_problem(template)
+        problem = format_problem(template)
         if problem is not None:
             raise SandboxViolation(
                 f"the format field {{{problem}}} reaches into attributes or items, which the "
@@ -341,8 +322,11 @@ def _checked_template(template: Any) -> Any:
 class Guards:
     """The checked accessors the rewritten script calls instead of plain attribute syntax."""
 
-    def __init__(self, forbidden: frozenset[str]) -> None:
+    def __init__(
+        self, forbidden: frozenset[str], format_problem: Callable[[str], str | None]
+    ) -> None:
         self.forbidden = forbidden
+        self.format_problem = format_problem  # safety.format_field_problem, as the validator
 
     def name(self, name: Any) -> str:
         """Return an attribute name a script may use, or raise."""
@@ -399,14 +383,14 @@ class Guards:
             template = str(obj)
 
             def checked(*args: Any, **kwargs: Any) -> str:
-                _checked_template(template)
+                _checked_template(template, self.format_problem)
                 return bound(*args, **kwargs)
 
             return checked
         if isinstance(obj, type) and issubclass(obj, str):
 
             def unbound(template: Any, *args: Any, **kwargs: Any) -> str:
-                return str.format(_checked_template(template), *args, **kwargs)
+                return str.format(_checked_template(template, self.format_problem), *args, **kwargs)
 
             return unbound
         raise SandboxViolation("'.format' is only available on strings in the sandbox")
@@ -788,7 +772,7 @@ def _execute(
 
     failure = ScriptFailure(script, body_offset, toolbox.files)
     unrestricted = bool(request.get("unrestricted")) and os.environ.get(UNRESTRICTED_ENV) == "1"
-    guards = Guards(frozenset(safety.FORBIDDEN_ATTRIBUTES))
+    guards = Guards(frozenset(safety.FORBIDDEN_ATTRIBUTES), safety.format_field_problem)
     script_globals: dict[str, Any] = {
         "__name__": "__main__",
         "__builtins__": builtins if unrestricted else restricted_builtins(safety, emitters, guards),

@@ -10,6 +10,7 @@ Mark e2e tests with `@pytest.mark.e2e`.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -129,11 +130,19 @@ def studio_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StudioSe
     )
     server.manage("migrate", "--no-input")
     server.manage("seed_demo")
+    with serve(server):
+        yield server
+
+
+@contextlib.contextmanager
+def serve(server: StudioServer) -> Iterator[StudioServer]:
+    """Run daphne for a server description until the block ends."""
+    port = int(server.url.rsplit(":", 1)[1])
     with server.log_path.open("wb") as log:
         server.process = subprocess.Popen(
             [_bin("daphne"), "-b", "127.0.0.1", "-p", str(port), "jazzmine_web.asgi:application"],
             cwd=ROOT,
-            env=env,
+            env=server.env,
             stdout=log,
             stderr=subprocess.STDOUT,
         )

@@ -7,12 +7,11 @@ whole page for 400 answers, and htmx swaps no 4xx answer by default.
 from __future__ import annotations
 
 import re
-import subprocess
 from collections.abc import Iterator
 
 import pytest
 
-from .conftest import StudioServer, _bin, _wait_until_answering, free_port, login
+from .conftest import StudioServer, free_port, login, serve
 
 pytestmark = pytest.mark.e2e
 
@@ -28,19 +27,8 @@ def debug_server(studio_server: StudioServer) -> Iterator[StudioServer]:
         database=studio_server.database,
         log_path=studio_server.var_dir / "daphne-debug.log",
     )
-    with server.log_path.open("wb") as log:
-        server.process = subprocess.Popen(
-            [_bin("daphne"), "-b", "127.0.0.1", "-p", str(port), "jazzmine_web.asgi:application"],
-            env=server.env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        _wait_until_answering(server)
+    with serve(server):
         yield server
-    finally:
-        server.process.terminate()
-        server.process.wait(timeout=10)
 
 
 @pytest.fixture(params=["debug off", "debug on"])

@@ -7,6 +7,8 @@ restricted builtins) are built from the same list and cannot drift apart.
 
 from __future__ import annotations
 
+import string
+
 # The seed's safe list minus what only serves introspection escapes: `vars` hands out
 # `__dict__`, `dir` enumerates dunder names. `type` stays for `type(x).__name__`-free checks
 # like `type(x) is dict`; the validator refuses its three-argument (class-creating) form.
@@ -105,3 +107,29 @@ def runtime_names() -> frozenset[str]:
     """Every builtin name the harness exposes to a script (besides tools and modules)."""
     # None/True/False are keywords, never looked up in builtins.
     return SAFE_BUILTINS | SAFE_EXCEPTIONS | (SAFE_CONSTANTS - {"None", "True", "False"})
+
+
+_format_fields = string.Formatter().parse
+
+
+def format_field_problem(template: str, depth: int = 0) -> str | None:
+    """Return the first field of a format string that is not a bare name or number, else None.
+
+    Shared by the validator (literal templates) and the harness (templates built at run time).
+    """
+    try:
+        for _literal, field, spec, _conversion in _format_fields(template):
+            if field is None:
+                continue
+            if field and not (field.isdigit() or field.isidentifier()):
+                return field
+            # `{0:{1.__class__}}`: replacement fields may nest inside a format spec.
+            if spec and "{" in spec:
+                if depth >= 2:
+                    return spec
+                nested = format_field_problem(spec, depth + 1)
+                if nested is not None:
+                    return nested
+    except ValueError:
+        return template[:40]
+    return None

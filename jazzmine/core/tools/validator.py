@@ -28,7 +28,6 @@ import ast
 import builtins
 import codecs
 import re
-import string
 import threading
 import unicodedata
 import warnings
@@ -44,6 +43,7 @@ from jazzmine.core.tools.safety import (
     SAFE_BUILTINS,
     SAFE_CONSTANTS,
     SAFE_EXCEPTIONS,
+    format_field_problem,
 )
 
 _WARNINGS_LOCK = threading.Lock()
@@ -212,7 +212,6 @@ _Push = Callable[[Any], None]
 _Extend = Callable[[Iterable[Any]], None]
 
 _COOKIE = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)", re.ASCII)
-_format_fields = string.Formatter().parse
 
 
 def validate_script(script: str, allowed_tools: Iterable[str]) -> list[str]:
@@ -676,7 +675,7 @@ class _Checker:
         if type(value) is not ast.Constant or type(value.value) is not str:
             self._bad_attribute(func, "format")
             return
-        problem = _format_problem(value.value)
+        problem = format_field_problem(value.value)
         if problem is not None:
             self._add(
                 func,
@@ -809,26 +808,6 @@ class _Checker:
                     push(child.optional_vars)
             elif not isinstance(child, ast.alias | ast.pattern | ast.match_case):
                 push(child)
-
-
-def _format_problem(template: str, depth: int = 0) -> str | None:
-    """Return the first field of a format string that is not a bare name or number."""
-    try:
-        for _literal, field, spec, _conversion in _format_fields(template):
-            if field is None:
-                continue
-            if field and not (field.isdigit() or field.isidentifier()):
-                return field
-            # `{0:{1.__class__}}`: replacement fields may nest inside a format spec.
-            if spec and "{" in spec:
-                if depth >= 2:
-                    return spec
-                nested = _format_problem(spec, depth + 1)
-                if nested is not None:
-                    return nested
-    except ValueError:
-        return template[:40]
-    return None
 
 
 def _forbidden_hint(name: str) -> str:
