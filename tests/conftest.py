@@ -5,6 +5,12 @@ from __future__ import annotations
 import pytest
 
 
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    """Hash test passwords cheaply: PBKDF2's million rounds cost 1.5 s a user on this machine."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def user(django_user_model):
     return django_user_model.objects.create_user(username="ada", password="correct horse battery")
