@@ -27,7 +27,7 @@ def test_the_outcome_of_a_final_event():
     assert event.is_final and event.outcome is Outcome.MEMORY_KILLED
     assert {o.value for o in Outcome} == {
         "result", "script_error", "timeout", "memory_killed", "output_limit",
-        "container_crash", "engine_unavailable", "build_failed", "protocol_error",
+        "container_crash", "engine_unavailable", "build_failed", "protocol_error", "cancelled",
     }  # fmt: skip
 
 

@@ -5,7 +5,7 @@ import io
 
 import pytest
 
-from jazzmine_web.reviews.models import Submission
+from jazzmine_web.reviews.models import AuditEntry, Submission
 from jazzmine_web.reviews.services import submission_reject
 
 from .conftest import submit
@@ -45,8 +45,14 @@ def test_the_audit_filters_by_decision_person_agent_and_sandbox(
     assert rows("decision=rejected") == 1
     assert rows(f"person={reviewer.pk}") == 1
     assert rows(f"agent={issued.token.pk}") == 4  # everything about its two submissions
-    assert rows(f"sandbox={ecommerce.pk}") == 4
-    assert rows(f"sandbox={empty_sandbox.pk}") == 0
+    # The sandbox's trail also holds its catalog history (the fixture created it and its tools).
+    catalog = AuditEntry.objects.filter(sandbox=ecommerce, submission__isnull=True)
+    assert catalog.filter(action__in=["sandbox_created", "tool_created"]).count() == catalog.count()
+    assert rows(f"sandbox={ecommerce.pk}") == 4 + catalog.count()
+    # Nothing about the submissions; only its own creation.
+    assert rows(f"sandbox={empty_sandbox.pk}") == 1
+    (created,) = AuditEntry.objects.filter(sandbox=empty_sandbox)
+    assert created.action == "sandbox_created"
 
 
 def test_the_audit_exports_csv_with_hashes_and_no_formulas(history, reviewer_client) -> None:
