@@ -35,7 +35,7 @@ class LinesField(forms.CharField):
         return [item for item in items if item]
 
 
-class RequirementsField(forms.CharField):
+class RequirementsField(LinesField):
     """pip requirements typed one per line; each must be a plain PEP 508 requirement.
 
     Lines are not split at commas: `numpy>=1,<2` is one requirement.
@@ -43,15 +43,10 @@ class RequirementsField(forms.CharField):
 
     widget = forms.Textarea(attrs={"rows": 3, "spellcheck": "false"})
 
-    def prepare_value(self, value: Any) -> Any:
-        if isinstance(value, list):
-            return "\n".join(value)
-        return value
-
     def to_python(self, value: Any) -> list[str]:  # type: ignore[override]
         if isinstance(value, list):  # a disabled field's initial value
             return list(value)
-        text = super().to_python(value) or ""
+        text = forms.CharField.to_python(self, value) or ""
         requirements = []
         # Only "\n" ends a line: a tab, "\r" or form feed inside one is refused, not split.
         for number, line in enumerate(text.replace("\r\n", "\n").split("\n"), start=1):

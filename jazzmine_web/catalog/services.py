@@ -58,16 +58,9 @@ TOOL_FIELDS = (
     "kind",
 )
 # What changes what review means or what a run may reach: team admins only (issue 10, class 3).
+# Every config field but the dependencies (the code a run may use, not what it may reach).
 ADMIN_SANDBOX_FIELDS = (
-    "secrets",
-    "network",
-    "memory_mb",
-    "cpus",
-    "pids_limit",
-    "timeout_seconds",
-    "max_output_bytes",
-    "base_image",
-    "backend",
+    *(f for f in SANDBOX_CONFIG_FIELDS if f != "dependencies"),
     *BASH_LIMIT_FIELDS,
 )
 ADMIN_TOOL_FIELDS = ("always_allow", "secrets")
