@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import secrets
 from pathlib import Path
+from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -72,3 +73,64 @@ def persistent_secret(name: str, path: Path) -> str:
     path.write_text(value)
     path.chmod(0o600)
     return value
+
+
+def env_database(name: str, *, sqlite_path: Path, test_suffix: str) -> dict[str, Any]:
+    """Return the default database from a URL (SQLite file when unset; PostgreSQL by psycopg 3).
+
+    SQLite gets WAL and immediate transactions (readers and one writer coexist); PostgreSQL
+    gets psycopg's connection pool, so a burst of events reuses connections instead of opening
+    one a write.
+    """
+    import dj_database_url
+
+    url = os.environ.get(name, "").strip()
+    if not url:
+        url = f"sqlite:///{sqlite_path}"
+    try:
+        config: dict[str, Any] = dict(dj_database_url.parse(url))
+    except Exception as exc:
+        raise ImproperlyConfigured(f"{name} is not a database URL: {exc}") from None
+    engine = config.get("ENGINE", "")
+    if engine == "django.db.backends.sqlite3":
+        config["OPTIONS"] = {
+            "transaction_mode": "IMMEDIATE",
+            "timeout": 20,
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        }
+        # A file, not shared-cache memory: workers write while consumers read, and only a
+        # real file gives them WAL. One per process, so two test runs never share it.
+        test_name = str(Path(config["NAME"]).with_name(f"test_jazzmine_{test_suffix}.sqlite3"))
+        config["TEST"] = {"NAME": test_name}
+    elif engine == "django.db.backends.postgresql":
+        config["CONN_MAX_AGE"] = 0  # the pool keeps connections; Django must not as well
+        config["OPTIONS"] = {
+            "pool": {
+                "min_size": 1,
+                "max_size": env_int("JAZZMINE_DATABASE_POOL_SIZE", 10),
+                "timeout": env_float("JAZZMINE_DATABASE_POOL_TIMEOUT", 20.0),
+            }
+        }
+        config["TEST"] = {"NAME": f"test_jazzmine_{test_suffix}"}
+    else:
+        raise ImproperlyConfigured(f"{name} must name SQLite or PostgreSQL, not {engine!r}")
+    return config
+
+
+def is_shared_database(config: dict[str, Any]) -> bool:
+    """Tell whether processes on other machines may share this database (anything but SQLite)."""
+    return config.get("ENGINE") != "django.db.backends.sqlite3"
+
+
+def shared_secret(name: str, path: Path, *, shared: bool) -> str:
+    """Return a secret every process must agree on; refuse a per-machine one when data is shared.
+
+    On one machine the generated file is the agreement. With a shared database, a process on
+    another machine would generate a different key: sessions would not verify and stored
+    secrets would not decrypt, so the operator must set it.
+    """
+    if shared and not os.environ.get(name):
+        raise ImproperlyConfigured(
+            f"{name} must be set (the same value in every process) when the database is shared"
+        )
+    return persistent_secret(name, path)

@@ -6,13 +6,36 @@ import os
 from datetime import timedelta
 from pathlib import Path
 
-from .env import env_bool, env_float, env_int, env_list, env_str, persistent_secret
+from .env import (
+    env_bool,
+    env_database,
+    env_float,
+    env_int,
+    env_list,
+    env_str,
+    is_shared_database,
+    shared_secret,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("JAZZMINE_VAR_DIR", str(BASE_DIR / "var")))
 
 DEBUG = env_bool("JAZZMINE_DEBUG", False)
-SECRET_KEY = persistent_secret("JAZZMINE_SECRET_KEY", VAR_DIR / "secret_key")
+
+# Databases: the embedded SQLite file, or any URL (PostgreSQL through psycopg 3 and its pool).
+DATABASES = {
+    "default": env_database(
+        "JAZZMINE_DATABASE_URL",
+        sqlite_path=Path(env_str("JAZZMINE_DATABASE_PATH", str(VAR_DIR / "jazzmine.sqlite3"))),
+        test_suffix=str(os.getpid()),
+    )
+}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+SHARED_DATABASE = is_shared_database(DATABASES["default"])
+
+SECRET_KEY = shared_secret(
+    "JAZZMINE_SECRET_KEY", VAR_DIR / "secret_key", shared=SHARED_DATABASE
+)
 ALLOWED_HOSTS = env_list("JAZZMINE_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("JAZZMINE_CSRF_TRUSTED_ORIGINS", [])
 
@@ -72,25 +95,60 @@ TEMPLATES = [
     }
 ]
 
-DATABASES = {
+# Redis: the Celery broker and the channel layer. Every process of one deployment names the
+# same URL and prefix; a test session takes a prefix of its own (tests/isolation.py).
+JAZZMINE_REDIS_URL = env_str("JAZZMINE_REDIS_URL", "redis://127.0.0.1:6379/0")
+JAZZMINE_REDIS_PREFIX = env_str("JAZZMINE_REDIS_PREFIX", "jazzmine")
+# channels-redis blocks up to 5 s in BZPOPMIN; redis-py's own 5 s socket timeout would cut
+# those reads and close quiet websockets with 1011, so the socket waits longer than the pop.
+JAZZMINE_REDIS_SOCKET_TIMEOUT = env_float("JAZZMINE_REDIS_SOCKET_TIMEOUT", 30.0)
+CHANNEL_LAYERS = {
     "default": {
-        "ENGINE": "django.db.backends.sqlite3",
-        "NAME": env_str("JAZZMINE_DATABASE_PATH", str(VAR_DIR / "jazzmine.sqlite3")),
-        # Runs stream events while pages read them: WAL lets readers and one writer coexist.
-        "OPTIONS": {
-            "transaction_mode": "IMMEDIATE",
-            "timeout": 20,
-            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        "BACKEND": "channels_redis.core.RedisChannelLayer",
+        "CONFIG": {
+            "hosts": [
+                {
+                    "address": JAZZMINE_REDIS_URL,
+                    "socket_timeout": JAZZMINE_REDIS_SOCKET_TIMEOUT,
+                    "socket_connect_timeout": 5,
+                }
+            ],
+            "prefix": f"{JAZZMINE_REDIS_PREFIX}:asgi",
+            # A run can burst thousands of events at a watcher; readers fill any gap from
+            # the database, but a roomy queue keeps that the exception.
+            "capacity": env_int("JAZZMINE_CHANNEL_CAPACITY", 5000),
+            "expiry": 60,
         },
-        # A file, not shared-cache memory: worker threads (image builds, runs) write while
-        # consumers read, and only a real file gives them WAL instead of "table is locked".
-        # One per process, so that two test runs on one machine never share (and break) it.
-        "TEST": {"NAME": str(VAR_DIR / f"test_jazzmine_{os.getpid()}.sqlite3")},
     }
 }
-DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+# Celery: runs, image builds, trials, webhook deliveries and the periodic sweeps run in
+# workers (`celery -A jazzmine_web worker`), never in a web process.
+CELERY_BROKER_URL = JAZZMINE_REDIS_URL
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "global_keyprefix": f"{JAZZMINE_REDIS_PREFIX}:celery:",
+    # The reaper re-queues runs that never started long before Redis would redeliver.
+    "visibility_timeout": 3600,
+    "socket_timeout": JAZZMINE_REDIS_SOCKET_TIMEOUT,
+}
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+# A task is acknowledged when it ends, and given back if its worker dies: with the claim on
+# the row, a redelivered run either runs once or is refused as already claimed.
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_DEFAULT_QUEUE = "jazzmine"
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+# How often workers say they are alive, and when the reaper gives up on one that stopped.
+JAZZMINE_HEARTBEAT_SECONDS = env_float("JAZZMINE_HEARTBEAT_SECONDS", 5.0)
+JAZZMINE_HEARTBEAT_TIMEOUT_SECONDS = env_float("JAZZMINE_HEARTBEAT_TIMEOUT_SECONDS", 30.0)
+# A queued run no worker claimed in this long is queued again (its message may be lost).
+JAZZMINE_REQUEUE_AFTER_SECONDS = env_float("JAZZMINE_REQUEUE_AFTER_SECONDS", 60.0)
+# Runs a worker executes at once (its Docker host's share); more wait queued.
+JAZZMINE_WORKER_CONCURRENCY = env_int("JAZZMINE_WORKER_CONCURRENCY", 4)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -121,7 +179,9 @@ JAZZMINE_POOL_SIZE = env_int("JAZZMINE_POOL_SIZE", 2)
 
 # Catalog
 # Fernet key material for secret values at rest; any string works (it is hashed into a key).
-JAZZMINE_SECRETS_KEY = persistent_secret("JAZZMINE_SECRETS_KEY", VAR_DIR / "secrets_key")
+JAZZMINE_SECRETS_KEY = shared_secret(
+    "JAZZMINE_SECRETS_KEY", VAR_DIR / "secrets_key", shared=SHARED_DATABASE
+)
 JAZZMINE_IMPORT_MAX_FILE_BYTES = env_int("JAZZMINE_IMPORT_MAX_FILE_BYTES", 1024 * 1024)
 
 # Catalog walls: what only the operator decides (issue 10, classes 1, 7 and 8).
@@ -180,4 +240,13 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env_str("JAZZMINE_LOG_LEVEL", "INFO")},
     # axes logs every successful login's reset at INFO; lockouts still come out as warnings.
     "loggers": {"axes": {"level": "WARNING"}},
+}
+
+# Periodic work (celery beat): the reaper, and the review sweep (expiry, webhook retries due).
+CELERY_BEAT_SCHEDULE = {
+    "runs-reap": {"task": "runs.reap", "schedule": env_float("JAZZMINE_REAP_SECONDS", 10.0)},
+    "reviews-sweep": {
+        "task": "reviews.sweep",
+        "schedule": env_float("JAZZMINE_REVIEW_SWEEP_SECONDS", 5.0),
+    },
 }

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 
@@ -9,6 +11,28 @@ import pytest
 def _fast_password_hashing(settings):
     """Hash test passwords cheaply: PBKDF2's million rounds cost 1.5 s a user on this machine."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(scope="session")
+def celery_workers(django_db_setup, tmp_path_factory):
+    """The session's real Celery worker process (on the test database), started on demand."""
+    from django.conf import settings
+
+    from tests.workers import SessionWorkers, database_url_of
+
+    workers = SessionWorkers(
+        database_url=database_url_of(settings.DATABASES["default"]),
+        log_dir=tmp_path_factory.mktemp("workers"),
+        name=f"test-{os.getpid()}@%h",
+    )
+    yield workers
+    workers.stop()
+
+
+@pytest.fixture
+def celery_worker(celery_workers):
+    """Return a running worker with the embedded settings."""
+    return celery_workers.running()
 
 
 @pytest.fixture

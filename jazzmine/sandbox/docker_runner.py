@@ -18,6 +18,7 @@ import requests.exceptions
 from .errors import UnrestrictedRefused
 from .events import Event, Outcome, error_data
 from .harness import UNRESTRICTED_ENV
+from .owner import owner_labels
 from .request import RunLimits, RunRequest
 from .session import ExitInfo, RunState, Stream, drive, engine_unavailable
 
@@ -90,7 +91,7 @@ class DockerProcess:
                 image,
                 stdin_open=True,
                 tty=False,
-                labels={RUN_LABEL: "1", **labels},
+                labels={RUN_LABEL: "1", **owner_labels(), **labels},
                 environment=environment,
                 host_config=host_config(client, limits),
                 network_disabled=not limits.network,

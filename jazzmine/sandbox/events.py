@@ -27,6 +27,17 @@ class Outcome(StrEnum):
     BUILD_FAILED = "build_failed"
     PROTOCOL_ERROR = "protocol_error"
     CANCELLED = "cancelled"
+    WORKER_LOST = "worker_lost"
+
+    @property
+    def is_infrastructure(self) -> bool:
+        """Tell whether the platform failed, not the script (a retry of the script is pointless)."""
+        return self in _INFRASTRUCTURE
+
+
+_INFRASTRUCTURE = frozenset(
+    {Outcome.ENGINE_UNAVAILABLE, Outcome.BUILD_FAILED, Outcome.WORKER_LOST}
+)
 
 
 class ProtocolError(ValueError):

@@ -21,6 +21,7 @@ import docker.errors
 from jazzmine.sandbox.builder import SANDBOX_USER
 from jazzmine.sandbox.docker_runner import ENGINE_ERRORS, RUN_LABEL, host_config
 from jazzmine.sandbox.events import memory_message
+from jazzmine.sandbox.owner import owner_labels
 from jazzmine.sandbox.request import RunLimits
 
 LineFn = Callable[[str], None]
@@ -76,7 +77,7 @@ async def run_container(
             user=SANDBOX_USER,
             working_dir="/tmp",
             environment={"HOME": "/tmp", "LANG": "C.UTF-8", **dict(environment or {})},
-            labels={RUN_LABEL: "1", "jazzmine.oneshot": "1", **dict(labels or {})},
+            labels={RUN_LABEL: "1", "jazzmine.oneshot": "1", **owner_labels(), **dict(labels or {})},
             host_config=host_config(api, limits),
             network_disabled=not limits.network,
         )

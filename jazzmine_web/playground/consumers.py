@@ -21,7 +21,7 @@ from jazzmine.orchestrator import generate_attempt, solve
 
 from ..catalog.selectors import sandboxes_for_user
 from ..runs.consumers import RunFollowMixin
-from ..runs.executor import executor, run_cancel
+from ..runs.lifecycle import run_cancel, sandbox_prewarm
 from ..runs.models import Run
 from ..studio.live import connecting_user
 from . import services
@@ -128,7 +128,7 @@ class PlaygroundConsumer(RunFollowMixin, AsyncJsonWebsocketConsumer):
     async def prewarm(self, content: dict[str, Any]) -> None:
         sandbox = await self._sandbox(_int(content.get("sandbox")))
         self.tool_names.pop(sandbox.pk, None)  # tools may have changed: read them again
-        await asyncio.to_thread(lambda: executor().prewarm(sandbox.pk))
+        await asyncio.to_thread(sandbox_prewarm, sandbox_id=sandbox.pk)
 
     async def generate(self, content: dict[str, Any]) -> None:
         loop = await self._loop_setup(content, retry=bool(content.get("retry")))

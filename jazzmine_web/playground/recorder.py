@@ -9,7 +9,6 @@ from channels.db import database_sync_to_async
 
 from jazzmine.orchestrator import RunOutcome
 
-from ..runs.executor import executor
 from ..runs.models import Run, RunStatus
 from .models import Attempt, AttemptSource, PlaygroundSession
 from .services import attempt_record, attempt_run
@@ -103,10 +102,7 @@ def _set_violations(attempt: Attempt, violations: list[str]) -> None:
 
 
 async def wait_for_run(run_id: Any, *, poll: float = 0.2) -> Run:
-    """Wait until a run has finished and return it (from the worker's future, else by polling)."""
-    future = executor().future(run_id)
-    if future is not None:
-        await asyncio.wrap_future(future)
+    """Wait until a run (executed by a worker, maybe on another host) has finished; return it."""
     while True:
         run = await database_sync_to_async(Run.objects.get)(pk=run_id)
         if run.is_finished:

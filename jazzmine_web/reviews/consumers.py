@@ -38,7 +38,6 @@ class ReviewQueueConsumer(AsyncJsonWebsocketConsumer):
         user = await connecting_user(self)
         if user is None:
             return
-        from .background import worker
         from .views import queue_filters
 
         query = {k: v[0] for k, v in parse_qs(self.scope.get("query_string", b"").decode()).items()}
@@ -49,7 +48,6 @@ class ReviewQueueConsumer(AsyncJsonWebsocketConsumer):
         for group in self.groups_joined:
             await self.channel_layer.group_add(group, self.channel_name)
         await self.accept()
-        await database_sync_to_async(worker)()
         count = await database_sync_to_async(selectors.pending_review_count)(user)
         await self.send_json(CountPayload(type="count", count=count))
 

@@ -229,6 +229,8 @@ class WebhookDelivery(models.Model):
     )
     attempt_count = models.PositiveIntegerField(default=0)
     next_attempt_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    # While an attempt is in flight: no other worker may start one before this time.
+    claimed_until = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     delivered_at = models.DateTimeField(null=True, blank=True)
 

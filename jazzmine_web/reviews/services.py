@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from ..catalog.models import Sandbox
 from ..catalog.signals import catalog_changed
+from ..celery import app as celery_app
 from ..runs.models import Language, Run, RunStatus, code_sha256
 from ..runs.services import RunRefused, run_create, run_tools_called, script_check
 from ..runs.signals import run_created, run_finished
@@ -336,12 +337,10 @@ def _approve_and_start(
 @receiver(run_finished)
 def _on_run_finished(*, run_id: Any, **_kwargs: Any) -> None:
     """Note a reviewed run's end as soon as it ends (the sweep catches any miss)."""
-    from .background import worker
-
     submission_id = Submission.objects.filter(run_id=run_id).values_list("pk", flat=True).first()
     if submission_id is not None:
-        # Off the run worker's thread: auditing and webhooks are not its business.
-        worker().call_soon(lambda: submission_note_run_finished(submission_id=submission_id))
+        # A task of its own: auditing and webhooks are not the run's business.
+        celery_app.send_task("reviews.note_run_finished", args=[submission_id])
 
 
 def _after_commit(submission: Submission, *, webhook_event: str | None) -> None:

@@ -16,7 +16,6 @@ from ..studio.http import FORM_REFUSED
 from ..teams.models import Role
 from ..teams.selectors import api_tokens_for_user, user_has_team_role
 from . import selectors, services, webhooks
-from .background import worker
 from .models import AuditAction, ReviewPolicy, Submission
 
 
@@ -39,7 +38,6 @@ def queue_filters(params: Any) -> dict[str, Any]:
 @require_GET
 def queue(request: HttpRequest) -> HttpResponse:
     """List the submissions waiting for review; the page follows the queue over a websocket."""
-    worker()  # the sweep runs wherever reviews are looked at
     services.submissions_expire_overdue()
     filters = queue_filters(request.GET)
     context = {
@@ -83,7 +81,6 @@ def _review_context(request: HttpRequest, submission: Submission, **extra: Any) 
 @require_GET
 def review(request: HttpRequest, submission_id: UUID) -> HttpResponse:
     """Show one submission: task, prompt, script, tools, diff, agent, decision and run."""
-    worker()
     submission = _submission_or_404(request, submission_id)
     template = "reviews/review.html"
     if request.htmx and request.htmx.target == "decision-panel":

@@ -20,11 +20,13 @@ from urllib.parse import urlsplit
 
 import httpx
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from jazzmine.net import OutboundURLRefused, outbound_client, refusal_in, url_check
 
 from ..catalog.crypto import decrypt, encrypt
+from ..celery import app as celery_app
 from ..studio.outbound import outbound_policy
 from ..teams.models import ApiToken
 from .conf import setting
@@ -35,6 +37,9 @@ logger = logging.getLogger(__name__)
 
 SECRET_PREFIX = "whsec_"
 SIGNATURE_HEADER = "X-Jazzmine-Signature"
+# How long past its HTTP timeout an attempt stays claimed (a worker killed mid-attempt
+# releases its delivery after this).
+CLAIM_GRACE_SECONDS = 30.0
 
 
 def webhook_signature(*, secret: str, timestamp: int, body: bytes) -> str:
@@ -106,13 +111,10 @@ def webhook_enqueue(*, submission_id: Any, event: str) -> WebhookDelivery | None
         delivery.body = json.dumps(payload, sort_keys=True, default=str)
         delivery.save(update_fields=["body"])
     delivery_id = delivery.pk
-
-    def hand_over() -> None:
-        from .background import worker
-
-        worker().deliver_soon(delivery_id)
-
-    transaction.on_commit(hand_over)
+    # By name: the task module is the worker's side, and it imports this one.
+    transaction.on_commit(
+        lambda: celery_app.send_task("reviews.webhook_deliver", args=[delivery_id])
+    )
     return delivery
 
 
@@ -124,9 +126,26 @@ def backoff_seconds(attempt_count: int) -> float:
 def webhook_delivery_attempt(
     *, delivery_id: int, client: httpx.Client | None = None
 ) -> float | None:
-    """Make one HTTP attempt of a delivery; return seconds until the next one, or None when done."""
+    """Make one HTTP attempt of a delivery; return seconds until the next one, or None when done.
+
+    The attempt is claimed first: of several workers holding a message for one delivery (a
+    retry and a sweep, say), one sends, and only once its backoff has passed. The others drop
+    their message: the worker that made the last attempt has scheduled the next one, and the
+    sweep picks up a delivery whose message was lost.
+    """
+    timeout = float(setting("JAZZMINE_WEBHOOK_TIMEOUT_SECONDS"))
+    now = timezone.now()
+    claimed = (
+        WebhookDelivery.objects.filter(
+            pk=delivery_id, status=DeliveryStatus.PENDING, next_attempt_at__lte=now
+        )
+        .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
+        .update(claimed_until=now + datetime.timedelta(seconds=timeout + CLAIM_GRACE_SECONDS))
+    )
     delivery = WebhookDelivery.objects.select_related("endpoint").filter(pk=delivery_id).first()
     if delivery is None or delivery.status != DeliveryStatus.PENDING:
+        return None
+    if not claimed:
         return None
     secret = decrypt(delivery.endpoint.secret_ciphertext)
     body = delivery.body.encode()
@@ -147,9 +166,7 @@ def webhook_delivery_attempt(
     own = client is None
     # Connects only to vetted addresses (checked again now: DNS may have changed since the URL
     # was saved), never follows a redirect, never goes through an env proxy.
-    http = client or outbound_client(
-        outbound_policy(), timeout=float(setting("JAZZMINE_WEBHOOK_TIMEOUT_SECONDS"))
-    )
+    http = client or outbound_client(outbound_policy(), timeout=timeout)
     try:
         with http.stream("POST", delivery.url, content=body, headers=headers) as response:
             # The body is never read: only the status says whether the receiver took it.
@@ -178,7 +195,7 @@ def webhook_delivery_attempt(
             error=error,
             duration_ms=duration,
         )
-        changes: dict[str, Any] = {"attempt_count": number}
+        changes: dict[str, Any] = {"attempt_count": number, "claimed_until": None}
         if ok:
             changes.update(
                 status=DeliveryStatus.DELIVERED, delivered_at=timezone.now(), next_attempt_at=None
@@ -193,13 +210,18 @@ def webhook_delivery_attempt(
     return wait
 
 
-def webhook_deliveries_due(*, now: datetime.datetime | None = None) -> list[int]:
-    """Return the ids of pending deliveries whose next attempt is due (after a restart, say)."""
+def webhook_deliveries_due(
+    *, now: datetime.datetime | None = None, overdue_seconds: float = 0.0
+) -> list[int]:
+    """Return the ids of pending, unclaimed deliveries due for at least `overdue_seconds`."""
     now = now or timezone.now()
     return list(
         WebhookDelivery.objects.filter(
-            status=DeliveryStatus.PENDING, next_attempt_at__lte=now
-        ).values_list("pk", flat=True)
+            status=DeliveryStatus.PENDING,
+            next_attempt_at__lte=now - datetime.timedelta(seconds=overdue_seconds),
+        )
+        .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
+        .values_list("pk", flat=True)
     )
 
 

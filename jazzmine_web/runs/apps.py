@@ -8,8 +8,3 @@ class RunsConfig(AppConfig):
 
     name = "jazzmine_web.runs"
     label = "runs"
-
-    def ready(self) -> None:
-        # Imported now so that the executor's notion of "this process started" predates
-        # every run this process creates (older unfinished runs were interrupted).
-        from . import executor  # noqa: F401

@@ -25,7 +25,6 @@ from typing import Any
 
 from django.conf import settings
 from django.db import close_old_connections, connection
-from django.utils import timezone
 
 from jazzmine.bash import BashCall, BashLimits, BashResult, ToolSpec, specs_for_sandbox
 from jazzmine.sandbox import Outcome, RunLimits, RunRequest, SandboxBuilder
@@ -54,6 +53,7 @@ class Prepared:
     """Everything the loop needs to start a run, read from the database in one go."""
 
     run_id: Any
+    sandbox_id: int
     backend: str
     image: str
     runtime_dir: Path | None
@@ -73,6 +73,7 @@ class RunExecutor:
             max_workers=1, thread_name_prefix="runs-db"
         )
         self._pools: dict[tuple[str, RunLimits], WarmPool] = {}
+        self._current: dict[int, tuple[str, RunLimits]] = {}  # sandbox id -> its pool's key
         self._docker: DockerRunner | None = None
         self._futures: dict[str, concurrent.futures.Future[str]] = {}
         self._cancelled: dict[str, str] = {}  # run id -> why a person cancelled it
@@ -149,7 +150,7 @@ class RunExecutor:
         except asyncio.CancelledError:
             reason = self._cancelled.pop(str(run_id), None)
             if reason is None:
-                raise  # the worker is shutting down: the next start marks the run interrupted
+                raise  # the worker is stopping: the reaper ends the run once its heartbeat stops
             await self._in_db(
                 services.run_fail, run_id=run_id, outcome=Outcome.CANCELLED, message=reason
             )
@@ -165,7 +166,7 @@ class RunExecutor:
             return RunStatus.FAILED
 
     async def _execute_unsafe(self, run_id: Any) -> str:
-        await self._in_db(services.run_set_status, run_id=run_id, status=RunStatus.PREPARING)
+        # The run is already PREPARING: the worker's claim moved it there.
         try:
             prepared: Prepared = await self._in_db(
                 _prepare, run_id=run_id, known_images=self._known_images
@@ -185,7 +186,7 @@ class RunExecutor:
         run_id = prepared.run_id
         warm = None
         if prepared.backend == "docker" and self.pool_size > 0:
-            pool = self._pool(prepared.image, prepared.limits)
+            pool = self._pool(prepared.sandbox_id, prepared.image, prepared.limits)
             warm = pool.ready_count > 0
             events = pool.run(prepared.request)
         elif prepared.backend == "docker":
@@ -283,13 +284,21 @@ class RunExecutor:
             self._docker = DockerRunner()
         return self._docker
 
-    def _pool(self, image: str, limits: RunLimits) -> WarmPool:
+    def _pool(self, sandbox_id: int, image: str, limits: RunLimits) -> WarmPool:
         key = (image, limits)
         pool = self._pools.get(key)
         if pool is None:
             pool = WarmPool(self._docker_runner(), image, limits, size=self.pool_size)
             self._pools[key] = pool
             self._loop.create_task(pool.start(wait=False))
+        # One current pool per sandbox: a rebuilt image or new limits make the older pool's
+        # idle containers useless, and they would pin the old image.
+        old = self._current.get(sandbox_id)
+        self._current[sandbox_id] = key
+        if old is not None and old != key and old not in self._current.values():
+            stale = self._pools.pop(old, None)
+            if stale is not None:
+                self._loop.create_task(stale.close())
         return pool
 
     async def _prewarm(self, sandbox_id: int) -> None:
@@ -299,7 +308,7 @@ class RunExecutor:
             found = await self._in_db(_existing_image, sandbox_id=sandbox_id)
             if found is not None:
                 image, limits = found
-                self._pool(image, limits)
+                self._pool(sandbox_id, image, limits)
 
     async def _close_pools(self) -> None:
         # Stop the runs in progress (the next process marks them interrupted); the pools'
@@ -355,7 +364,9 @@ def _prepare(*, run_id: Any, known_images: set[str]) -> Prepared:
         from jazzmine.sandbox.bwrap_runner import stage_run_dir
 
         runtime_dir = stage_run_dir(builder, sandbox.name)  # the run removes it when it ends
-        return Prepared(run_id, "bwrap", f"bwrap:{runtime_dir}", runtime_dir, limits, request)
+        return Prepared(
+            run_id, sandbox.pk, "bwrap", f"bwrap:{runtime_dir}", runtime_dir, limits, request
+        )
     tag = builder.image_tag(sandbox.name)
     if tag not in known_images:
         # Asking the engine costs ~20 ms a run; an image tag names its content, so once it
@@ -363,7 +374,7 @@ def _prepare(*, run_id: Any, known_images: set[str]) -> Prepared:
         services.run_set_status(run_id=run_id, status=RunStatus.PREPARING, message="building image")
         tag = builder.ensure_image(sandbox.name).tag
         known_images.add(tag)
-    return Prepared(run_id, "docker", tag, None, limits, request)
+    return Prepared(run_id, sandbox.pk, "docker", tag, None, limits, request)
 
 
 def _existing_image(*, sandbox_id: int) -> tuple[str, RunLimits] | None:
@@ -491,7 +502,9 @@ def _prepare_bash(run: Run, known_images: set[str]) -> Prepared:
     # The bash runner refuses any builtin outside the run's decision, as the harness does.
     request = RunRequest(script=run.script, body_offset=0, allowed_tools=_allowed_tools(run))
     plan = BashPlan(specs=specs, limits=bash_limits, environment=environment)
-    return Prepared(run.pk, "docker", tag, None, _limits_for(sandbox), request, bash=plan)
+    return Prepared(
+        run.pk, sandbox.pk, "docker", tag, None, _limits_for(sandbox), request, bash=plan
+    )
 
 
 def _set_first_event(*, run_id: Any, ms: float) -> None:
@@ -502,33 +515,18 @@ def _status_of(*, run_id: Any) -> tuple[str, str]:
     return Run.objects.values_list("status", "outcome").get(pk=run_id)
 
 
-# Runs created before this process started can have no worker left: they were interrupted.
-PROCESS_STARTED_AT = timezone.now()
 _executor: RunExecutor | None = None
 _executor_lock = threading.Lock()
 
 
 def executor() -> RunExecutor:
-    """Return this process's run worker, starting it (and cleaning up after a crash) once."""
+    """Return this worker process's run executor, starting it once."""
     global _executor
     with _executor_lock:
         if _executor is None:
             _executor = RunExecutor()
-            # On the worker's DB thread: callers may be on an event loop, where the ORM is off
-            # limits, and nothing they submit can run before this (the DB thread is FIFO).
-            _executor._db.submit(
-                _with_connection, services.runs_fail_interrupted, before=PROCESS_STARTED_AT
-            )
             atexit.register(executor_shutdown)
         return _executor
-
-
-def run_cancel(*, run: Run, user: Any) -> bool:
-    """Stop a run its author started, within a second; tell whether it was still running."""
-    if run.is_finished or run.created_by_id != getattr(user, "pk", None):
-        return False
-    who = getattr(user, "username", "") or "its author"
-    return executor().cancel(run.pk, reason=f"cancelled by {who}: the sandbox was stopped")
 
 
 def executor_shutdown() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime
 import logging
 import re
 from collections.abc import Iterable
@@ -20,6 +19,7 @@ from jazzmine.sandbox import Outcome
 
 from ..catalog.models import Sandbox
 from ..catalog.services import registry_for_sandbox
+from ..celery import app as celery_app
 from ..studio.live import group_send
 from .models import Language, Run, RunEvent, RunStatus, code_sha256
 from .signals import run_created, run_finished
@@ -154,11 +154,15 @@ def run_tools_called(
 
 
 def run_start(*, run: Run) -> None:
-    """Hand a queued run to the worker once the row is committed."""
-    from .executor import executor
+    """Hand a queued run to the task queue once its row is committed (a worker claims it)."""
+    run_enqueue(run_id=run.pk)
 
-    run_id = run.pk
-    transaction.on_commit(lambda: executor().submit(run_id))
+
+def run_enqueue(*, run_id: object) -> None:
+    """Queue a task for a queued run after commit; a second task for one run is harmless."""
+    Run.objects.filter(pk=run_id, status=RunStatus.QUEUED).update(enqueued_at=timezone.now())
+    # By name: the task module belongs to the worker side, which imports these services.
+    transaction.on_commit(lambda: celery_app.send_task("runs.execute", args=[str(run_id)]))
 
 
 def run_set_status(*, run_id: object, status: str, **fields: Any) -> None:
@@ -269,29 +273,3 @@ def run_fail(*, run_id: object, outcome: Outcome, message: str) -> None:
             "ts": now,
         },
     )
-
-
-def runs_fail_interrupted(*, before: datetime.datetime) -> int:
-    """End the unfinished runs created before a time (by a server that has stopped)."""
-    stale = list(
-        Run.objects.exclude(status__in=RunStatus.finished())
-        .filter(created_at__lt=before)
-        .values_list("pk", flat=True)
-    )
-    ended = 0
-    for run_id in stale:
-        # One run that cannot be ended (a broken row, events the database refuses) must not
-        # leave every run after it stuck as well.
-        try:
-            run_fail(
-                run_id=run_id,
-                outcome=Outcome.CONTAINER_CRASH,
-                message="interrupted: the server stopped while this run was in progress",
-            )
-        except Exception:
-            logger.exception("could not end interrupted run %s", run_id)
-            continue
-        ended += 1
-    if stale:
-        logger.warning("marked %d of %d interrupted run(s) as failed", ended, len(stale))
-    return len(stale)

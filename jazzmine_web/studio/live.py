@@ -6,12 +6,13 @@ Shared by every app whose workers (image builds, runs, reviews) talk to live pag
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 from typing import Any
 
-from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
+from channels.layers import InMemoryChannelLayer, get_channel_layer
 
+logger = logging.getLogger(__name__)
 _loop: asyncio.AbstractEventLoop | None = None
 _lock = threading.Lock()
 
@@ -24,24 +25,50 @@ def remember_loop() -> None:
 
 
 def group_send(group: str, message: dict[str, Any]) -> None:
-    """Send a message to a group from any thread, without blocking on the consumers."""
+    """Send a message to a group from any thread; sends from one thread arrive in order."""
     layer = get_channel_layer()
     if layer is None:
         return
+    try:
+        running = asyncio.get_running_loop()
+    except RuntimeError:
+        running = None
     loop = _loop
-    if loop is not None and loop.is_running() and not loop.is_closed():
+    if isinstance(layer, InMemoryChannelLayer) and loop is not None and loop.is_running():
         # The in-memory layer is plain asyncio queues, which are not thread-safe: hand the
         # send to the loop the consumers wait on instead of running it on a loop of our own.
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
         if running is loop:
             loop.create_task(layer.group_send(group, message))
         else:
             asyncio.run_coroutine_threadsafe(layer.group_send(group, message), loop)
         return
-    async_to_sync(layer.group_send)(group, message)
+    future = asyncio.run_coroutine_threadsafe(layer.group_send(group, message), _sender_loop())
+    if running is not None:
+        return  # never block an event loop; its sends are rare (status notes, not events)
+    # Awaited: the next event of a run leaves only after this one reached Redis, so watchers
+    # on other processes receive them in the order they were stored.
+    try:
+        future.result(timeout=SEND_TIMEOUT_SECONDS)
+    except Exception:
+        logger.exception("could not send to %s; its watchers will read it from the database", group)
+
+
+SEND_TIMEOUT_SECONDS = 10.0
+_sender: asyncio.AbstractEventLoop | None = None
+
+
+def _sender_loop() -> asyncio.AbstractEventLoop:
+    """Return this process's sending loop: one thread, one loop, one Redis connection pool.
+
+    A loop per send (what `async_to_sync` does off the server's loop) would open a Redis
+    connection for every event.
+    """
+    global _sender
+    with _lock:
+        if _sender is None or _sender.is_closed():
+            _sender = asyncio.new_event_loop()
+            threading.Thread(target=_sender.run_forever, name="live-sender", daemon=True).start()
+        return _sender
 
 
 CLOSE_UNAUTHENTICATED = 4403

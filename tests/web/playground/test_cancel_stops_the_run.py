@@ -52,7 +52,7 @@ async def test_cancel_kills_a_spinning_run_within_a_second(ecommerce, member, wo
 
 
 async def test_nobody_else_can_cancel_a_run(ecommerce, member, worker, django_user_model):
-    from jazzmine_web.runs.executor import run_cancel
+    from jazzmine_web.runs.lifecycle import run_cancel
 
     ws = await connect(member)
     try:

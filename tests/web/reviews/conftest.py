@@ -7,7 +7,6 @@ from django.db.models import F
 from django.test import Client
 
 from jazzmine_web.catalog.models import Tool
-from jazzmine_web.reviews.background import worker_stop
 from jazzmine_web.reviews.models import ReviewPolicy, SandboxReviewSettings
 from jazzmine_web.teams.models import Role
 from jazzmine_web.teams.services import api_token_create, membership_set
@@ -25,13 +24,6 @@ orders = get_orders(status="delivered")
 total = sum(o["price"] for o in orders.data["orders"])
 emit_result({"total": total})
 """
-
-
-@pytest.fixture(autouse=True)
-def _stop_review_worker():
-    """Stop the review worker a test started, so no thread outlives its database."""
-    yield
-    worker_stop()
 
 
 @pytest.fixture
@@ -76,3 +68,9 @@ def allow_tools(sandbox, *names: str) -> None:
 def submit(api, sandbox, body: str = BODY, **extra):
     payload = {"sandbox": sandbox.pk, "task": "Total of delivered orders", "body": body, **extra}
     return api.post("/api/v1/submissions/", payload, content_type="application/json")
+
+
+@pytest.fixture
+def no_worker(celery_workers):
+    """Stop the session's worker: the test makes its delivery attempts in this process."""
+    celery_workers.stop()

@@ -78,15 +78,12 @@ def test_the_sweep_expires_every_overdue_submission_once(api, ecommerce) -> None
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_background_sweep_expires_without_anyone_reading(api, ecommerce, settings) -> None:
+def test_the_beat_sweep_expires_without_anyone_reading(api, ecommerce, celery_workers) -> None:
     import time
 
-    from jazzmine_web.reviews.background import worker
-
-    settings.JAZZMINE_REVIEW_SWEEP_SECONDS = 0.2
+    celery_workers.running({"JAZZMINE_REVIEW_SWEEP_SECONDS": "0.2"}, beat=True)
     state = submit(api, ecommerce).json()
     overdue(state["id"])
-    worker()
     deadline = time.monotonic() + 10
     while Submission.objects.get(pk=state["id"]).status == "pending":
         assert time.monotonic() < deadline, "the sweep never expired the submission"

@@ -16,16 +16,28 @@ from .receiver import Receiver
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-@pytest.fixture(autouse=True)
-def _receivers_on_loopback_are_allowed(settings):
-    """The test receivers listen on 127.0.0.1, so the deployment allows it, as a real one must."""
-    settings.JAZZMINE_OUTBOUND_ALLOWED_HOSTS = ["127.0.0.1"]
+def deployment(**env: str):
+    """Mark a test with the settings of its deployment (this process and the worker's)."""
+    return pytest.mark.deployment(**env)
 
 
 @pytest.fixture
-def fast_retries(settings):
-    settings.JAZZMINE_WEBHOOK_BACKOFF_SECONDS = 0.05
-    settings.JAZZMINE_WEBHOOK_MAX_ATTEMPTS = 4
+def fast_retries(request, settings, celery_workers):
+    """Deliver with a worker whose settings are the test's: loopback receivers, quick retries.
+
+    The test receivers listen on 127.0.0.1, so the deployment allows it, as a real one must.
+    """
+    env = {
+        "JAZZMINE_OUTBOUND_ALLOWED_HOSTS": "127.0.0.1",
+        "JAZZMINE_WEBHOOK_BACKOFF_SECONDS": "0.05",
+        "JAZZMINE_WEBHOOK_MAX_ATTEMPTS": "4",
+    }
+    marker = request.node.get_closest_marker("deployment")
+    env.update(marker.kwargs if marker else {})
+    settings.JAZZMINE_OUTBOUND_ALLOWED_HOSTS = env["JAZZMINE_OUTBOUND_ALLOWED_HOSTS"].split(",")
+    settings.JAZZMINE_WEBHOOK_BACKOFF_SECONDS = float(env["JAZZMINE_WEBHOOK_BACKOFF_SECONDS"])
+    settings.JAZZMINE_WEBHOOK_MAX_ATTEMPTS = int(env["JAZZMINE_WEBHOOK_MAX_ATTEMPTS"])
+    return celery_workers.running(env)
 
 
 @pytest.fixture
@@ -75,10 +87,11 @@ def test_a_decision_is_posted_signed_to_the_tokens_webhook(
     assert "Use the week." in payload["submission"]["previous_error"]
 
 
+# A backoff long enough to tell waits from requests.
+@deployment(JAZZMINE_WEBHOOK_BACKOFF_SECONDS="0.3")
 def test_a_failing_receiver_is_retried_with_backoff_until_it_answers(
-    api, ecommerce, reviewer, fast_retries, settings
+    api, ecommerce, reviewer, fast_retries
 ) -> None:
-    settings.JAZZMINE_WEBHOOK_BACKOFF_SECONDS = 0.3  # long enough to tell waits from requests
     receiver = Receiver(statuses=[500, 503])
     try:
         secret = set_webhook(api, receiver.url)
@@ -125,10 +138,10 @@ def test_a_receiver_that_never_answers_is_given_up_after_the_last_attempt(
     assert delivery.attempts.count() == 4
 
 
+@deployment(JAZZMINE_WEBHOOK_MAX_ATTEMPTS="2")
 def test_an_unreachable_receiver_records_the_connection_error(
-    api, ecommerce, reviewer, fast_retries, settings
+    api, ecommerce, reviewer, fast_retries
 ) -> None:
-    settings.JAZZMINE_WEBHOOK_MAX_ATTEMPTS = 2
     receiver = Receiver()
     url = receiver.url
     receiver.close()  # nothing listens there any more

@@ -5,17 +5,15 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from jazzmine_web.runs.executor import executor_shutdown
 from tests.web.catalog.conftest import ecommerce, member, outsider, team  # noqa: F401
 
 
 @pytest.fixture
-def worker():
-    """Give the test the process's run worker and stop it (and its pools) afterwards."""
-    from jazzmine_web.runs.executor import executor
+def worker(celery_worker):
+    """Give the test the session's running Celery worker (a separate process)."""
+    from tests.workers import Workers
 
-    yield executor()
-    executor_shutdown()
+    return Workers(celery_worker)
 
 
 def ws_headers(user) -> list[tuple[bytes, bytes]]:

@@ -8,7 +8,8 @@ import pytest
 from django.utils import timezone
 
 from jazzmine_web.runs.models import Run, RunStatus
-from jazzmine_web.runs.services import run_create, run_record_event, runs_fail_interrupted
+from jazzmine_web.runs.lifecycle import runs_reap
+from jazzmine_web.runs.services import run_create, run_record_event
 
 pytestmark = pytest.mark.django_db
 
@@ -38,8 +39,12 @@ def test_a_duplicate_event_ends_the_run_and_a_later_exit_cannot_make_it_succeed(
     assert "could not be stored" in run.message
 
 
-def test_clean_up_never_stops_at_one_bad_run(ecommerce, member, monkeypatch):
+def test_the_reaper_never_stops_at_one_bad_run(ecommerce, member, monkeypatch):
     runs = [queued(ecommerce, member) for _ in range(3)]
+    long_ago = timezone.now() - datetime.timedelta(minutes=5)
+    Run.objects.filter(pk__in=[r.pk for r in runs]).update(
+        status=RunStatus.RUNNING, worker="gone@host", heartbeat_at=long_ago
+    )
     from jazzmine_web.runs import services
 
     real = services.run_fail
@@ -50,6 +55,6 @@ def test_clean_up_never_stops_at_one_bad_run(ecommerce, member, monkeypatch):
         real(run_id=run_id, **kwargs)
 
     monkeypatch.setattr(services, "run_fail", fail_on_the_first)
-    runs_fail_interrupted(before=timezone.now() + datetime.timedelta(seconds=1))
+    assert runs_reap()["failed"] == 2
     statuses = [Run.objects.get(pk=r.pk).status for r in runs]
     assert statuses[1:] == [RunStatus.FAILED, RunStatus.FAILED]

@@ -61,7 +61,7 @@ async def test_a_reconnecting_watcher_gets_only_what_it_missed(ecommerce, member
         message = await first.receive_json_from(timeout=60)
     seen = message["event"]["seq"]
     await first.disconnect()  # the browser drops mid-run
-    await asyncio.wrap_future(worker.future(run.pk)) if worker.future(run.pk) else None
+    await asyncio.to_thread(worker.future(run.pk).result)
 
     again = WebsocketCommunicator(
         application, f"/ws/runs/{run.pk}/?after={seen}", headers=await headers_for(member)

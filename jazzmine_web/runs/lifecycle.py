@@ -1,0 +1,188 @@
+"""A run's life across processes: queued by a web process, claimed and kept alive by a worker.
+
+Every step is a conditional update on the run's row, so the database decides who owns a run:
+two deliveries of one task, a reaper and a worker, or two reapers can never both act on it.
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+import uuid
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from jazzmine.sandbox import Outcome
+
+from ..celery import app as celery_app
+from . import services
+from .models import Run, RunStatus, Worker
+
+logger = logging.getLogger(__name__)
+
+ACTIVE = (RunStatus.PREPARING, RunStatus.RUNNING)
+
+
+def run_claim(*, run_id: Any, worker: str) -> bool:
+    """Make a queued run this worker's; False when another worker (or a cancel) got it first."""
+    now = timezone.now()
+    claimed = Run.objects.filter(pk=run_id, status=RunStatus.QUEUED, cancel_reason="").update(
+        status=RunStatus.PREPARING, worker=worker, claimed_at=now, heartbeat_at=now
+    )
+    if claimed:
+        services.run_set_status(run_id=run_id, status=RunStatus.PREPARING, worker=worker)
+    return bool(claimed)
+
+
+def run_queue_position(*, run: Run) -> int | None:
+    """Return how many queued runs go before this one, plus one (None once it has started)."""
+    if run.status != RunStatus.QUEUED:
+        return None
+    return Run.objects.filter(status=RunStatus.QUEUED, created_at__lt=run.created_at).count() + 1
+
+
+def run_cancel(*, run: Run, user: Any) -> bool:
+    """Stop a run its author started (its sandbox within a second); tell whether it was live."""
+    if run.is_finished or run.created_by_id != getattr(user, "pk", None):
+        return False
+    who = getattr(user, "username", "") or "its author"
+    reason = f"cancelled by {who}: the sandbox was stopped"
+    state = run_cancel_request(run_id=run.pk, reason=reason)
+    if state == "running":
+        # Every worker hears it; the one executing the run kills its sandbox.
+        celery_app.control.broadcast(
+            "run_cancel", arguments={"run_id": str(run.pk), "reason": reason}
+        )
+    return state != "finished"
+
+
+def sandbox_prewarm(*, sandbox_id: int) -> None:
+    """Ask every worker to fill its pool of a sandbox, so that the next run starts warm."""
+    celery_app.control.broadcast("sandbox_prewarm", arguments={"sandbox_id": sandbox_id})
+
+
+def run_cancel_request(*, run_id: Any, reason: str) -> str:
+    """Record that a person wants a run stopped; return "queued", "running" or "finished".
+
+    A queued run ends here and now. A running one ends when its worker kills the sandbox (it
+    is told at once; the reason on the row makes a later claim refuse the run as well).
+    """
+    with transaction.atomic():
+        updated = (
+            Run.objects.filter(pk=run_id)
+            .exclude(status__in=RunStatus.finished())
+            .update(cancel_reason=reason)
+        )
+        if not updated:
+            return "finished"
+        queued = Run.objects.filter(pk=run_id, status=RunStatus.QUEUED).exists()
+    if queued:
+        services.run_fail(run_id=run_id, outcome=Outcome.CANCELLED, message=reason)
+        return "queued"
+    return "running"
+
+
+def worker_register(
+    *, name: str, boot: str, hostname: str, pid: int, docker_host: str, concurrency: int
+) -> Worker:
+    """Record a worker that has started (a restart under the same name is a new boot)."""
+    now = timezone.now()
+    worker, _created = Worker.objects.update_or_create(
+        name=name,
+        defaults={
+            "boot": boot,
+            "hostname": hostname,
+            "pid": pid,
+            "docker_host": docker_host,
+            "concurrency": concurrency,
+            "started_at": now,
+            "heartbeat_at": now,
+            "stopped_at": None,
+        },
+    )
+    return worker
+
+
+def worker_heartbeat(*, name: str, run_ids: list[str]) -> list[str]:
+    """Say a worker and its runs are alive; return the runs it holds that have ended meanwhile.
+
+    A run the reaper has failed (this worker was too slow to say it was alive) must stop: the
+    worker cancels what this returns.
+    """
+    now = timezone.now()
+    Worker.objects.filter(name=name).update(heartbeat_at=now, stopped_at=None)
+    if not run_ids:
+        return []
+    Run.objects.filter(pk__in=run_ids, worker=name, status__in=ACTIVE).update(heartbeat_at=now)
+    still = set(
+        Run.objects.filter(pk__in=run_ids, worker=name, status__in=ACTIVE).values_list(
+            "pk", flat=True
+        )
+    )
+    return [run_id for run_id in run_ids if _uuid(run_id) not in still]
+
+
+def worker_stop(*, name: str) -> None:
+    """Record that a worker stopped on purpose (its runs have drained or been cancelled)."""
+    Worker.objects.filter(name=name).update(stopped_at=timezone.now())
+
+
+def workers_dead(*, now: datetime.datetime | None = None) -> list[str]:
+    """Return the names of workers that stopped or stopped saying they were alive."""
+    cutoff = (now or timezone.now()) - _timeout()
+    rows = Worker.objects.all().values_list("name", "heartbeat_at", "stopped_at")
+    return [name for name, beat, stopped in rows if stopped is not None or beat < cutoff]
+
+
+def runs_reap(*, now: datetime.datetime | None = None) -> dict[str, int]:
+    """Fail runs whose worker stopped answering; queue again runs no worker ever claimed.
+
+    Returns how many of each it handled.
+    """
+    now = now or timezone.now()
+    cutoff = now - _timeout()
+    failed = 0
+    for run_id, worker, beat in Run.objects.filter(
+        status__in=ACTIVE, heartbeat_at__lt=cutoff
+    ).values_list("pk", "worker", "heartbeat_at"):
+        # Claim the ending: only one reaper writes it, and a heartbeat that came in between
+        # (the worker was slow, not dead) keeps the run.
+        won = Run.objects.filter(pk=run_id, status__in=ACTIVE, heartbeat_at=beat).update(
+            heartbeat_at=now
+        )
+        if not won:
+            continue
+        silent = round((now - beat).total_seconds())
+        message = (
+            f"the worker executing this run ({worker or 'unknown'}) stopped answering "
+            f"(no heartbeat for {silent} s); the run was ended, and its sandbox is removed "
+            "when that worker or the reaper next runs"
+        )
+        try:
+            services.run_fail(run_id=run_id, outcome=Outcome.WORKER_LOST, message=message)
+            failed += 1
+        except Exception:
+            logger.exception("could not end run %s of a lost worker", run_id)
+    requeued = 0
+    stale = now - datetime.timedelta(seconds=settings.JAZZMINE_REQUEUE_AFTER_SECONDS)
+    for run_id in Run.objects.filter(
+        status=RunStatus.QUEUED, cancel_reason="", enqueued_at__lt=stale
+    ).values_list("pk", flat=True):
+        # The task may be lost (a broker restart) or waiting behind busy workers; queueing it
+        # again is safe either way, since only one claim of a run can succeed.
+        services.run_enqueue(run_id=run_id)
+        requeued += 1
+    if failed or requeued:
+        logger.warning("reaper: ended %d run(s) of lost workers, queued %d again", failed, requeued)
+    return {"failed": failed, "requeued": requeued}
+
+
+def _timeout() -> datetime.timedelta:
+    return datetime.timedelta(seconds=settings.JAZZMINE_HEARTBEAT_TIMEOUT_SECONDS)
+
+
+def _uuid(value: Any) -> Any:
+    return value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))

@@ -1,0 +1,217 @@
+"""Real Celery worker processes for tests, on the test session's database and Redis namespace.
+
+Runs, builds and trials go through the broker to a separate process exactly as in production;
+the test process only creates rows and watches them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+START_SECONDS = 60
+
+
+def _bin(name: str) -> str:
+    candidate = Path(sys.executable).parent / name
+    return str(candidate) if candidate.exists() else str(ROOT / ".venv" / "bin" / name)
+
+
+def database_url_of(database: dict[str, Any]) -> str:
+    """Return the URL of a Django database setting (the test database, once it is set up)."""
+    engine = database["ENGINE"]
+    if engine.endswith("sqlite3"):
+        return f"sqlite:///{database['NAME']}"
+    user, password = database.get("USER", ""), database.get("PASSWORD", "")
+    auth = f"{user}:{password}@" if password else (f"{user}@" if user else "")
+    host = database.get("HOST") or "127.0.0.1"
+    port = database.get("PORT") or 5432
+    return f"postgres://{auth}{host}:{port}/{database['NAME']}"
+
+
+@dataclass
+class WorkerProcess:
+    """A running `celery worker` subprocess."""
+
+    name: str
+    log_path: Path
+    process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+
+    def log(self) -> str:
+        """Return what the worker printed so far."""
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def kill(self) -> None:
+        """SIGKILL the worker (it gets no chance to clean up)."""
+        assert self.process is not None
+        self.process.kill()
+        self.process.wait(timeout=10)
+
+    def stop(self, timeout: float = 60) -> int:
+        """SIGTERM the worker (a warm shutdown: it drains) and wait; return its exit code."""
+        assert self.process is not None
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+        return self.process.returncode
+
+
+def worker_start(
+    *,
+    env: dict[str, str],
+    name: str,
+    log_path: Path,
+    concurrency: int = 4,
+    beat: bool = False,
+) -> WorkerProcess:
+    """Start a worker and return once it answers a ping on the broker."""
+    command = [
+        _bin("celery"),
+        "-A",
+        "jazzmine_web",
+        "worker",
+        "--pool",
+        "threads",
+        "--concurrency",
+        str(concurrency),
+        "--hostname",
+        name,
+        "--without-mingle",
+        "--without-gossip",
+        "--loglevel",
+        "INFO",
+        *(["--beat", "--schedule", str(log_path.with_suffix(".beat"))] if beat else []),
+    ]
+    worker = WorkerProcess(name=name, log_path=log_path)
+    with log_path.open("wb") as log:
+        worker.process = subprocess.Popen(
+            command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT
+        )
+    _wait_until_ready(worker)
+    return worker
+
+
+def _wait_until_ready(worker: WorkerProcess) -> None:
+    deadline = time.monotonic() + START_SECONDS
+    while time.monotonic() < deadline:
+        assert worker.process is not None
+        if worker.process.poll() is not None:
+            raise RuntimeError(f"celery exited with {worker.process.returncode}:\n{worker.log()}")
+        if " ready." in worker.log():
+            return
+        time.sleep(0.1)
+    worker.stop(timeout=5)
+    raise RuntimeError(f"celery did not start within {START_SECONDS}s:\n{worker.log()}")
+
+
+def worker_env(*, database_url: str, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """Return the environment of a worker on a database (and this session's Redis namespace)."""
+    return {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "jazzmine_web.settings",
+        "JAZZMINE_DATABASE_URL": database_url,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+        "PYTHONUNBUFFERED": "1",
+        **(extra or {}),
+    }
+
+
+@contextlib.contextmanager
+def worker_running(**kwargs: Any) -> Iterator[WorkerProcess]:
+    """Run a worker until the block ends (then a warm shutdown)."""
+    worker = worker_start(**kwargs)
+    try:
+        yield worker
+    finally:
+        worker.stop()
+
+
+class SessionWorkers:
+    """The test session's one worker, restarted only when a test needs other settings in it.
+
+    A worker reads its settings from its environment, so a test that changes a setting the
+    worker uses (a webhook backoff, the outbound allow-list) asks for a worker started with it.
+    Only one runs at a time: two would share the session's queue and take each other's tasks.
+    """
+
+    def __init__(self, *, database_url: str, log_dir: Path, name: str) -> None:
+        self.database_url = database_url
+        self.log_dir = log_dir
+        self.name = name
+        self.current: WorkerProcess | None = None
+        self._env: dict[str, str] | None = None
+        self._started = 0
+
+    def running(self, env: dict[str, str] | None = None, *, beat: bool = False) -> WorkerProcess:
+        """Return a running worker with these extra environment variables (and beat in it)."""
+        wanted = {**(env or {}), **({"_BEAT": "1"} if beat else {})}
+        alive = self.current is not None and self.current.process.poll() is None
+        if alive and self._env == wanted:
+            return self.current
+        self.stop()
+        self._started += 1
+        self.current = worker_start(
+            env=worker_env(database_url=self.database_url, extra=wanted),
+            name=self.name,
+            log_path=self.log_dir / f"worker-{self._started}.log",
+            beat=beat,
+        )
+        self._env = wanted
+        return self.current
+
+    def stop(self) -> None:
+        """Stop the running worker, if any (a warm shutdown)."""
+        if self.current is not None:
+            self.current.stop()
+            self.current = None
+
+
+class RunWaiter:
+    """What a test waits on: a run's final status, read from the database."""
+
+    def __init__(self, run_id: Any) -> None:
+        self.run_id = run_id
+
+    def result(self, timeout: float = 180) -> str:
+        """Return the run's status once it has finished; fail after `timeout` seconds."""
+        from django.db import close_old_connections
+
+        from jazzmine_web.runs.models import Run, RunStatus
+
+        deadline = time.monotonic() + timeout
+        while True:
+            close_old_connections()
+            status = Run.objects.values_list("status", flat=True).get(pk=self.run_id)
+            if status in RunStatus.finished():
+                return status
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"run {self.run_id} still {status} after {timeout} s")
+            time.sleep(0.05)
+
+
+@dataclass
+class Workers:
+    """The test's handle on the session's worker: wait for runs, read its log."""
+
+    process: WorkerProcess
+
+    def future(self, run_id: Any) -> RunWaiter:
+        """Return something to wait on for a run's final status."""
+        return RunWaiter(run_id)
+
+    def log(self) -> str:
+        """Return what the worker printed so far."""
+        return self.process.log()
