@@ -374,3 +374,22 @@ def test_a_script_tools_parameter_description_edit_is_a_version(empty_sandbox, u
     change = tool_rollback(tool=tool, version=tool.versions.get(number=1))
     tool.refresh_from_db()
     assert change.new_version.number == 3 and "e.g. Paris" not in change.new_version.prompt
+
+
+def test_an_admin_site_edit_of_the_description_is_a_version(client, team_admin, orders) -> None:
+    team_admin.is_superuser = team_admin.is_staff = True
+    team_admin.save()
+    client.force_login(team_admin)
+    version = orders.versions.get()
+    data = {
+        "sandbox": orders.sandbox_id, "name": orders.name, "description": SECOND,
+        "parameters": json.dumps(orders.parameters), "dependencies": "[]", "secrets": "[]",
+        "kind": "python", "source": orders.source, "tags": "[]",
+        "versions-TOTAL_FORMS": 1, "versions-INITIAL_FORMS": 1,
+        "versions-0-id": version.pk, "versions-0-tool": orders.pk,
+    }  # fmt: skip
+    response = client.post(f"/admin/catalog/tool/{orders.pk}/change/", data)
+    assert response.status_code == 302
+    latest = orders.versions.get(number=2)
+    assert latest.note == "Edited in admin" and SECOND in latest.prompt
+    assert latest.checksum == version.checksum
