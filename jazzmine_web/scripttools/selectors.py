@@ -11,7 +11,7 @@ from django.db.models import QuerySet
 from jazzmine.gate import Doubt, read_calls
 from jazzmine.scripttools import LintItem, ScriptTool, TrialStatus, lint_tool
 
-from ..catalog.models import Tool, ToolKind
+from ..catalog.models import Sandbox, Tool, ToolKind
 from ..catalog.services import script_tool_from_row
 from .models import TrialRun
 
@@ -19,6 +19,12 @@ from .models import TrialRun
 def script_tool_for(tool: Tool) -> ScriptTool | None:
     """Return the script tool a catalog row holds, or None."""
     return script_tool_from_row(tool)
+
+
+def exportable_script_tools(sandbox: Sandbox) -> list[ScriptTool]:
+    """Return the sandbox's script tools that an export would hold, by name."""
+    rows = sandbox.tools.filter(kind=ToolKind.SCRIPT).order_by("name")
+    return [t for t in map(script_tool_from_row, rows) if t is not None]
 
 
 def script_tool_lint(tool: Tool) -> list[LintItem]:
