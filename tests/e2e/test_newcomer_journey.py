@@ -180,17 +180,28 @@ def run_and_watch(page: Page, expected: str) -> Locator:
     return pane
 
 
-def generate_run_fail_retry_run_succeed(page: Page, sockets: PlaygroundSockets) -> None:
-    """The retry loop the README demonstrates: KeyError on attempt 1, the fix on the retry."""
-    first = generate(page, "Generate")
-    assert "r.data[0]" in first, first
-    failed = run_and_watch(page, "failed")
-    expect(failed).to_contain_text("KeyError")
+def ask_for_a_script_that_makes_the_classic_mistake(page: Page) -> None:
+    script = generate(page, "Generate")
+    assert "r.data[0]" in script, script
 
-    fixed = generate(page, "Retry")
-    assert "r.data[0]" not in fixed, fixed
-    succeeded = run_and_watch(page, "succeeded")
-    expect(succeeded).to_contain_text(FIRST_ORDER)
+
+def run_it_and_see_it_fail(page: Page) -> None:
+    pane = run_and_watch(page, "failed")
+    expect(pane.locator("[data-run-error]")).to_contain_text("KeyError")
+
+
+def retry_and_run_the_fix(page: Page) -> None:
+    script = generate(page, "Retry")
+    assert "r.data[0]" not in script, script
+    pane = run_and_watch(page, "succeeded")
+    expect(pane.locator("[data-run-result]")).to_contain_text(FIRST_ORDER)
+
+
+def go_round_the_retry_loop(page: Page, sockets: PlaygroundSockets) -> None:
+    """The loop the README demonstrates: KeyError on attempt 1, the fix on the retry."""
+    ask_for_a_script_that_makes_the_classic_mistake(page)
+    run_it_and_see_it_fail(page)
+    retry_and_run_the_fix(page)
     sockets.assert_held()
 
 
@@ -250,20 +261,29 @@ def create_an_api_token(page: Page) -> str:
     page.get_by_label("Name").fill("newcomer agent")
     page.get_by_role("button", name="Create token").click()
     expect(page.get_by_text("it is not shown again")).to_be_visible()
-    token = page.locator("#new-token").inner_text().strip()
-    assert token.startswith("jzm_"), token
-    return token
+    # Shown once in full (the list below shows only its prefix, cut with "…").
+    return page.get_by_text(re.compile(r"^jzm_[A-Za-z0-9_-]+$")).inner_text().strip()
 
 
 # --- reviewer --------------------------------------------------------------------------------
 
 
-def open_from_the_queue(page: Page, task: str) -> None:
+def open_the_live_queue(page: Page) -> None:
     nav(page, "Reviews")
+    expect(page.get_by_role("heading", name=re.compile(r"^Review queue"))).to_be_visible()
+    # Submissions arrive over the queue's websocket; it says "live" once it listens.
+    expect(page.locator("[data-queue-connection]")).to_have_text("live")
+
+
+def see_it_arrive_and_open_it(page: Page, task: str) -> None:
     row = page.get_by_role("row").filter(has_text=task)
-    expect(row).to_have_count(1)
+    expect(row).to_be_visible()  # pushed to the open page: nobody reloaded it
+    reviews = page.get_by_role("navigation").get_by_role("link", name=re.compile(r"^Reviews"))
+    expect(reviews).to_have_text(re.compile(r"Reviews\s+1\b"))
     row.get_by_role("link").first.click()
-    expect(page.get_by_text(task).first).to_be_visible()
+    expect(page.get_by_role("heading", name=re.compile(r"^Submission"))).to_be_visible()
+    task_card = page.locator("section").filter(has=page.get_by_role("heading", name="Task"))
+    expect(task_card).to_contain_text(task)
 
 
 def edit_approve_and_watch_the_run(page: Page) -> None:
@@ -334,30 +354,27 @@ def test_a_newcomer_follows_the_readme_from_catalog_to_review_and_back(
 
     open_playground(page, sockets)
     page.get_by_label("Task").fill(TASK)
-    first = generate(page, "Generate")
-    assert "r.data[0]" in first, first
+    ask_for_a_script_that_makes_the_classic_mistake(page)
     session_url = page.url
     assert "session=" in session_url
-    failed = run_and_watch(page, "failed")
-    expect(failed.locator("[data-run-error]")).to_contain_text("KeyError")
+    run_it_and_see_it_fail(page)
     see_the_retry_prompt_with_the_keyerror_hint(page)
-    fixed = generate(page, "Retry")
-    assert "r.data[0]" not in fixed, fixed
+    retry_and_run_the_fix(page)
     retry_prompt = fake_llm.requests()[-1]["body"]["messages"][-1]["content"]
-    assert "KeyError" in retry_prompt, "the retry prompt the LLM got quotes the failure"
-    expect(run_and_watch(page, "succeeded")).to_contain_text(FIRST_ORDER)
+    assert "KeyError" in retry_prompt, "the LLM was asked again with the failure quoted"
     let_auto_loop_until_it_succeeds(page, sockets)
     compare_the_last_two_attempts(page, sockets)
     run_a_jq_pipeline_in_bash(page)
 
     token = create_an_api_token(page)
+    login(reviewer_page, server, username=REVIEWER, password=REVIEWER_PASSWORD)
+    open_the_live_queue(reviewer_page)
     with AgentClient(server.url, token) as agent:
         sandbox = agent.sandbox("demo/ecommerce")
         approved = agent.submit(sandbox=sandbox, task="Total of delivered orders", body=AGENT_BODY)
         assert approved["status"] == "pending", approved
 
-        login(reviewer_page, server, username=REVIEWER, password=REVIEWER_PASSWORD)
-        open_from_the_queue(reviewer_page, "Total of delivered orders")
+        see_it_arrive_and_open_it(reviewer_page, "Total of delivered orders")
         edit_approve_and_watch_the_run(reviewer_page)
         final = agent.wait(approved["id"], timeout=60)
         assert final["status"] == "edited_and_approved", final
@@ -365,8 +382,9 @@ def test_a_newcomer_follows_the_readme_from_catalog_to_review_and_back(
         assert final["run"]["status"] == "succeeded", final["run"]
         assert final["run"]["result"] == {"total": 202.25, "reviewed": True}
 
+        open_the_live_queue(reviewer_page)
         rejected = agent.submit(sandbox=sandbox, task="Count all orders", body=AGENT_BODY)
-        open_from_the_queue(reviewer_page, "Count all orders")
+        see_it_arrive_and_open_it(reviewer_page, "Count all orders")
         reject_with_feedback(reviewer_page)
         final = agent.wait(rejected["id"], timeout=60)
         assert final["status"] == "rejected", final
@@ -379,7 +397,9 @@ def test_a_newcomer_follows_the_readme_from_catalog_to_review_and_back(
     open_playground(page, sockets, session_url)
     choose_language(page, "Python")
     expect(page.get_by_label("Task")).to_have_value(TASK)
-    generate_run_fail_retry_run_succeed(page, sockets)
+    go_round_the_retry_loop(page, sockets)
+    attempts = attempt_rows(page).count()
     reload_playground(page, sockets)
     expect(page.get_by_label("Language")).to_have_value("python")
-    generate_run_fail_retry_run_succeed(page, sockets)
+    expect(attempt_rows(page)).to_have_count(attempts)
+    go_round_the_retry_loop(page, sockets)
