@@ -10,6 +10,7 @@ from django.template.loader import render_to_string
 
 from ..studio.live import connecting_user
 from . import live
+from .image_truth import image_truth
 from .models import BuildStatus, ImageBuild
 from .selectors import builds_for_user, sandbox_image_status
 
@@ -21,7 +22,11 @@ def _snapshot(user: Any, build_id: int) -> dict[str, Any] | None:
     build = builds_for_user(user).filter(pk=build_id).first()
     if build is None:
         return None
-    return {"build": build, "image": sandbox_image_status(build.sandbox)}
+    # Told as the page tells it, so the badge and the Build button agree with a reload.
+    return {
+        "build": build,
+        "image": image_truth(build.sandbox, sandbox_image_status(build.sandbox)),
+    }
 
 
 class BuildLogConsumer(AsyncWebsocketConsumer):

@@ -200,7 +200,7 @@ class ToolForm(forms.Form):
     always_allow = forms.BooleanField(required=False)
     tags = LinesField(required=False, widget=forms.TextInput(), help_text="comma-separated")
     note = forms.CharField(
-        required=False, max_length=300, help_text="what changed, for the history"
+        required=False, max_length=300, help_text="what changed and why; kept with the new version"
     )
 
     def __init__(self, *args: Any, sandbox: Sandbox, admin: bool = False, **kwargs: Any) -> None:

@@ -165,7 +165,7 @@ class Tool(models.Model):
 
 
 class ToolVersion(models.Model):
-    """An immutable snapshot of a tool's code and dependencies."""
+    """An immutable snapshot of a tool: its code and needs, and the prompt the LLM reads."""
 
     tool = models.ForeignKey(Tool, on_delete=models.CASCADE, related_name="versions")
     number = models.PositiveIntegerField()
@@ -177,6 +177,11 @@ class ToolVersion(models.Model):
     secrets = models.JSONField(null=True, blank=True)
     # The whole tool.json of a script tool at this version (empty for Python tools).
     tool_json = models.JSONField(default=dict, blank=True)
+    # What the LLM read at this version: the fields behind the prompt ({"name", "description",
+    # "parameters"}), for rollback, and the `<tool>` XML itself as the core rendered it then,
+    # for the diff. None: recorded before prompts were versioned, so unknown.
+    interface = models.JSONField(null=True, blank=True)
+    prompt = models.TextField(null=True, blank=True)
     author = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import json
 from dataclasses import dataclass
 from datetime import datetime
@@ -12,7 +11,9 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Q, QuerySet
 
 from jazzmine.core.tools import ToolRegistry
+from jazzmine.core.tools.lint import LintItem, lint_python_tool
 
+from ..studio.diffs import unified_diff
 from ..teams.models import Role
 from ..teams.selectors import team_ids_with_role
 from .crypto import decrypt
@@ -150,37 +151,121 @@ def tool_versions(tool: Tool) -> QuerySet[ToolVersion]:
     return tool.versions.select_related("author").order_by("-number")
 
 
-def tool_version_diff(version: ToolVersion, *, against: ToolVersion | None = None) -> str:
-    """Return a unified diff of a version against the one before it (or `against`)."""
-    if against is None:
-        against = (
-            ToolVersion.objects.filter(tool_id=version.tool_id, number__lt=version.number)
-            .order_by("-number")
-            .first()
-        )
-    old_name = f"v{against.number}" if against else "(none)"
-    lines = list(
-        difflib.unified_diff(
-            _diffable(against),
-            _diffable(version),
-            fromfile=old_name,
-            tofile=f"v{version.number}",
-        )
+@dataclass(frozen=True)
+class VersionDiff:
+    """What a version changed against another: the XML the LLM reads, and the code with its needs.
+
+    `prompt` is None when either version was recorded before prompts were versioned: unknown,
+    which is not the same as unchanged.
+    """
+
+    version: ToolVersion
+    against: ToolVersion | None
+    prompt: str | None
+    code: str
+
+    @property
+    def prompt_unknown_in(self) -> list[ToolVersion]:
+        """Return the versions of the two that have no record of their prompt."""
+        both = [v for v in (self.against, self.version) if v is not None]
+        return [v for v in both if v.prompt is None]
+
+
+def _previous_version(version: ToolVersion) -> ToolVersion | None:
+    return (
+        ToolVersion.objects.filter(tool_id=version.tool_id, number__lt=version.number)
+        .order_by("-number")
+        .first()
     )
-    return "".join(lines)
 
 
-def _diffable(version: ToolVersion | None) -> list[str]:
-    """Return a version as diff lines: what review depends on first, then the code."""
+def tool_version_diff(version: ToolVersion, *, against: ToolVersion | None = None) -> VersionDiff:
+    """Return the diff of a version against the one before it (or `against`)."""
+    if against is None:
+        against = _previous_version(version)
+    old_name = f"v{against.number}" if against else "(none)"
+    new_name = f"v{version.number}"
+    prompt = None
+    if version.prompt is not None and (against is None or against.prompt is not None):
+        old_prompt = against.prompt if against is not None else ""
+        prompt = unified_diff(
+            old_prompt or "", version.prompt, old_name=old_name, new_name=new_name
+        )
+    code = unified_diff(
+        _code_text(against), _code_text(version), old_name=old_name, new_name=new_name
+    )
+    return VersionDiff(version=version, against=against, prompt=prompt, code=code)
+
+
+def _code_text(version: ToolVersion | None) -> str:
+    """Return a version's code as diff text: what review depends on first, then the source."""
     if version is None:
-        return []
+        return ""
     head = [f"# dependencies: {json.dumps(sorted(version.dependencies))}\n"]
     # Versions recorded before these were kept say nothing about them.
     if version.secrets is not None:
         head.append(f"# secrets: {json.dumps(sorted(version.secrets))}\n")
     if version.always_allow is not None:
         head.append(f"# always_allow: {json.dumps(version.always_allow)}\n")
-    return [*head, *version.source.splitlines(keepends=True)]
+    return "".join(head) + version.source
+
+
+@dataclass(frozen=True)
+class VersionRow:
+    """A line of a tool's history: the version and what it changed against the one before."""
+
+    version: ToolVersion
+    changes: list[str]  # "prompt", "code", "dependencies", "secrets", "always_allow"
+    # Whether it changed the prompt cannot be told: it or the one before was recorded before
+    # prompts were versioned.
+    prompt_unknown: bool
+    first: bool
+
+
+def tool_version_history(tool: Tool) -> list[VersionRow]:
+    """Return a tool's versions, newest first, each with what it changed."""
+    versions = list(tool_versions(tool))
+    rows = []
+    for index, version in enumerate(versions):
+        before = versions[index + 1] if index + 1 < len(versions) else None
+        rows.append(
+            VersionRow(
+                version=version,
+                changes=_version_changes(before, version),
+                prompt_unknown=before is not None
+                and (before.prompt is None or version.prompt is None),
+                first=before is None,
+            )
+        )
+    return rows
+
+
+def _version_changes(before: ToolVersion | None, version: ToolVersion) -> list[str]:
+    if before is None:
+        return []
+    changes = []
+    if before.prompt is not None and version.prompt is not None and before.prompt != version.prompt:
+        changes.append("prompt")
+    if before.source != version.source:
+        changes.append("code")
+    if sorted(before.dependencies) != sorted(version.dependencies):
+        changes.append("dependencies")
+    for key in ("secrets", "always_allow"):
+        old, new = getattr(before, key), getattr(version, key)
+        if old is not None and new is not None and old != new:
+            changes.append(key)
+    return changes
+
+
+def python_tool_lint(tool: Tool) -> list[LintItem]:
+    """Return the lint of a Python tool: its documented defaults against its signature's."""
+    if tool.is_script:
+        return []
+    try:
+        return lint_python_tool(tool.source, tool.parameters)
+    except (TypeError, ValueError):
+        # A row the core would refuse today (an old one) gets no lint rather than no page.
+        return []
 
 
 def tool_is_always_allowed(tool: Tool) -> bool:

@@ -7,7 +7,7 @@ import json
 import logging
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypedDict
 
 from django.conf import settings
@@ -19,6 +19,7 @@ from django.db.models.functions import Concat
 from django.utils import timezone
 
 from jazzmine.core.tools import RegisteredTool, SandboxConfig, ToolParameter, ToolRegistry
+from jazzmine.core.tools import Tool as CoreTool
 from jazzmine.requirements import RequirementError, requirements_check
 from jazzmine.scripttools import ScriptTool, ScriptToolError, register_script_tool
 from jazzmine.scripttools.model import DEFAULT_TIMEOUT
@@ -304,6 +305,7 @@ def script_tool_save(
         code_changed = registered.checksum != existing.checksum
         if not changed and not code_changed:
             return existing, ToolChange(changed=False)
+        prompt_changed = tool_prompt(existing) != registered.tool.build_prompt()
         _admin_check(actor=actor, team=sandbox.team, fields=set(changed) & set(ADMIN_TOOL_FIELDS))
         before = _tool_audit_state(existing)
         for key, value in changed.items():
@@ -317,15 +319,22 @@ def script_tool_save(
         if code_changed or "always_allow" in changed:
             _accept_if_admin(tool=existing, actor=actor)
         existing.save()
+        # tool.json is versioned whole (`tool_json`): any change of it is a version, the
+        # prompt's fields included; tags alone are not.
         version = (
             _version_create(tool=existing, author=author, note=note or "Edited")
-            if code_changed or set(changed) & set(ADMIN_TOOL_FIELDS)
+            if code_changed or prompt_changed or set(changed) - {"tags"}
             else None
         )
         _announce_tool(
             tool=existing, actor=actor, action="tool_changed", before=before, version=version
         )
-    return existing, ToolChange(changed=True, new_version=version)
+    return existing, ToolChange(
+        changed=True,
+        new_version=version,
+        code_changed=code_changed,
+        prompt_changed=prompt_changed,
+    )
 
 
 def _admin_fields_of_new(values: dict[str, Any]) -> list[str]:
@@ -587,9 +596,37 @@ def _version_create(*, tool: Tool, author: AbstractBaseUser | None, note: str) -
         always_allow=tool.always_allow,
         secrets=list(tool.secrets),
         tool_json=_tool_json_of(tool),
+        interface=tool_interface(tool),
+        prompt=tool_prompt(tool),
         author=author,
         note=note[:300],
     )
+
+
+# What the LLM reads of a tool: the `<tool>` XML is built from these fields and nothing else
+# (`jazzmine.core.tools.Tool.build_prompt`); a change of any is a change of the prompt.
+PROMPT_FIELDS = ("name", "description", "parameters")
+
+
+def tool_interface(tool: Tool) -> dict[str, Any]:
+    """Return the fields of a tool row that the XML prompt is built from."""
+    return {
+        "name": tool.name,
+        "description": tool.description,
+        "parameters": [dict(p) for p in tool.parameters],
+    }
+
+
+def tool_prompt(tool: Tool) -> str | None:
+    """Return the `<tool>` XML the LLM reads for a tool row (None for a row the core refuses)."""
+    try:
+        return CoreTool(
+            name=tool.name,
+            description=tool.description,
+            parameters=_tool_parameters(tool.parameters),
+        ).build_prompt()
+    except (TypeError, ValueError):
+        return None
 
 
 def _tool_json_of(tool: Tool) -> dict[str, Any]:
@@ -664,10 +701,28 @@ def _clean_tags(tags: Iterable[str]) -> list[str]:
 
 @dataclass(frozen=True)
 class ToolChange:
-    """What `tool_update` did."""
+    """What `tool_update` did: whether anything changed, the version it made, and what kind."""
 
     changed: bool
     new_version: ToolVersion | None = None
+    # The code or dependencies changed: a new checksum, so the sandbox's image is rebuilt.
+    code_changed: bool = False
+    # The XML the LLM reads changed (name, description, parameters).
+    prompt_changed: bool = False
+    remarks: tuple[str, ...] = ()
+
+    def summary(self) -> str:
+        """Return what the change was, as a person reads it."""
+        if not self.changed:
+            return "nothing changed: no new version"
+        if self.new_version is None:
+            return "neither the prompt nor the code changed: no new version"
+        if self.code_changed:
+            both = "the prompt and the code" if self.prompt_changed else "the code"
+            return f"{both} changed: a new checksum, the image needs a rebuild"
+        if self.prompt_changed:
+            return "the prompt changed, the code did not: same checksum, no image rebuild"
+        return "what review allows changed"
 
 
 def tool_update(
@@ -678,7 +733,8 @@ def tool_update(
     actor: AbstractBaseUser | None = None,
     **changes: Any,
 ) -> ToolChange:
-    """Change a tool; a change of code, dependencies, secrets or always_allow is a new version.
+    """Change a tool; a change of the prompt, code, dependencies, secrets or always_allow is a
+    new version (with `note`). Only code and dependencies change the checksum (and the image).
 
     A member's code change to an always-allowed tool is stored but not in effect for review
     until an admin accepts it (`tool_always_allow_accept`); an admin's own change is accepted.
@@ -715,6 +771,7 @@ def tool_update(
             f"Sandbox {tool.sandbox.name!r} already has a tool named {merged['name']!r}"
         )
     code_changed = registered.checksum != tool.checksum
+    prompt_changed = tool_prompt(tool) != registered.tool.build_prompt()
     before = _tool_audit_state(tool)
     with transaction.atomic():
         for key, value in changed.items():
@@ -727,13 +784,18 @@ def tool_update(
         tool.save()
         version = (
             _version_create(tool=tool, author=author, note=note or "Edited")
-            if code_changed or set(changed) & set(ADMIN_TOOL_FIELDS)
+            if code_changed or prompt_changed or set(changed) & set(ADMIN_TOOL_FIELDS)
             else None
         )
         _announce_tool(
             tool=tool, actor=actor, action="tool_changed", before=before, version=version
         )
-    return ToolChange(changed=True, new_version=version)
+    return ToolChange(
+        changed=True,
+        new_version=version,
+        code_changed=code_changed,
+        prompt_changed=prompt_changed,
+    )
 
 
 def tool_always_allow_accept(*, tool: Tool, actor: AbstractBaseUser | None) -> Tool:
@@ -772,8 +834,9 @@ def tool_rollback(
     author: AbstractBaseUser | None = None,
     actor: AbstractBaseUser | None = None,
 ) -> ToolChange:
-    """Put a tool back to an earlier version (as a new version): code, dependencies, and the
-    secrets and always_allow the version recorded (admin-only when they differ)."""
+    """Put a tool back to an earlier version (as a new version): code, dependencies, the
+    prompt (name, description, parameters), and the secrets and always_allow the version
+    recorded (admin-only when they differ). What a version did not record is kept as it is."""
     if version.tool_id != tool.pk:
         raise ValidationError(f"Version {version.pk} is not a version of tool {tool.name!r}")
     if tool.kind == ToolKind.SCRIPT and version.tool_json:
@@ -803,13 +866,22 @@ def tool_rollback(
         restored["always_allow"] = version.always_allow
     if version.secrets is not None:
         restored["secrets"] = list(version.secrets)
-    return tool_update(
+    remarks: tuple[str, ...] = ()
+    if version.interface is not None:
+        restored.update({k: version.interface[k] for k in PROMPT_FIELDS if k in version.interface})
+    else:
+        remarks = (
+            f"v{version.number} was recorded before prompts were versioned: the name, "
+            "description and parameters were kept as they are",
+        )
+    change = tool_update(
         tool=tool,
         author=author,
         note=f"Rolled back to v{version.number}",
         actor=actor,
         **restored,
     )
+    return replace(change, remarks=remarks) if remarks else change
 
 
 def tool_delete(*, tool: Tool, actor: AbstractBaseUser | None = None) -> None:
@@ -1017,8 +1089,8 @@ class ImportReport:
     """What an import did, tool by tool."""
 
     created: list[str] = field(default_factory=list)
-    changed: list[str] = field(default_factory=list)  # code or dependencies: a new version
-    updated: list[str] = field(default_factory=list)  # description, parameters, secrets only
+    changed: list[str] = field(default_factory=list)  # code, needs or prompt: a new version
+    updated: list[str] = field(default_factory=list)  # stored, but no version (nothing it reads)
     unchanged: list[str] = field(default_factory=list)
     sandboxes_created: list[str] = field(default_factory=list)
     sandboxes_updated: list[str] = field(default_factory=list)

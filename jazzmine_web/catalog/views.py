@@ -14,7 +14,7 @@ from ..teams.selectors import teams_for_user
 from . import selectors, services
 from .forms import ImportForm, SandboxForm, SecretValueForm, ToolForm
 from .importer import ImportRefused, source_file_from_upload
-from .models import Sandbox
+from .models import Sandbox, Tool
 
 PAGE_SIZE = 100
 
@@ -56,12 +56,13 @@ def tool_detail(request: HttpRequest, pk: int) -> HttpResponse:
     # Unpublished tools have a page too: their XML is what the LLM will read once published.
     registry = services.registry_for_sandbox(tool.sandbox, include_unpublished=True)
     registered = registry.get_tool(tool.sandbox.name, tool.name)
-    versions = list(selectors.tool_versions(tool))
+    history = selectors.tool_version_history(tool)
     context = {
         "tool": tool,
         "registered": registered,
         "xml": registered.tool.build_prompt(),
-        "versions": versions,
+        "history": history,
+        "versions": [row.version for row in history],
         "image_sandboxes": selectors.tool_image_sandboxes(tool),
         "can_administer": services.actor_is_admin(actor=request.user, team=tool.sandbox.team),
     }
@@ -69,15 +70,29 @@ def tool_detail(request: HttpRequest, pk: int) -> HttpResponse:
         from ..scripttools.views import panel_context
 
         context.update(panel_context(tool))
+    else:
+        lint = selectors.python_tool_lint(tool)
+        context.update(lint=lint, lint_failed=sum(1 for item in lint if not item.passed))
     return render(request, "catalog/tool_detail.html", context)
 
 
 @require_GET
 def tool_version_diff(request: HttpRequest, pk: int, number: int) -> HttpResponse:
-    """Show what one version changed against the one before it."""
+    """Show what one version changed against the one before it, or `?against=<number>`."""
     tool = get_object_or_404(selectors.tools_for_user(request.user), pk=pk)
     version = get_object_or_404(tool.versions, number=number)
-    context = {"tool": tool, "version": version, "diff": selectors.tool_version_diff(version)}
+    against_number = _int_or_none(request.GET.get("against"))
+    against = (
+        get_object_or_404(tool.versions, number=against_number)
+        if against_number is not None
+        else None
+    )
+    context = {
+        "tool": tool,
+        "version": version,
+        "diff": selectors.tool_version_diff(version, against=against),
+        "versions": list(selectors.tool_versions(tool)),
+    }
     return render(request, "catalog/tool_detail.html#version-diff", context)
 
 
@@ -95,11 +110,24 @@ def tool_rollback(request: HttpRequest, pk: int, number: int) -> HttpResponse:
         return redirect("catalog:tool", pk=tool.pk)
     if change.new_version is not None:
         messages.success(
-            request, f"Rolled {tool.name} back to v{number} (now v{change.new_version.number})."
+            request,
+            f"Rolled {tool.name} back to v{number}: now v{change.new_version.number} "
+            f"({change.summary()}).",
         )
     else:
-        messages.info(request, f"{tool.name} already has the code of v{number}.")
+        messages.info(request, f"{tool.name} already matches v{number}: no new version.")
+    for remark in change.remarks:
+        messages.warning(request, remark[:1].upper() + remark[1:] + ".")
     return redirect("catalog:tool", pk=tool.pk)
+
+
+def _lint_warning(request: HttpRequest, tool: Tool) -> None:
+    """Say right after a save when the tool's documented defaults disagree with its code."""
+    failed = [item for item in selectors.python_tool_lint(tool) if not item.passed]
+    if failed:
+        messages.warning(
+            request, "Lint: " + "; ".join(f"{i.title}: {i.message}" for i in failed) + "."
+        )
 
 
 def _message(exc: ValidationError | PermissionDenied) -> str:
@@ -139,6 +167,7 @@ def tool_create(request: HttpRequest, pk: int) -> HttpResponse:
             form.add_error(None, _message(exc))
         else:
             messages.success(request, f"Created tool {tool.name}.")
+            _lint_warning(request, tool)
             return redirect("catalog:tool", pk=tool.pk)
     return render(
         request, "catalog/tool_form.html", {"form": form, "sandbox": sandbox, "tool": None}
@@ -180,11 +209,15 @@ def tool_edit(request: HttpRequest, pk: int) -> HttpResponse:
             form.add_error(None, _message(exc))
         else:
             if change.new_version is not None:
-                messages.success(request, f"Saved {tool.name} as v{change.new_version.number}.")
+                messages.success(
+                    request,
+                    f"Saved {tool.name} as v{change.new_version.number} ({change.summary()}).",
+                )
             elif change.changed:
-                messages.success(request, f"Saved {tool.name} (code unchanged: no new version).")
+                messages.success(request, f"Saved {tool.name} ({change.summary()}).")
             else:
-                messages.info(request, "Nothing changed.")
+                messages.info(request, "Nothing changed: no new version.")
+            _lint_warning(request, tool)
             return redirect("catalog:tool", pk=tool.pk)
     return render(
         request, "catalog/tool_form.html", {"form": form, "sandbox": tool.sandbox, "tool": tool}

@@ -23,6 +23,7 @@ from pygments.lexers import BashLexer, PythonLexer
 
 from jazzmine.bash.generator import check_script
 from jazzmine.core.tools import validate_script
+from jazzmine.language import Language, wrong_language_message
 
 # Texts longer than this are checked in the checker process.
 PROCESS_THRESHOLD_CHARS = 20_000
@@ -56,16 +57,27 @@ def violations_by_line(messages: list[str]) -> list[Violation]:
     return out
 
 
+def _language_violations(body: str, expected: Language) -> list[Violation]:
+    """Say first when the text is the other language (an LLM answering in the wrong one)."""
+    message = wrong_language_message(body, expected)
+    return [{"line": None, "message": message}] if message else []
+
+
 def python_check(body: str, tool_names: list[str]) -> EditorCheck:
     """Validate a Python body as typed and highlight it; never runs it."""
     # The body is checked as written: its line numbers are the editor's line numbers.
     violations = violations_by_line(validate_script(body, tool_names)) if body.strip() else []
+    if any(": syntax error" in v["message"] for v in violations):
+        # Only a text Python's parser refuses can be bash instead (no second parse otherwise).
+        violations = _language_violations(body, "python") + violations
     return EditorCheck(violations=violations, html=highlight(body, _LEXER, _SPANS))
 
 
 def bash_check(body: str, max_chars: int) -> EditorCheck:
     """Check a bash body lightly and highlight it; bashkit is the real wall when it runs."""
     violations = violations_by_line(check_script(body, max_chars=max_chars)) if body.strip() else []
+    if not violations and body.strip():
+        violations = _language_violations(body, "bash")
     return EditorCheck(violations=violations, html=highlight(body, _BASH_LEXER, _SPANS))
 
 

@@ -32,7 +32,10 @@ class CountPayload(TypedDict):
 
 
 class ReviewQueueConsumer(AsyncJsonWebsocketConsumer):
-    """Push queue rows as submissions arrive and are decided; `?sandbox=&age=` as on the page."""
+    """Push queue rows as submissions arrive and are decided; `?sandbox=&age=` as on the page.
+
+    `?badge=1` is the navigation badge of any page: counts only, no rows rendered.
+    """
 
     async def connect(self) -> None:
         user = await connecting_user(self)
@@ -42,13 +45,18 @@ class ReviewQueueConsumer(AsyncJsonWebsocketConsumer):
 
         query = {k: v[0] for k, v in parse_qs(self.scope.get("query_string", b"").decode()).items()}
         self.filters = queue_filters(query)
+        self.badge_only = query.get("badge") == "1"
         self.user = user
         team_ids = await database_sync_to_async(team_ids_with_role)(user=user)
         self.groups_joined = [queue_group(team_id) for team_id in team_ids]
         for group in self.groups_joined:
             await self.channel_layer.group_add(group, self.channel_name)
         await self.accept()
-        count = await database_sync_to_async(selectors.pending_review_count)(user)
+        await self.send_count()
+
+    async def send_count(self) -> None:
+        """Send how many submissions wait for this user's decision."""
+        count = await database_sync_to_async(selectors.pending_review_count)(self.user)
         await self.send_json(CountPayload(type="count", count=count))
 
     async def disconnect(self, code: int) -> None:
@@ -57,6 +65,9 @@ class ReviewQueueConsumer(AsyncJsonWebsocketConsumer):
 
     async def queue_changed(self, message: dict[str, Any]) -> None:
         """Send the changed submission's row, rendered for this user and this page's filters."""
+        if self.badge_only:
+            await self.send_count()
+            return
         payload = await database_sync_to_async(_row_payload)(
             self.user, message["submission_id"], self.filters
         )

@@ -20,6 +20,7 @@ from ..teams.models import ApiToken, Role
 from ..teams.selectors import team_ids_with_role
 from .analysis import violation_body_lines
 from .models import (
+    AuditAction,
     AuditEntry,
     SandboxReviewSettings,
     Submission,
@@ -170,17 +171,72 @@ def submission_review_context(submission: Submission) -> dict[str, Any]:
             old_name=f"attempt {previous.attempt}",
             new_name=f"attempt {submission.attempt}",
         )
-    secrets_needed = sorted({s for t in submission.tools_called for s in t.get("secrets", [])})
-    set_names = set(submission.sandbox.secret_values.values_list("name", flat=True))
+    edit = submission_edit_record(submission)
+    if edit is not None:
+        tools = tools_reading(
+            submission,
+            tools_called=edit.get("tools_called", submission.tools_called),
+            source="approved-edit",
+            added=edit.get("tools_added", []),
+        )
+    else:
+        tools = tools_reading(submission, tools_called=submission.tools_called, source="agent")
     return {
         "violation_lines": sorted(marks),
         "violations": list(submission.violations),
         "previous": previous,
         "previous_error": submission_retry_error(previous) if previous is not None else None,
         "diff": diff,
-        "secrets": [{"name": n, "is_set": n in set_names} for n in secrets_needed],
-        "needs_review_tools": [t for t in submission.tools_called if not t.get("always_allow")],
+        "edit_diff": submission_edit_diff(submission),
+        "tools_reading": tools,
+        "secrets": tools["secrets"],
+        "needs_review_tools": tools["needs_review"],
+        "body_lines": max(1, len(submission.body.splitlines())),
     }
+
+
+def tools_reading(
+    submission: Submission,
+    *,
+    tools_called: list[dict[str, Any]],
+    source: str,
+    added: list[str] | None = None,
+) -> dict[str, Any]:
+    """Return the gate's reading of a script for the tools panel: which text, tools, secrets."""
+    secrets_needed = sorted({s for t in tools_called for s in t.get("secrets", [])})
+    set_names = set(submission.sandbox.secret_values.values_list("name", flat=True))
+    added_names = set(added or [])
+    return {
+        "source": source,  # "agent", "edit" (being typed) or "approved-edit"
+        "tools": [{**t, "added": t["name"] in added_names} for t in tools_called],
+        "names": [t["name"] for t in tools_called],
+        "secrets": [{"name": n, "is_set": n in set_names} for n in secrets_needed],
+        "needs_review": [t for t in tools_called if not t.get("always_allow")],
+    }
+
+
+def submission_edit_diff(submission: Submission) -> str:
+    """Return the diff from the agent's script to the reviewer's approved edit, if edited."""
+    if not submission.was_edited:
+        return ""
+    return unified_diff(
+        submission.body,
+        submission.approved_body,
+        old_name="agent's script",
+        new_name="reviewer's edit",
+    )
+
+
+def submission_edit_record(submission: Submission) -> dict[str, Any] | None:
+    """Return what the audit stored about a reviewer's edit (diff, tools), if edited."""
+    if not submission.was_edited:
+        return None
+    entry = (
+        AuditEntry.objects.filter(submission=submission, action=AuditAction.EDITED)
+        .order_by("-created_at", "-pk")
+        .first()
+    )
+    return entry.data if entry is not None else None
 
 
 def audit_entries(

@@ -13,6 +13,7 @@ urlpatterns = [
     path("reviews/sandboxes/<int:pk>/policy/", views.policy, name="policy"),
     path("reviews/<uuid:submission_id>/", views.review, name="review"),
     path("reviews/<uuid:submission_id>/row/", views.queue_row, name="row"),
+    path("reviews/<uuid:submission_id>/reading/", views.edit_reading, name="edit-reading"),
     path(
         "reviews/<uuid:submission_id>/<str:action>/",
         views.decide,

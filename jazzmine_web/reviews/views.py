@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import csv
+import json
 from typing import Any
 from uuid import UUID
 
 from django.contrib import messages
+from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -97,9 +99,10 @@ def _decided(
 ) -> HttpResponse:
     """Answer a decision form: the decision panel for htmx, the page or a redirect otherwise."""
     if request.htmx:
-        # htmx swaps only 2xx answers: the panel itself carries the error.
+        # htmx swaps only 2xx answers: the panel itself carries the error. The tools panel
+        # comes along out of band, so it always shows the reading the decision was made on.
         context = _review_context(request, submission, error=error, **extra)
-        return render(request, "reviews/review.html#decision-panel", context)
+        return render(request, "reviews/_decided.html", context)
     if error is not None:
         context = _review_context(request, submission, error=error, **extra)
         return render(request, "reviews/review.html", context, status=error.status)
@@ -116,10 +119,16 @@ def decide(request: HttpRequest, submission_id: UUID, action: str) -> HttpRespon
                 submission=submission, user=request.user, note=request.POST.get("note", "")
             )
         elif action == "edit":
-            services.submission_approve(
+            services.submission_approve_edit(
                 submission=submission,
                 user=request.user,
                 body=request.POST.get("body", ""),
+                # Only what the page showed: a form without the list saw the agent's tools.
+                tools_seen=(
+                    request.POST.getlist("tools_seen")
+                    if "tools_seen_sent" in request.POST
+                    else [t["name"] for t in submission.tools_called]
+                ),
                 note=request.POST.get("note", ""),
             )
         elif action == "reject":
@@ -141,10 +150,55 @@ def decide(request: HttpRequest, submission_id: UUID, action: str) -> HttpRespon
             error=exc,
             edit_body=request.POST.get("body", ""),
             edit_violations=exc.violations,
+            edit_open=True,
+            **_edit_context(
+                submission,
+                services.submission_edit_read(
+                    submission=submission, body=request.POST.get("body", "")
+                ),
+            ),
+        )
+    except services.EditToolsUnseen as exc:
+        # Show the edit's own reading, so the next approval is decided on it.
+        return _decided(
+            request,
+            submission,
+            error=exc,
+            edit_body=exc.reading.body,
+            edit_open=True,
+            **_edit_context(submission, exc.reading),
         )
     except services.ReviewError as exc:
         return _decided(request, services.submission_refresh(submission=submission), error=exc)
     return _decided(request, services.submission_refresh(submission=submission))
+
+
+def _edit_context(submission: Submission, reading: services.EditReading) -> dict[str, Any]:
+    return {
+        "tools_reading": selectors.tools_reading(
+            submission,
+            tools_called=reading.tools_called,
+            source="edit" if reading.edited else "agent",
+            added=reading.tools_added,
+        ),
+        "edit_reading": reading,
+    }
+
+
+@require_POST
+def edit_reading(request: HttpRequest, submission_id: UUID) -> HttpResponse:
+    """Read a reviewer's edit as the gate will: the tools it calls, why, and its changes."""
+    submission = _submission_or_404(request, submission_id)
+    body = request.POST.get("body", "")
+    if len(body) > services.MAX_BODY_CHARS:
+        # Fail closed: a text the gate will not read cannot show a reading to approve on.
+        return HttpResponse(status=413)
+    reading = services.submission_edit_read(submission=submission, body=body)
+    return render(
+        request,
+        "reviews/_edit_reading.html",
+        {"submission": submission, **_edit_context(submission, reading)},
+    )
 
 
 @require_GET
@@ -173,19 +227,27 @@ def audit(request: HttpRequest) -> HttpResponse:
     entries = selectors.audit_entries(request.user, **filters)
     if request.GET.get("format") == "csv":
         return _audit_csv(entries)
+    page = Paginator(entries, AUDIT_PAGE_SIZE).get_page(request.GET.get("page"))
+    params = request.GET.copy()
+    for key in [k for k, v in params.items() if k == "page" or not v]:
+        params.pop(key)
     context = {
-        "entries": entries[:500],
+        "entries": page.object_list,
+        "page": page,
         "filters": filters,
         "sandboxes": sandboxes_for_user(request.user),
         "people": selectors.audit_people(request.user),
         "agents": selectors.audit_agents(request.user),
         "actions": AuditAction.choices,
-        "query": request.GET.urlencode(),
+        "query": params.urlencode(),  # the filters, for the pager and the CSV link
     }
     template = "reviews/audit.html"
     if request.htmx and request.htmx.target == "audit-table":
         template += "#audit-table"
     return render(request, template, context)
+
+
+AUDIT_PAGE_SIZE = 100
 
 
 def _audit_csv(entries: Any) -> HttpResponse:
@@ -217,7 +279,7 @@ def _audit_csv(entries: Any) -> HttpResponse:
             e.actor_token.name if e.actor_token else "",
             e.code_sha256,
             e.note,
-            str(e.data or ""),
+            json.dumps(e.data or {}, sort_keys=True, ensure_ascii=False, default=str),
         ]
         # Every column: names, labels and notes all come from people or agents.
         writer.writerow([_csv_safe(str(cell)) for cell in row])

@@ -29,9 +29,9 @@ def run_events_after(run: Run | Any, after: int = 0) -> list[dict[str, Any]]:
 
 
 def run_history(
-    user: Any, *, sandbox: str = "", status: str = "", source: str = "", limit: int = 100
+    user: Any, *, sandbox: str = "", status: str = "", source: str = ""
 ) -> QuerySet[Run]:
-    """Return the user's runs, filtered by sandbox name, status and source."""
+    """Return the user's runs, newest first, filtered by sandbox name, status and source."""
     runs = runs_for_user(user)
     if sandbox:
         runs = runs.filter(sandbox__name=sandbox)
@@ -39,7 +39,8 @@ def run_history(
         runs = runs.filter(status=status)
     if source:
         runs = runs.filter(source=source)
-    return runs[:limit]
+    # The id breaks ties: runs created in the same instant keep their place across pages.
+    return runs.order_by("-created_at", "-pk")
 
 
 def run_state(run: Run) -> dict[str, Any]:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
 from uuid import UUID
 
+from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
@@ -22,17 +24,26 @@ def run_detail(request: HttpRequest, run_id: UUID) -> HttpResponse:
     return render(request, "runs/detail.html", {"run": run})
 
 
+# A page of the history: enough to scan, small enough to render fast.
+RUNS_PER_PAGE = 50
+
+
 @require_GET
 def run_list(request: HttpRequest) -> HttpResponse:
-    """List the user's runs, filtered by sandbox, status and source."""
+    """List the user's runs a page at a time, filtered by sandbox, status and source."""
     filters = {
         "sandbox": request.GET.get("sandbox", ""),
         "status": request.GET.get("status", ""),
         "source": request.GET.get("source", ""),
     }
+    paginator = Paginator(run_history(request.user, **filters), RUNS_PER_PAGE)
+    page = paginator.get_page(request.GET.get("page"))
     context = {
-        "runs": run_history(request.user, **filters),
+        "runs": page.object_list,
+        "page": page,
         "filters": filters,
+        # Page links keep the filters: only the ones set, so the URLs stay short.
+        "filter_query": urlencode({k: v for k, v in filters.items() if v}),
         "sandboxes": sandboxes_for_user(request.user),
         "statuses": RunStatus.choices,
     }

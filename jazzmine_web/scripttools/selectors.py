@@ -9,9 +9,9 @@ from typing import Any
 from django.db.models import QuerySet
 
 from jazzmine.gate import Doubt, read_calls
-from jazzmine.scripttools import LintItem, ScriptTool, lint_tool
+from jazzmine.scripttools import LintItem, ScriptTool, TrialStatus, lint_tool
 
-from ..catalog.models import Tool, ToolKind
+from ..catalog.models import Sandbox, Tool, ToolKind
 from ..catalog.services import script_tool_from_row
 from .models import TrialRun
 
@@ -19,6 +19,12 @@ from .models import TrialRun
 def script_tool_for(tool: Tool) -> ScriptTool | None:
     """Return the script tool a catalog row holds, or None."""
     return script_tool_from_row(tool)
+
+
+def exportable_script_tools(sandbox: Sandbox) -> list[ScriptTool]:
+    """Return the sandbox's script tools that an export would hold, by name."""
+    rows = sandbox.tools.filter(kind=ToolKind.SCRIPT).order_by("name")
+    return [t for t in map(script_tool_from_row, rows) if t is not None]
 
 
 def script_tool_lint(tool: Tool) -> list[LintItem]:
@@ -55,6 +61,24 @@ def publish_state(tool: Tool) -> PublishState:
     return PublishState(
         tool.published, False, "run a trial of the current code and make it pass first"
     )
+
+
+# The spec's result table in words: the codes are for machines and tests.
+TRIAL_STATUS_LABELS: dict[str, str] = {
+    TrialStatus.VALID_JSON: "passed: valid JSON",
+    TrialStatus.NON_JSON: "output is not JSON",
+    TrialStatus.EMPTY: "no output",
+    TrialStatus.SCRIPT_ERROR: "script error",
+    TrialStatus.TIMEOUT: "timed out",
+    TrialStatus.MISSING_RUNTIME: "runtime missing",
+    TrialStatus.MISSING_MODULE: "module missing",
+    TrialStatus.SANDBOX_ERROR: "sandbox could not run it",
+}
+
+
+def trial_status_label(status: str) -> str:
+    """Return a trial status as people read it; an unknown code reads as itself, spaced."""
+    return TRIAL_STATUS_LABELS.get(status, status.replace("_", " "))
 
 
 def pretty_output(text: str) -> tuple[bool, str]:

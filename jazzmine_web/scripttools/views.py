@@ -210,6 +210,13 @@ def script_tools_import(request: HttpRequest) -> HttpResponse:
 def script_tools_export(request: HttpRequest, pk: int) -> HttpResponse:
     """Download the sandbox's script tools as a zip of `<tool_name>/` folders."""
     sandbox = get_object_or_404(sandboxes_for_user(request.user), pk=pk)
+    if not selectors.exportable_script_tools(sandbox):
+        # An empty zip looks like a broken download: say why there is nothing instead.
+        return HttpResponse(
+            f"Nothing to export: sandbox {sandbox.name!r} has no script tools.",
+            status=404,
+            content_type="text/plain; charset=utf-8",
+        )
     response = HttpResponse(
         services.script_tools_export(sandbox=sandbox), content_type="application/zip"
     )

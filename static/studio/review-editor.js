@@ -22,6 +22,7 @@
     const form = root.closest("form");
     const approve = form && form.querySelector("[data-edit-approve]");
     const list = form && form.querySelector("[data-edit-violations]");
+    const textarea = root.querySelector("[data-edit-body]");
     const check = (text, version) =>
       connect().send({
         type: "validate",
@@ -30,7 +31,13 @@
         language: root.dataset.language,
         body: text,
       });
-    const editor = new window.JazzmineEditor(root, { onChange: check });
+    const editor = new window.JazzmineEditor(root, {
+      onChange: (text, version) => {
+        check(text, version);
+        // The server reads the edit's tools (htmx, hx-trigger="edited"): the gate decides.
+        if (window.htmx && textarea) window.htmx.trigger(textarea, "edited");
+      },
+    });
     const item = {
       answer(m) {
         editor.renderHighlighted(m.version, m.html);

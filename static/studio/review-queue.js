@@ -27,6 +27,7 @@
   class Queue {
     constructor(table) {
       this.table = table;
+      document.body.dataset.reviewLive = "page"; // this page's socket keeps the badge live
       this.socket = new window.JazzmineSocket(() => queueUrl(this.table), {
         onMessage: (message) => this.receive(message),
         onStatus: (state) => {
@@ -102,19 +103,26 @@
       }
       return;
     }
-    if (event.key === "Escape" && typing(event.target)) {
-      event.target.blur();
+    const root = panel();
+    const approval = root && root.querySelector("[data-approve-panel]");
+    if (event.key === "Escape") {
+      if (approval && approval.open) {
+        event.preventDefault();
+        cancelApproval(approval);
+      } else if (typing(event.target)) {
+        event.target.blur();
+      }
       return;
     }
     if (typing(event.target) || event.ctrlKey || event.metaKey || event.altKey) return;
-    const root = panel();
     if (!root) return;
     if (event.key === "a") {
-      const form = root.querySelector('form[data-decision="approve"]');
-      if (form) {
-        event.preventDefault();
-        form.requestSubmit();
-      }
+      if (!approval) return;
+      event.preventDefault();
+      if (event.repeat) return; // a held key is one press, never the confirmation too
+      // First press: show the confirm step. Second press: approve and run.
+      if (approval.open) approval.querySelector("form").requestSubmit();
+      else openApproval(approval);
     } else if (event.key === "e") {
       const details = root.querySelector("[data-edit-panel]");
       const editor = root.querySelector("[data-edit-body]");
@@ -132,10 +140,36 @@
     }
   }
 
+  function openApproval(approval) {
+    approval.open = true;
+    approval.querySelector("[data-approve-confirm]").focus();
+  }
+
+  function cancelApproval(approval) {
+    approval.open = false;
+    approval.querySelector("summary").focus();
+  }
+
   function attachReview(root) {
     if (!root) return;
+    document.body.dataset.reviewLive = "page"; // this page's socket keeps the badge live
     attachRunStreams(root);
     document.addEventListener("keydown", shortcuts);
+    document.addEventListener("click", (event) => {
+      const cancel = event.target.closest("[data-approve-cancel]");
+      if (cancel) cancelApproval(cancel.closest("[data-approve-panel]"));
+    });
+    // Opening the step by mouse puts the focus on its confirm button too.
+    document.addEventListener(
+      "toggle",
+      (event) => {
+        const approval = event.target;
+        if (approval.matches && approval.matches("[data-approve-panel]") && approval.open) {
+          approval.querySelector("[data-approve-confirm]").focus();
+        }
+      },
+      true,
+    );
     document.body.addEventListener("htmx:afterSwap", () => attachRunStreams(panel()));
     const id = root.dataset.submissionId;
     // Another reviewer (or the clock) may decide first: refresh the panel when that happens.

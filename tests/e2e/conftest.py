@@ -5,12 +5,17 @@ Fixtures for every e2e test:
   `.url`, `.env`, `.manage(...)` to run management commands against the same database.
 - `browser` (session) and `page` (per test, its own context): Debian's Chromium, headless.
 - `login(page, studio_server, username=..., password=...)`: the login helper.
+- `fake_llm` (session): the README's local LLM stand-in, `python -m jazzmine.llm.fake_server`.
+- `studio_server_with_llm` (session): like `studio_server`, configured for `fake_llm` the way
+  the README says (`JAZZMINE_LLM_*`, `JAZZMINE_OUTBOUND_ALLOWED_HOSTS`).
+- `browser_page(browser, server)`: a fresh context (another browser profile) on any server.
 Mark e2e tests with `@pytest.mark.e2e`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import socket
 import subprocess
@@ -106,6 +111,14 @@ def _wait_until_answering(server: StudioServer) -> None:
 @pytest.fixture(scope="session")
 def studio_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StudioServer]:
     """Start a real daphne on a fresh, migrated and seeded database; stop it at the end."""
+    with serve(seeded_studio_server(tmp_path_factory)) as server:
+        yield server
+
+
+def seeded_studio_server(
+    tmp_path_factory: pytest.TempPathFactory, extra_env: dict[str, str] | None = None
+) -> StudioServer:
+    """Describe a server on a fresh database, migrated and seeded as a newcomer gets it."""
     var_dir = tmp_path_factory.mktemp("studio-var")
     database = var_dir / "e2e.sqlite3"
     env = {
@@ -119,6 +132,7 @@ def studio_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StudioSe
         "JAZZMINE_DEMO_PASSWORD": DEMO_PASSWORD,
         "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
         "PYTHONUNBUFFERED": "1",
+        **(extra_env or {}),
     }
     port = free_port()
     server = StudioServer(
@@ -130,8 +144,7 @@ def studio_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StudioSe
     )
     server.manage("migrate", "--no-input")
     server.manage("seed_demo")
-    with serve(server):
-        yield server
+    return server
 
 
 @contextlib.contextmanager
@@ -207,3 +220,89 @@ def logged_in_page(page, studio_server: StudioServer) -> object:
     """Return a page logged in as the demo user (member, reviewer and admin of the demo team)."""
     login(page, studio_server)
     return page
+
+
+@contextlib.contextmanager
+def browser_page(browser, server: StudioServer) -> Iterator[object]:
+    """Open a page in a context of its own (another browser profile) with the server as base."""
+    context = browser.new_context(base_url=server.url)
+    context.set_default_timeout(15_000)
+    try:
+        yield context.new_page()
+    finally:
+        context.close()
+
+
+@dataclass
+class FakeLLM:
+    """The README's local LLM stand-in, running as its own process on loopback."""
+
+    host: str
+    port: int
+    process: subprocess.Popen[bytes] = field(repr=False)
+
+    @property
+    def base_url(self) -> str:
+        """Return the OpenAI-compatible base URL to configure the app with."""
+        return f"http://{self.host}:{self.port}/v1"
+
+    def requests(self) -> list[dict[str, object]]:
+        """Return the chat requests the stand-in received so far (what the app asked)."""
+        url = f"http://{self.host}:{self.port}/_requests"
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return json.loads(response.read())
+
+
+@pytest.fixture(scope="session")
+def fake_llm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FakeLLM]:
+    """Start `python -m jazzmine.llm.fake_server` on a free loopback port, as the README does."""
+    port = free_port()
+    log_path = tmp_path_factory.mktemp("fake-llm") / "fake_llm.log"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            # A small token delay keeps generation visibly streamed without slowing tests.
+            [
+                sys.executable,
+                "-m",
+                "jazzmine.llm.fake_server",
+                *("--port", str(port), "--delay", "0.005"),
+            ],
+            cwd=ROOT,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    llm = FakeLLM(host="127.0.0.1", port=port, process=process)
+    try:
+        deadline = time.monotonic() + SERVER_START_SECONDS
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"fake LLM exited:\n{log_path.read_text(errors='replace')}")
+            try:
+                with urllib.request.urlopen(f"{llm.base_url}/models", timeout=2):
+                    break
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+        yield llm
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def studio_server_with_llm(
+    tmp_path_factory: pytest.TempPathFactory, fake_llm: FakeLLM
+) -> Iterator[StudioServer]:
+    """Serve a fresh seeded studio configured for the local LLM stand-in as the README says."""
+    env = {
+        "JAZZMINE_OUTBOUND_ALLOWED_HOSTS": f"{fake_llm.host}:{fake_llm.port}",
+        "JAZZMINE_LLM_BASE_URL": fake_llm.base_url,
+        "JAZZMINE_LLM_MODEL": "jazzmine-fake",
+    }
+    with serve(seeded_studio_server(tmp_path_factory, env)) as server:
+        yield server

@@ -36,8 +36,16 @@ def test_creating_a_tool_makes_version_one(greet, user) -> None:
     }  # fmt: skip
 
 
-def test_editing_only_the_description_makes_no_version(greet) -> None:
+def test_editing_only_the_description_makes_a_version_with_the_same_checksum(greet) -> None:
+    checksum = greet.checksum
     change = tool_update(tool=greet, description="Say hello to someone.")
+    assert change.changed and change.new_version.number == 2
+    assert change.prompt_changed and not change.code_changed
+    assert change.new_version.checksum == greet.checksum == checksum
+
+
+def test_editing_only_the_tags_makes_no_version(greet) -> None:
+    change = tool_update(tool=greet, tags=["people"])
     assert change.changed and change.new_version is None
     assert greet.versions.count() == 1
 
@@ -60,7 +68,7 @@ def test_saving_the_same_values_changes_nothing(greet) -> None:
 
 def test_a_version_diff_shows_the_changed_lines(greet) -> None:
     tool_update(tool=greet, source=SOURCE.replace("data=name", "data=[name]"))
-    diff = tool_version_diff(greet.versions.get(number=2))
+    diff = tool_version_diff(greet.versions.get(number=2)).code
     assert "-    return ToolResponse(success=True, data=name)" in diff
     assert "+    return ToolResponse(success=True, data=[name])" in diff
 

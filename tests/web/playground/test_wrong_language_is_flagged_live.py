@@ -1,0 +1,48 @@
+"""The playground's live checks say when the editor holds the other language's script."""
+
+from __future__ import annotations
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.testing import WebsocketCommunicator
+
+from jazzmine_web.asgi import application
+
+from .conftest import ws_headers
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+PYTHON = "orders = get_orders(user_id='u1')\nemit_result({'n': len(orders.data)})\n"
+BASH = "get_orders --user-id u1 | jq '.orders | length'\n"
+
+
+async def validate(ws: WebsocketCommunicator, sandbox: int, body: str, language: str) -> dict:
+    await ws.send_json_to(
+        {"type": "validate", "version": 1, "sandbox": sandbox, "body": body, "language": language}
+    )
+    reply = await ws.receive_json_from(timeout=10)
+    assert reply["type"] == "validation"
+    return reply
+
+
+async def test_python_in_bash_mode_and_bash_in_python_mode_are_flagged(ecommerce, member):
+    headers = await database_sync_to_async(ws_headers)(member)
+    ws = WebsocketCommunicator(application, "/ws/playground/", headers=headers)
+    connected, _ = await ws.connect()
+    assert connected
+    try:
+        reply = await validate(ws, ecommerce.pk, PYTHON, "bash")
+        first = reply["violations"][0]
+        assert first["line"] is None
+        assert "looks like a Python script, but the playground is in bash mode" in first["message"]
+
+        reply = await validate(ws, ecommerce.pk, BASH, "python")
+        first = reply["violations"][0]
+        assert "looks like a bash script, but the playground is in Python mode" in first["message"]
+
+        # The right language in each mode is not flagged.
+        assert (await validate(ws, ecommerce.pk, BASH, "bash"))["violations"] == []
+        reply = await validate(ws, ecommerce.pk, PYTHON, "python")
+        assert not any("looks like" in v["message"] for v in reply["violations"])
+    finally:
+        await ws.disconnect()

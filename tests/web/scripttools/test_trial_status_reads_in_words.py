@@ -1,0 +1,33 @@
+"""A trial's status reads in words on the tool page, not as the raw code (`valid_json`)."""
+
+from __future__ import annotations
+
+import pytest
+
+from jazzmine.scripttools import TrialStatus
+from jazzmine_web.scripttools.models import TrialRun
+from jazzmine_web.scripttools.selectors import TRIAL_STATUS_LABELS
+
+pytestmark = pytest.mark.django_db
+
+
+def test_every_status_of_the_result_table_has_a_label() -> None:
+    assert set(TRIAL_STATUS_LABELS) == {s.value for s in TrialStatus}
+    assert all("_" not in label for label in TRIAL_STATUS_LABELS.values())
+
+
+def test_the_trial_result_and_earlier_trials_show_labels(client, member, rsi_row) -> None:
+    client.force_login(member)
+    TrialRun.objects.create(
+        tool=rsi_row, checksum=rsi_row.checksum, state="done", status="non_json", passed=False
+    )
+    trial = TrialRun.objects.create(
+        tool=rsi_row, checksum=rsi_row.checksum, state="done", status="valid_json", passed=True
+    )
+    html = client.get(f"/catalog/tools/{rsi_row.pk}/trials/{trial.pk}/").content.decode()
+    # The code stays in the data attribute for scripts and tests; people read words.
+    assert 'data-trial-status="valid_json"' in html
+    assert ">passed: valid JSON</span>" in html and ">valid_json<" not in html
+
+    page = client.get(f"/catalog/tools/{rsi_row.pk}/").content.decode()
+    assert "<td>output is not JSON</td>" in page and "<td>non_json</td>" not in page
