@@ -33,9 +33,7 @@ DATABASES = {
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 SHARED_DATABASE = is_shared_database(DATABASES["default"])
 
-SECRET_KEY = shared_secret(
-    "JAZZMINE_SECRET_KEY", VAR_DIR / "secret_key", shared=SHARED_DATABASE
-)
+SECRET_KEY = shared_secret("JAZZMINE_SECRET_KEY", VAR_DIR / "secret_key", shared=SHARED_DATABASE)
 ALLOWED_HOSTS = env_list("JAZZMINE_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("JAZZMINE_CSRF_TRUSTED_ORIGINS", [])
 
@@ -245,6 +243,8 @@ LOGGING = {
 # Periodic work (celery beat): the reaper, and the review sweep (expiry, webhook retries due).
 CELERY_BEAT_SCHEDULE = {
     "runs-reap": {"task": "runs.reap", "schedule": env_float("JAZZMINE_REAP_SECONDS", 10.0)},
+    "builds-reap": {"task": "catalog.builds_reap", "schedule": 30.0},
+    "trials-reap": {"task": "scripttools.trials_reap", "schedule": 30.0},
     "reviews-sweep": {
         "task": "reviews.sweep",
         "schedule": env_float("JAZZMINE_REVIEW_SWEEP_SECONDS", 5.0),

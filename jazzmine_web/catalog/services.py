@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 import json
 import logging
-import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypedDict
@@ -13,7 +12,7 @@ from typing import Any, TypedDict
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db import close_old_connections, transaction
+from django.db import transaction
 from django.db.models import F, Value
 from django.db.models.functions import Concat
 from django.utils import timezone
@@ -24,6 +23,8 @@ from jazzmine.requirements import RequirementError, requirements_check
 from jazzmine.scripttools import ScriptTool, ScriptToolError, register_script_tool
 from jazzmine.scripttools.model import DEFAULT_TIMEOUT
 
+from ..celery import app as celery_app
+from ..studio.claims import heartbeat_cutoff, never_started_cutoff, row_claim
 from ..teams.models import Role, Team
 from ..teams.selectors import user_has_team_role
 from . import live
@@ -994,11 +995,10 @@ def image_build_start(
     sandbox: Sandbox,
     user: AbstractBaseUser | None,
     background: bool = True,
-    builder_factory: BuilderFactory | None = None,
 ) -> ImageBuild:
-    """Queue a build of a sandbox's image and run it in a worker thread; reuse a running one."""
+    """Queue a build of a sandbox's image for a worker; reuse one in progress, never a stale one."""
     running = sandbox.builds.filter(status__in=[BuildStatus.QUEUED, BuildStatus.BUILDING]).first()
-    if running is not None:
+    if running is not None and not image_build_fail_if_stale(build=running):
         return running
     registry = registry_for_sandbox(sandbox)
     build = ImageBuild.objects.create(
@@ -1008,27 +1008,48 @@ def image_build_start(
         requested_by=user,
     )
     if background:
-        # After commit: the worker's own connection must see the row.
-        transaction.on_commit(
-            lambda: threading.Thread(
-                target=_build_thread_main,
-                kwargs={"build_id": build.pk, "builder_factory": builder_factory},
-                name=f"image-build-{build.pk}",
-                daemon=True,
-            ).start()
-        )
+        # After commit: the worker's own connection must see the row. By name: the task
+        # module is the worker's side.
+        build_id = build.pk
+        transaction.on_commit(lambda: celery_app.send_task("catalog.image_build", args=[build_id]))
     return build
 
 
-def _build_thread_main(*, build_id: int, builder_factory: BuilderFactory | None) -> None:
-    close_old_connections()
-    try:
-        image_build_run(build_id=build_id, builder_factory=builder_factory)
-    finally:
-        close_old_connections()
-        from django.db import connection
+def image_build_claim(*, build_id: int, worker: str) -> bool:
+    """Make a queued build this worker's; False when another worker (or the reaper) got it."""
+    rows = ImageBuild.objects.filter(pk=build_id, status=BuildStatus.QUEUED)
+    return row_claim(rows, worker=worker, status=BuildStatus.BUILDING)
 
-        connection.close()
+
+def image_build_fail_if_stale(*, build: ImageBuild) -> bool:
+    """End a build whose worker went silent, or that no worker took; tell whether it was."""
+    now = timezone.now()
+    if build.status == BuildStatus.BUILDING:
+        beat = build.heartbeat_at or build.created_at
+        if beat >= heartbeat_cutoff(now):
+            return False
+        why = f"the worker building it ({build.worker or 'unknown'}) stopped answering"
+        rows = ImageBuild.objects.filter(
+            pk=build.pk, status=BuildStatus.BUILDING, heartbeat_at=build.heartbeat_at
+        )
+    elif build.status == BuildStatus.QUEUED:
+        if build.created_at >= never_started_cutoff(now):
+            return False
+        why = "no worker took it (is a worker running?)"
+        rows = ImageBuild.objects.filter(pk=build.pk, status=BuildStatus.QUEUED)
+    else:
+        return False
+    if not rows.update(status=BuildStatus.FAILED, error=why, finished_at=now):
+        return False  # it moved meanwhile: its worker is alive after all
+    image_build_append_line(build_id=build.pk, line=f"ERROR: {why}; the build was abandoned")
+    image_build_set_status(build_id=build.pk, status=BuildStatus.FAILED, error=why)
+    return True
+
+
+def image_builds_reap() -> int:
+    """End every build whose worker went silent or that nobody took; return how many."""
+    stale = ImageBuild.objects.filter(status__in=[BuildStatus.QUEUED, BuildStatus.BUILDING])
+    return sum(image_build_fail_if_stale(build=build) for build in stale)
 
 
 def image_build_append_line(*, build_id: int, line: str) -> int:

@@ -14,6 +14,7 @@ import os
 import socket
 import threading
 import uuid
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from django.conf import settings
@@ -29,6 +30,15 @@ logger = logging.getLogger(__name__)
 
 CANCELLED_BY_REAPER = "the run was ended while its worker was not answering"
 
+# Besides runs, what else a worker holds and how it says it is alive: {kind: fn(worker, ids)}.
+# Each app registers its own (builds, trials), so this module needs none of them.
+HEARTBEATS: dict[str, Callable[..., Any]] = {}
+
+
+def heartbeat_register(kind: str, beat: Callable[..., Any]) -> None:
+    """Say how rows of one kind are kept alive: `beat(worker=name, ids=[...])`."""
+    HEARTBEATS[kind] = beat
+
 
 class WorkerProcess:
     """The state of the one worker in this process."""
@@ -39,6 +49,7 @@ class WorkerProcess:
         self.concurrency = concurrency
         self.docker_host = os.environ.get("DOCKER_HOST", "")
         self._runs: set[str] = set()
+        self._held: dict[str, set[Any]] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._beat, name="worker-heartbeat", daemon=True)
@@ -81,6 +92,17 @@ class WorkerProcess:
             with self._lock:
                 self._runs.discard(run_id)
 
+    @contextlib.contextmanager
+    def holding(self, kind: str, row_id: Any) -> Iterator[None]:
+        """Keep one claimed row (a build, a trial) alive with the heartbeat while the block runs."""
+        with self._lock:
+            self._held.setdefault(kind, set()).add(row_id)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._held[kind].discard(row_id)
+
     def cancel(self, run_id: str, *, reason: str) -> bool:
         """Stop a run of this worker, killing its sandbox; tell whether it was here."""
         with self._lock:
@@ -95,8 +117,11 @@ class WorkerProcess:
             beat += 1
             with self._lock:
                 runs = sorted(self._runs)
+                held = {kind: sorted(ids, key=str) for kind, ids in self._held.items() if ids}
             try:
                 ended = _in_db(lifecycle.worker_heartbeat, name=self.name, run_ids=runs)
+                for kind, ids in held.items():
+                    _in_db(HEARTBEATS[kind], worker=self.name, ids=ids)
             except Exception:
                 logger.exception("worker %s: heartbeat failed", self.name)
                 continue

@@ -7,7 +7,6 @@ import datetime
 import hashlib
 import logging
 import secrets as token_secrets
-import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,7 +14,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db import close_old_connections, connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from jazzmine.scripttools import ScriptTool, TrialResult, TrialStatus, export_zip, trial_run
@@ -30,7 +29,9 @@ from ..catalog.services import (
     script_tool_save,
     tool_publish,
 )
+from ..celery import app as celery_app
 from ..runs.models import Run, RunStatus
+from ..studio.claims import heartbeat_cutoff, never_started_cutoff, row_claim
 from .models import KeychainToken, TrialRun, TrialState
 
 logger = logging.getLogger(__name__)
@@ -157,7 +158,7 @@ def trial_start(
     args: dict[str, Any] | None = None,
     background: bool = True,
 ) -> TrialRun:
-    """Queue a trial run of a script tool and run it in a worker thread, never here."""
+    """Queue a trial run of a script tool for a worker, never run here."""
     script_tool = script_tool_from_row(tool)
     if script_tool is None:
         raise ValidationError(f"{tool.name} is not a script tool")
@@ -169,24 +170,41 @@ def trial_start(
         created_by=user if user is not None and user.is_authenticated else None,
     )
     if background:
-        # After commit: the worker's own connection must see the row.
+        # After commit: the worker's own connection must see the row. By name: the task
+        # module is the worker's side.
+        trial_id = str(trial.pk)
         transaction.on_commit(
-            lambda: threading.Thread(
-                target=_trial_thread_main,
-                kwargs={"trial_id": trial.pk},
-                name=f"trial-{trial.pk}",
-                daemon=True,
-            ).start()
+            lambda: celery_app.send_task("scripttools.trial_execute", args=[trial_id])
         )
     return trial
 
 
-def _trial_thread_main(*, trial_id: Any) -> None:
-    close_old_connections()
-    try:
-        trial_execute(trial_id=trial_id)
-    finally:
-        connection.close()
+def trial_claim(*, trial_id: Any, worker: str) -> bool:
+    """Make a queued trial this worker's; False when another worker (or the reaper) got it."""
+    rows = TrialRun.objects.filter(pk=trial_id, state=TrialState.QUEUED)
+    return row_claim(rows, worker=worker, state=TrialState.RUNNING)
+
+
+def trials_reap() -> int:
+    """End trials whose worker went silent, or that no worker took; return how many."""
+    now = timezone.now()
+    lost = TrialRun.objects.filter(state=TrialState.RUNNING, heartbeat_at__lt=heartbeat_cutoff(now))
+    never = TrialRun.objects.filter(
+        state=TrialState.QUEUED, created_at__lt=never_started_cutoff(now)
+    )
+    ended = 0
+    for rows, why in (
+        (lost, "the worker running it stopped answering"),
+        (never, "no worker took it (is a worker running?)"),
+    ):
+        ended += rows.update(
+            state=TrialState.DONE,
+            status=TrialStatus.SANDBOX_ERROR.value,
+            passed=False,
+            message=f"the trial could not run: {why}",
+            finished_at=now,
+        )
+    return ended
 
 
 def _trial_image(tool: Tool, script_tool: ScriptTool) -> str:

@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('reviews', '0003_audit_catalog_changes_and_runs'),
+        ("reviews", "0003_audit_catalog_changes_and_runs"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='webhookdelivery',
-            name='claimed_until',
+            model_name="webhookdelivery",
+            name="claimed_until",
             field=models.DateTimeField(blank=True, null=True),
         ),
     ]

@@ -1,0 +1,35 @@
+"""Celery tasks for the catalog: thin, each calls a service."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from ..runs.worker import heartbeat_register, worker_process
+from ..studio.claims import rows_heartbeat
+from .models import BuildStatus, ImageBuild
+from .services import image_build_claim, image_build_run, image_builds_reap
+
+heartbeat_register(
+    "build",
+    lambda *, worker, ids: rows_heartbeat(
+        ImageBuild.objects.filter(pk__in=ids, status=BuildStatus.BUILDING), worker=worker
+    ),
+)
+
+
+@shared_task(name="catalog.image_build")
+def image_build(build_id: int) -> str | None:
+    """Claim a queued image build and run it on this worker's Docker host."""
+    current = worker_process()
+    if current is None:
+        raise RuntimeError("this process is not a started worker")
+    if not image_build_claim(build_id=build_id, worker=current.name):
+        return None
+    with current.holding("build", build_id):
+        return image_build_run(build_id=build_id).status
+
+
+@shared_task(name="catalog.builds_reap")
+def builds_reap() -> int:
+    """End builds whose worker went silent, or that no worker took."""
+    return image_builds_reap()

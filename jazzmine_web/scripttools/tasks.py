@@ -1,0 +1,35 @@
+"""Celery tasks for script tools: thin, each calls a service."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from ..runs.worker import heartbeat_register, worker_process
+from ..studio.claims import rows_heartbeat
+from .models import TrialRun, TrialState
+from .services import trial_claim, trial_execute, trials_reap
+
+heartbeat_register(
+    "trial",
+    lambda *, worker, ids: rows_heartbeat(
+        TrialRun.objects.filter(pk__in=ids, state=TrialState.RUNNING), worker=worker
+    ),
+)
+
+
+@shared_task(name="scripttools.trial_execute")
+def trial_run(trial_id: str) -> str | None:
+    """Claim a queued trial and run it on this worker's Docker host."""
+    current = worker_process()
+    if current is None:
+        raise RuntimeError("this process is not a started worker")
+    if not trial_claim(trial_id=trial_id, worker=current.name):
+        return None
+    with current.holding("trial", trial_id):
+        return trial_execute(trial_id=trial_id).status
+
+
+@shared_task(name="scripttools.trials_reap")
+def trials_lost_reap() -> int:
+    """End trials whose worker went silent, or that no worker took."""
+    return trials_reap()
