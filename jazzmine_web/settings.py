@@ -237,7 +237,12 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("JAZZMINE_LOG_LEVEL", "INFO")},
     # axes logs every successful login's reset at INFO; lockouts still come out as warnings.
-    "loggers": {"axes": {"level": "WARNING"}},
+    "loggers": {
+        "axes": {"level": "WARNING"},
+        # One line per task received and per task done: every few seconds for the sweeps.
+        "celery.app.trace": {"level": "WARNING"},
+        "celery.worker.strategy": {"level": "WARNING"},
+    },
 }
 
 # Periodic work (celery beat): the reaper, and the review sweep (expiry, webhook retries due).

@@ -1,20 +1,24 @@
 #!/usr/bin/env bash
-# Set everything up on a fresh machine and start Jazzmine Studio with demo data.
+# Set everything up on a fresh machine and start Jazzmine Studio with demo data:
+# Redis, then daphne (web), one Celery worker and beat together, stopped together by Ctrl-C.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/setup.sh
+bash scripts/ensure-redis.sh
 if [ "${JAZZMINE_SKIP_DOCKER:-0}" != "1" ]; then
   bash scripts/ensure-docker.sh
   bash scripts/ensure-base-image.sh
 fi
 
 export JAZZMINE_DEBUG=${JAZZMINE_DEBUG:-true}
+export JAZZMINE_VAR_DIR=${JAZZMINE_VAR_DIR:-$PWD/var}
+export JAZZMINE_HOST=${JAZZMINE_HOST:-127.0.0.1}
+export JAZZMINE_PORT=${JAZZMINE_PORT:-8000}
+export JAZZMINE_WORKER_CONCURRENCY=${JAZZMINE_WORKER_CONCURRENCY:-4}
 PY=.venv/bin/python
 $PY manage.py migrate --no-input
 $PY manage.py seed_demo
 
-HOST=${JAZZMINE_HOST:-127.0.0.1}
-PORT=${JAZZMINE_PORT:-8000}
-echo "==> Jazzmine Studio on http://$HOST:$PORT/"
-exec .venv/bin/daphne -b "$HOST" -p "$PORT" jazzmine_web.asgi:application
+echo "==> Jazzmine Studio on http://$JAZZMINE_HOST:$JAZZMINE_PORT/ (web, worker and beat; Ctrl-C stops all)"
+exec .venv/bin/honcho --procfile Procfile --app-root "$PWD" start

@@ -57,6 +57,14 @@ class RunFollowMixin:
     async def _send_event(self, run_id: str, event: dict[str, Any]) -> None:
         if run_id != self.following or event["seq"] <= self.sent:
             return
+        if event["seq"] > self.sent + 1:
+            # A live message went missing (a full channel, another process's send that
+            # overtook): the database has every event, so fill the gap from there first.
+            missed, _state = await database_sync_to_async(_stored)(run_id, self.sent)
+            for stored in missed:
+                if self.sent < stored["seq"] < event["seq"]:
+                    self.sent = stored["seq"]
+                    await self.send_json({"type": "event", "run_id": run_id, "event": stored})
         self.sent = event["seq"]
         await self.send_json({"type": "event", "run_id": run_id, "event": event})
 

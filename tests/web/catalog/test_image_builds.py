@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from jazzmine_web.catalog.models import BuildStatus
+from jazzmine_web.catalog.models import BuildStatus, ImageBuild
 from jazzmine_web.catalog.selectors import ImageStatus, sandbox_image_status, tool_image_sandboxes
 from jazzmine_web.catalog.services import image_build_run, image_build_start, tool_update
 
@@ -34,10 +34,8 @@ def test_a_running_build_is_reused_not_doubled(ecommerce, member) -> None:
 
 def test_the_build_button_answers_with_the_image_status_partial(client, member, ecommerce) -> None:
     client.force_login(member)
-    from unittest import mock
-
-    with mock.patch("jazzmine_web.catalog.services.threading.Thread"):
-        response = client.post(f"/catalog/sandboxes/{ecommerce.pk}/build/", HTTP_HX_REQUEST="true")
+    # In this test's transaction the build is never handed to a worker: it stays queued.
+    response = client.post(f"/catalog/sandboxes/{ecommerce.pk}/build/", HTTP_HX_REQUEST="true")
     html = response.content.decode()
     build = ecommerce.builds.get()
     assert html.lstrip().startswith('<section class="card" id="image-status">')
@@ -57,3 +55,41 @@ def test_a_real_build_makes_the_image_up_to_date_until_the_code_changes(ecommerc
     tool_update(tool=tool, source=tool.source.replace("Ada Lovelace", "Ada King"))
     assert sandbox_image_status(ecommerce).code == ImageStatus.NEEDS_REBUILD
     assert tool_image_sandboxes(tool) == []
+
+
+def test_a_build_whose_worker_went_silent_never_blocks_build(ecommerce, member) -> None:
+    import datetime
+
+    from django.utils import timezone
+
+    stuck = image_build_start(sandbox=ecommerce, user=member, background=False)
+    long_ago = timezone.now() - datetime.timedelta(minutes=5)
+    ImageBuild.objects.filter(pk=stuck.pk).update(
+        status=BuildStatus.BUILDING, worker="gone@host", heartbeat_at=long_ago
+    )
+    fresh = image_build_start(sandbox=ecommerce, user=member, background=False)
+    assert fresh.pk != stuck.pk
+    stuck.refresh_from_db()
+    assert stuck.status == BuildStatus.FAILED
+    assert "gone@host" in stuck.error and "stopped answering" in stuck.error
+    assert "abandoned" in stuck.log
+
+
+def test_a_build_no_worker_took_is_replaced_and_a_live_one_is_reused(ecommerce, member) -> None:
+    import datetime
+
+    from django.utils import timezone
+
+    live = image_build_start(sandbox=ecommerce, user=member, background=False)
+    ImageBuild.objects.filter(pk=live.pk).update(
+        status=BuildStatus.BUILDING, worker="w@host", heartbeat_at=timezone.now()
+    )
+    assert image_build_start(sandbox=ecommerce, user=member, background=False) == live
+    ImageBuild.objects.filter(pk=live.pk).update(status=BuildStatus.SUCCEEDED)
+    queued = image_build_start(sandbox=ecommerce, user=member, background=False)
+    ImageBuild.objects.filter(pk=queued.pk).update(
+        created_at=timezone.now() - datetime.timedelta(minutes=5)
+    )
+    assert image_build_start(sandbox=ecommerce, user=member, background=False) != queued
+    queued.refresh_from_db()
+    assert queued.status == BuildStatus.FAILED and "no worker took it" in queued.error

@@ -7,8 +7,8 @@ import datetime
 import pytest
 from django.utils import timezone
 
-from jazzmine_web.runs.models import Run, RunStatus
 from jazzmine_web.runs.lifecycle import runs_reap
+from jazzmine_web.runs.models import Run, RunStatus
 from jazzmine_web.runs.services import run_create, run_record_event
 
 pytestmark = pytest.mark.django_db

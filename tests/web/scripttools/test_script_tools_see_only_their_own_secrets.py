@@ -7,6 +7,7 @@ Two script tools share a network-enabled sandbox; `snoop` declares SNOOP_KEY and
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 from django.test import override_settings
@@ -15,7 +16,8 @@ from jazzmine_web.catalog.crypto import encrypt
 from jazzmine_web.catalog.models import SecretValue
 from jazzmine_web.catalog.services import script_tool_save
 from jazzmine_web.runs import executor as run_executor
-from jazzmine_web.runs.models import Run, RunStatus
+from jazzmine_web.runs.lifecycle import run_cancel
+from jazzmine_web.runs.models import Run, RunEvent, RunStatus
 from jazzmine_web.runs.services import run_create
 from jazzmine_web.scripttools.models import KeychainToken, TrialRun
 from jazzmine_web.scripttools.services import script_tool_publish
@@ -82,23 +84,46 @@ def test_each_script_tool_gets_a_token_that_answers_only_for_its_own_secrets(
 @pytest.mark.django_db(transaction=True)
 @override_settings(JAZZMINE_KEYCHAIN_URL=URL)
 def test_a_script_tool_in_a_real_run_sees_neither_the_secret_nor_the_token_of_another(
-    client, shared, member, worker, monkeypatch
+    client, shared, member, celery_workers
 ) -> None:
-    # Keep the run's tokens past its end so the test can try the one the tool saw.
-    monkeypatch.setattr(run_executor, "_revoke_keychain", lambda **_kwargs: None)
-    body = "r = snoop()\nemit_result({'ok': r.success, 'seen': r.data, 'message': r.message})\n"
+    # The worker hands out keychain tokens, so it is the one that must know the URL.
+    celery_workers.running({"JAZZMINE_KEYCHAIN_URL": URL})
+    # The run shows what the tool saw, then waits: its tokens live until it ends.
+    body = (
+        "r = snoop()\nemit_intermediate('seen', r.data)\ntime.sleep(30)\n"
+        "emit_result({'ok': r.success})\n"
+    )
     run = run_create(sandbox=shared, user=member, body=body)
-    assert worker.future(run.pk).result(timeout=300) == RunStatus.SUCCEEDED
-    run.refresh_from_db()
-    seen = run.result["seen"]
-    assert run.result["ok"] is True, run.result
+    seen_event = wait_for_event(run, "intermediate")
+    seen = seen_event.data["data"]
     assert seen["own"] == "snoop-secret"
     assert seen["other"] is None
     assert not [n for n in seen["names"] if n.startswith("JAZZMINE_KEYCHAIN_TOKEN_")]
     assert "VAULT_KEY" not in seen["names"]
-    assert "vault-secret" not in json.dumps(run.result)
-    # The token the tool was handed is its own: with the run "live" again it reads only SNOOP_KEY.
-    Run.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING)
+    assert "vault-secret" not in json.dumps(seen)
+    # The token the tool was handed is its own: while the run is live it reads only SNOOP_KEY.
     assert _key(client, seen["token"], "SNOOP_KEY").json() == {"value": "snoop-secret"}
     refused = _key(client, seen["token"], "VAULT_KEY")
     assert refused.status_code in (403, 404) and "value" not in refused.json()
+    # And once the run ends (cancelled here), its tokens answer nothing.
+    assert run_cancel(run=run, user=member)
+    deadline = time.monotonic() + 30
+    while not Run.objects.get(pk=run.pk).is_finished:
+        assert time.monotonic() < deadline, "the run never ended"
+        time.sleep(0.1)
+    while KeychainToken.objects.filter(run=run).exists():
+        assert time.monotonic() < deadline, "the run's tokens outlived it"
+        time.sleep(0.1)
+    assert "value" not in _key(client, seen["token"], "SNOOP_KEY").json()
+
+
+def wait_for_event(run, kind: str, timeout: float = 300):
+    deadline = time.monotonic() + timeout
+    while True:
+        event = RunEvent.objects.filter(run=run, type=kind).first()
+        if event is not None:
+            return event
+        status = Run.objects.get(pk=run.pk)
+        assert not status.is_finished, f"the run ended first: {status.message}"
+        assert time.monotonic() < deadline, f"no {kind} event within {timeout} s"
+        time.sleep(0.1)

@@ -1,0 +1,51 @@
+"""A live message that never arrives is read from the database: a watcher sees every event."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.layers import get_channel_layer
+from channels.testing import WebsocketCommunicator
+
+from jazzmine_web.asgi import application
+from jazzmine_web.runs.models import RunEvent
+from jazzmine_web.runs.services import run_create, run_group
+
+from .conftest import ws_headers
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def store(run_id, seq: int) -> dict:
+    event = {"seq": seq, "type": "log", "data": {"message": f"line {seq}"}, "ts": time.time()}
+    RunEvent.objects.create(run_id=run_id, **event)
+    return event
+
+
+async def test_a_watcher_fills_a_gap_in_live_events_in_order(ecommerce, member):
+    run = await database_sync_to_async(run_create)(
+        sandbox=ecommerce, user=member, body="emit_result(1)\n", start=False
+    )
+    ws = WebsocketCommunicator(
+        application,
+        f"/ws/runs/{run.pk}/",
+        headers=[*await database_sync_to_async(ws_headers)(member)],
+    )
+    connected, _ = await ws.connect()
+    assert connected
+    try:
+        assert (await ws.receive_json_from(timeout=5))["type"] == "status"
+        events = [await database_sync_to_async(store)(run.pk, seq) for seq in (1, 2, 3, 4)]
+        layer = get_channel_layer()
+        # Only the first and the last reach the group (through Redis): 2 and 3 were lost.
+        for event in (events[0], events[3]):
+            await layer.group_send(
+                run_group(run.pk), {"type": "run.event", "run_id": str(run.pk), "event": event}
+            )
+        seen = [(await ws.receive_json_from(timeout=5))["event"]["seq"] for _ in range(4)]
+        assert await ws.receive_nothing(timeout=0.2)
+    finally:
+        await ws.disconnect()
+    assert seen == [1, 2, 3, 4]
