@@ -298,6 +298,8 @@ def see_it_arrive_and_open_it(page: Page, task: str) -> None:
 def edit_approve_and_watch_the_run(page: Page) -> None:
     page.get_by_text("Edit, then approve").click()
     page.locator("[data-edit-body]").fill(REVIEWED_BODY)
+    # The reviewer reads their edit against the agent's script before approving it.
+    expect(page.get_by_role("heading", name=re.compile(r"^Your changes"))).to_be_visible()
     approve = page.get_by_role("button", name="Approve edited script")
     expect(approve).to_be_enabled()
     approve.click()
