@@ -99,6 +99,7 @@
     const slot = $("run-output-slot");
     const pane = $("run-output-template").content.firstElementChild.cloneNode(true);
     pane.dataset.runId = runId;
+    pane.dataset.runLanguage = state.language; // a bash result is shown as its stdout
     const link = pane.querySelector("[data-run-link]");
     link.href = `/runs/${runId}/`;
     link.textContent = `run ${runId.slice(0, 8)}`;

@@ -7,6 +7,22 @@
     return typeof data === "string" ? data : JSON.stringify(data, null, 2);
   }
 
+  // "+5 ms" for the first second, then seconds: a 20 s timeout reads "+20.0 s".
+  function since(seconds) {
+    const ms = Math.max(0, seconds * 1000);
+    if (ms < 1000) return `+${Math.round(ms)} ms`;
+    return `+${(ms / 1000).toFixed(ms < 10000 ? 2 : 1)} s`;
+  }
+
+  function parsedJson(text) {
+    if (typeof text !== "string" || !text.trim()) return undefined;
+    try {
+      return JSON.parse(text);
+    } catch (_error) {
+      return undefined;
+    }
+  }
+
   function item(tag, className, text) {
     const el = document.createElement(tag);
     if (className) el.className = className;
@@ -21,7 +37,11 @@
       this.root = root;
       this.runId = root.dataset.runId;
       this.lastSeq = 0;
-      this.startTs = null;
+      // The timeline counts from the run's creation (server clock, as event times are). A pane
+      // that does not know it yet counts from its first event until the first status says.
+      const started = Number.parseFloat(root.dataset.runStarted);
+      this.startKnown = Number.isFinite(started);
+      this.startTs = this.startKnown ? started : null;
       this.finished = false;
       this.socket = null;
       this.onEvent = onEvent || (() => {});
@@ -51,7 +71,55 @@
       else if (message.type === "status") this.status(message);
     }
 
+    start(createdAt) {
+      const started = Date.parse(createdAt) / 1000;
+      if (this.startKnown || !Number.isFinite(started)) return;
+      this.startKnown = true;
+      this.startTs = started;
+      this.root.dataset.runStarted = String(started);
+      this.root.querySelectorAll(".since[data-ts]").forEach((el) => {
+        el.textContent = since(Number(el.dataset.ts) - started);
+      });
+    }
+
+    sinceLabel(ts) {
+      const el = item("span", "since", since(ts - this.startTs));
+      el.dataset.ts = ts;
+      return el;
+    }
+
+    isBashResult(data) {
+      if (this.root.dataset.runLanguage === "python") return false;
+      return data !== null && typeof data === "object" && typeof data.stdout === "string" && "exit_code" in data;
+    }
+
+    // A bash result is its stdout: shown as text, or pretty-printed when it is JSON.
+    result(data) {
+      this.find("result").hidden = false;
+      const body = this.find("result-body");
+      const meta = this.find("result-meta");
+      const stderr = this.find("result-stderr");
+      if (!this.isBashResult(data)) {
+        body.textContent = pretty(data);
+        body.dataset.format = "json";
+        return;
+      }
+      const value = "json" in data ? data.json : parsedJson(data.stdout);
+      const isJson = value !== undefined;
+      body.textContent = isJson ? JSON.stringify(value, null, 2) : data.stdout || "(no output)";
+      body.dataset.format = isJson ? "json" : "text";
+      const parts = [isJson ? "stdout, as JSON" : "stdout", `exit ${data.exit_code}`];
+      if (data.calls !== undefined) parts.push(`${data.calls} tool call(s)`);
+      if (data.duration_ms !== undefined) parts.push(`${Math.round(data.duration_ms)} ms`);
+      if (meta) meta.textContent = parts.join(" · ");
+      if (stderr && data.stderr) {
+        stderr.hidden = false;
+        this.find("result-stderr-body").textContent = data.stderr;
+      }
+    }
+
     status(message) {
+      if (message.created_at) this.start(message.created_at);
       const badge = this.find("status");
       badge.className = `badge status-${message.status}`;
       badge.textContent = message.status;
@@ -68,22 +136,20 @@
       if (event.seq <= this.lastSeq) return;
       this.lastSeq = event.seq;
       if (this.startTs === null) this.startTs = event.ts;
-      const since = `+${Math.round((event.ts - this.startTs) * 1000)} ms`;
       const data = event.data || {};
       if (event.type === "log") {
         const li = item("li", "log");
         li.dataset.seq = event.seq;
-        li.append(item("span", "since", since), item("span", "text", pretty(data.message ?? data)));
+        li.append(this.sinceLabel(event.ts), item("span", "text", pretty(data.message ?? data)));
         this.find("logs").append(li);
       } else if (event.type === "intermediate") {
         const li = item("li", "intermediate");
         li.dataset.seq = event.seq;
-        li.append(item("span", "since", since), item("strong", "label", data.label ?? ""));
+        li.append(this.sinceLabel(event.ts), item("strong", "label", data.label ?? ""));
         li.append(item("pre", "json", pretty(data.data ?? data)));
         this.find("timeline").append(li);
       } else if (event.type === "result") {
-        this.find("result").hidden = false;
-        this.find("result-body").textContent = pretty(data);
+        this.result(data);
       } else if (event.type === "error") {
         this.find("error").hidden = false;
         const text = [data.message, data.traceback].filter(Boolean).join("\n\n");
@@ -91,7 +157,7 @@
       } else if (event.type === "exit") {
         const li = item("li", `exit outcome-${data.outcome}`);
         li.dataset.seq = event.seq;
-        li.append(item("span", "since", since), item("strong", "label", `exit: ${data.outcome}`));
+        li.append(this.sinceLabel(event.ts), item("strong", "label", `exit: ${data.outcome}`));
         li.append(item("span", "text", ` ${data.message || ""}`));
         this.find("timeline").append(li);
       }

@@ -29,6 +29,8 @@ pytestmark = [pytest.mark.e2e, pytest.mark.docker, pytest.mark.timeout(900)]
 
 REVIEWER = "reviewer"
 REVIEWER_PASSWORD = "jazzmine-review"
+# How long a step may take to show on a busy machine (Playwright's default is 5 s).
+STEP_TIMEOUT = 20_000
 # The first run after the tool edit builds the sandbox image; later runs take a second.
 RUN_TIMEOUT = 240_000
 # The stand-in answers a task that mentions "first" with the classic `r.data[0]` mistake on
@@ -265,6 +267,13 @@ def create_an_api_token(page: Page) -> str:
     return page.get_by_text(re.compile(r"^jzm_[A-Za-z0-9_-]+$")).inner_text().strip()
 
 
+def see_that_nobody_approves_their_own_submission(page: Page, task: str) -> None:
+    nav(page, "Reviews")
+    page.get_by_role("row").filter(has_text=task).get_by_role("link").first.click()
+    expect(page.get_by_text("another reviewer must approve it")).to_be_visible()
+    expect(page.get_by_role("button", name=re.compile(r"^Approve"))).to_have_count(0)
+
+
 # --- reviewer --------------------------------------------------------------------------------
 
 
@@ -289,6 +298,8 @@ def see_it_arrive_and_open_it(page: Page, task: str) -> None:
 def edit_approve_and_watch_the_run(page: Page) -> None:
     page.get_by_text("Edit, then approve").click()
     page.locator("[data-edit-body]").fill(REVIEWED_BODY)
+    # The reviewer reads their edit against the agent's script before approving it.
+    expect(page.get_by_role("heading", name=re.compile(r"^Your changes"))).to_be_visible()
     approve = page.get_by_role("button", name="Approve edited script")
     expect(approve).to_be_enabled()
     approve.click()
@@ -321,6 +332,16 @@ def read_the_audit_trail(page: Page) -> None:
 
 
 # --- the story -------------------------------------------------------------------------------
+
+
+@pytest.fixture(autouse=True)
+def patient_expectations() -> Iterator[None]:
+    """Wait longer than 5 s for what the newcomer should see: the machine's cores are shared."""
+    expect.set_options(timeout=STEP_TIMEOUT)
+    try:
+        yield
+    finally:
+        expect.set_options(timeout=None)  # Playwright's default again, for other tests
 
 
 @pytest.fixture
@@ -373,6 +394,7 @@ def test_a_newcomer_follows_the_readme_from_catalog_to_review_and_back(
         sandbox = agent.sandbox("demo/ecommerce")
         approved = agent.submit(sandbox=sandbox, task="Total of delivered orders", body=AGENT_BODY)
         assert approved["status"] == "pending", approved
+        see_that_nobody_approves_their_own_submission(page, "Total of delivered orders")
 
         see_it_arrive_and_open_it(reviewer_page, "Total of delivered orders")
         edit_approve_and_watch_the_run(reviewer_page)

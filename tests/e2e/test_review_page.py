@@ -1,0 +1,179 @@
+"""The review page in Chromium: approval by key takes a confirm step, the tools follow the edit,
+the edit's diff is shown once approved, and the Reviews badge is live on every page."""
+
+from __future__ import annotations
+
+import pytest
+
+from jazzmine.agent_client import AgentClient
+
+pytestmark = [pytest.mark.e2e, pytest.mark.docker]
+
+# As stored: the agent client strips the newlines around a body.
+AGENT_BODY = 'orders = get_orders(status="delivered")\nemit_result(len(orders.data["orders"]))'
+# The edit adds a call to get_user: what the approval covers must follow it.
+EDITED_BODY = AGENT_BODY + '\nemit_result(get_user("U-1").data)'
+
+MAKE_AGENT = """
+from django.contrib.auth import get_user_model
+from jazzmine_web.teams.models import Team
+from jazzmine_web.teams.services import api_token_create, membership_set
+user, _ = get_user_model().objects.get_or_create(username="agent-bot")
+membership_set(team=Team.objects.get(slug="demo"), user=user, role="member")
+print(api_token_create(user=user, name="e2e-page-agent").raw)
+"""
+
+
+@pytest.fixture
+def agent(studio_server):
+    """Give an agent of its own (not the reviewer) a token on the demo team."""
+    raw = studio_server.manage("shell", "-c", MAKE_AGENT).strip().splitlines()[-1]
+    with AgentClient(studio_server.url, raw) as client:
+        yield client
+
+
+def submit(agent, body: str = AGENT_BODY, task: str = "Count delivered orders") -> dict:
+    state = agent.submit(sandbox=agent.sandbox("demo/ecommerce"), task=task, body=body)
+    assert state["status"] == "pending"
+    return state
+
+
+def approvals_posted(page) -> list[str]:
+    posted: list[str] = []
+    page.on(
+        "request",
+        lambda r: posted.append(r.url) if r.method == "POST" and "/approve/" in r.url else None,
+    )
+    return posted
+
+
+def test_a_single_a_only_asks_and_escape_cancels(logged_in_page, agent) -> None:
+    page = logged_in_page
+    state = submit(agent)
+    page.goto(f"/reviews/{state['id']}/")
+    posted = approvals_posted(page)
+    step = page.locator('form[data-decision="approve"]')
+    assert not step.is_visible()
+
+    page.keyboard.press("a")
+    step.wait_for(state="visible")
+    confirm = page.locator("[data-approve-confirm]")
+    assert confirm.evaluate("el => el === document.activeElement")
+    assert "Confirm: approve and run" in confirm.inner_text()
+    page.wait_for_timeout(600)
+    assert posted == [] and agent.status(state["id"])["status"] == "pending"
+
+    page.keyboard.press("Escape")
+    step.wait_for(state="hidden")
+    page.wait_for_timeout(300)
+    assert posted == [] and agent.status(state["id"])["status"] == "pending"
+    assert page.locator("#decision-panel").get_attribute("data-status") == "pending"
+
+    # a, then a again: approved and running.
+    page.keyboard.press("a")
+    step.wait_for(state="visible")
+    page.keyboard.press("a")
+    page.locator("#decision-panel[data-status=approved]").wait_for()
+    assert len(posted) == 1
+    assert agent.status(state["id"])["status"] == "approved"
+
+
+def test_enter_on_the_confirm_step_approves(logged_in_page, agent) -> None:
+    page = logged_in_page
+    state = submit(agent)
+    page.goto(f"/reviews/{state['id']}/")
+    page.keyboard.press("a")
+    page.locator("[data-approve-confirm]").wait_for(state="visible")
+    page.keyboard.press("Enter")
+    page.locator("#decision-panel[data-status=approved]").wait_for()
+
+
+def test_the_mouse_goes_through_the_same_confirm_step(logged_in_page, agent) -> None:
+    page = logged_in_page
+    state = submit(agent)
+    page.goto(f"/reviews/{state['id']}/")
+    posted = approvals_posted(page)
+    page.locator("[data-approve-panel] summary").click()
+    page.locator("[data-approve-confirm]").wait_for(state="visible")
+    assert posted == []
+    page.locator("[data-approve-cancel]").click()
+    page.locator("[data-approve-confirm]").wait_for(state="hidden")
+    assert posted == [] and agent.status(state["id"])["status"] == "pending"
+
+
+def test_the_tools_follow_the_edit_and_the_diff_stays_after_approval(logged_in_page, agent) -> None:
+    page = logged_in_page
+    state = submit(agent)
+    page.goto(f"/reviews/{state['id']}/")
+    panel = page.locator("#tools-panel")
+    assert panel.get_attribute("data-reading") == "agent"
+    assert panel.locator('[data-tool="get_user"]').count() == 0
+
+    page.keyboard.press("e")
+    page.locator("[data-edit-body]").fill(EDITED_BODY)
+    added = page.locator('#tools-panel[data-reading="edit"] tr[data-tool="get_user"][data-added]')
+    added.wait_for()
+    assert "needs review" in added.inner_text() and "called on line 3" in added.inner_text()
+    assert "+emit_result(get_user" in page.locator("#edit-changes").inner_text()
+    seen = page.locator('#tools-seen input[name="tools_seen"]').evaluate_all(
+        "els => els.map(e => e.value)"
+    )
+    assert "get_user" in seen
+
+    # Back to the agent's script: the reading follows again.
+    page.locator("[data-edit-body]").fill(AGENT_BODY)
+    page.locator('#tools-panel[data-reading="agent"]').wait_for()
+    assert page.locator('#tools-panel [data-tool="get_user"]').count() == 0
+
+    page.locator("[data-edit-body]").fill(EDITED_BODY)
+    added.wait_for()
+    page.wait_for_function(
+        "!document.querySelector('form[data-decision=\"edit\"] button[type=submit]').disabled"
+    )
+    page.locator("[data-edit-approve]").click()
+    page.locator("#decision-panel[data-status=edited_and_approved]").wait_for()
+    diff = page.locator("[data-edit-diff]")
+    assert "+emit_result(get_user" in diff.inner_text()
+    page.locator('#tools-panel[data-reading="approved-edit"] tr[data-tool="get_user"]').wait_for()
+
+    page.reload()
+    assert "+emit_result(get_user" in page.locator("[data-edit-diff]").inner_text()
+    final = agent.status(state["id"])
+    assert final["approved_body"] == EDITED_BODY
+
+
+def test_approving_before_the_reading_arrives_is_refused_then_shown(logged_in_page, agent) -> None:
+    page = logged_in_page
+    state = submit(agent)
+    page.goto(f"/reviews/{state['id']}/")
+    page.keyboard.press("e")
+    editor = page.locator("[data-edit-body]")
+    editor.fill(EDITED_BODY)
+    # Submit in the same tick as the edit: the page still shows the agent's tools.
+    page.evaluate("document.querySelector('form[data-decision=\"edit\"]').requestSubmit()")
+    error = page.locator("[data-decision-error]")
+    error.wait_for()
+    assert "get_user" in error.inner_text()
+    assert agent.status(state["id"])["status"] == "pending"
+    page.locator('#tools-panel[data-reading="edit"] tr[data-tool="get_user"]').wait_for()
+    assert page.locator("[data-edit-body]").input_value() == EDITED_BODY
+    page.locator("[data-edit-approve]").click()
+    page.locator("#decision-panel[data-status=edited_and_approved]").wait_for()
+
+
+def test_the_badge_is_live_on_a_page_that_is_not_about_reviews(logged_in_page, agent) -> None:
+    page = logged_in_page
+    page.goto("/catalog/")
+    page.wait_for_function("document.body.dataset.badgeSocket === 'open'")
+    badge = page.locator(".topbar [data-review-badge]")
+    page.wait_for_function(
+        "document.querySelector('.topbar [data-review-badge]').textContent.trim() !== ''"
+    )
+    before = int(badge.inner_text().strip())
+    page.evaluate("window.__notReloaded = true")
+    submit(agent, task="A new one while the reviewer reads the catalog")
+    page.wait_for_function(
+        f"Number(document.querySelector('.topbar [data-review-badge]').textContent) === {before + 1}"
+    )
+    assert page.evaluate("window.__notReloaded") is True
+    assert "empty" not in (badge.get_attribute("class") or "")
