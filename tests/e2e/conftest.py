@@ -29,6 +29,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.workers import WorkerProcess, worker_start
+
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("JAZZMINE_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -65,6 +67,7 @@ class StudioServer:
     database: Path
     log_path: Path
     process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+    worker: WorkerProcess | None = field(default=None, repr=False)
 
     def manage(self, *args: str) -> str:
         """Run a management command against the server's database; return its output."""
@@ -83,8 +86,10 @@ class StudioServer:
         return result.stdout
 
     def log(self) -> str:
-        """Return what the server printed so far."""
-        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+        """Return what the server (and its worker) printed so far."""
+        daphne = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+        worker = self.worker.log() if self.worker is not None else ""
+        return f"{daphne}\n--- worker ---\n{worker}" if worker else daphne
 
     @property
     def ws_url(self) -> str:
@@ -135,6 +140,8 @@ def seeded_studio_server(
         **(extra_env or {}),
     }
     port = free_port()
+    # Its own Redis namespace: another server's worker must never take this server's tasks.
+    env["JAZZMINE_REDIS_PREFIX"] = f"{os.environ['JAZZMINE_REDIS_PREFIX']}-{port}"
     server = StudioServer(
         url=f"http://127.0.0.1:{port}",
         env=env,
@@ -149,8 +156,15 @@ def seeded_studio_server(
 
 @contextlib.contextmanager
 def serve(server: StudioServer) -> Iterator[StudioServer]:
-    """Run daphne for a server description until the block ends."""
+    """Run daphne and a Celery worker (with beat) for a server until the block ends."""
     port = int(server.url.rsplit(":", 1)[1])
+    worker = worker_start(
+        env=server.env,
+        name=f"e2e-{port}@%h",
+        log_path=server.log_path.with_name(f"worker-{port}.log"),
+        beat=True,
+    )
+    server.worker = worker
     with server.log_path.open("wb") as log:
         server.process = subprocess.Popen(
             [_bin("daphne"), "-b", "127.0.0.1", "-p", str(port), "jazzmine_web.asgi:application"],
@@ -169,6 +183,7 @@ def serve(server: StudioServer) -> Iterator[StudioServer]:
         except subprocess.TimeoutExpired:
             server.process.kill()
             server.process.wait(timeout=10)
+        worker.stop()
 
 
 @pytest.fixture(scope="session")
