@@ -35,9 +35,7 @@ class Outcome(StrEnum):
         return self in _INFRASTRUCTURE
 
 
-_INFRASTRUCTURE = frozenset(
-    {Outcome.ENGINE_UNAVAILABLE, Outcome.BUILD_FAILED, Outcome.WORKER_LOST}
-)
+_INFRASTRUCTURE = frozenset({Outcome.ENGINE_UNAVAILABLE, Outcome.BUILD_FAILED, Outcome.WORKER_LOST})
 
 
 class ProtocolError(ValueError):

@@ -77,7 +77,12 @@ async def run_container(
             user=SANDBOX_USER,
             working_dir="/tmp",
             environment={"HOME": "/tmp", "LANG": "C.UTF-8", **dict(environment or {})},
-            labels={RUN_LABEL: "1", "jazzmine.oneshot": "1", **owner_labels(), **dict(labels or {})},
+            labels={
+                RUN_LABEL: "1",
+                "jazzmine.oneshot": "1",
+                **owner_labels(),
+                **dict(labels or {}),
+            },
             host_config=host_config(api, limits),
             network_disabled=not limits.network,
         )

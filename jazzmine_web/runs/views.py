@@ -11,6 +11,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from ..catalog.selectors import sandboxes_for_user
+from .lifecycle import run_queue_position
 from .models import RunStatus
 from .selectors import run_for_user, run_history
 
@@ -21,7 +22,9 @@ def run_detail(request: HttpRequest, run_id: UUID) -> HttpResponse:
     run = run_for_user(request.user, run_id)
     if run is None:
         raise Http404("No such run")
-    return render(request, "runs/detail.html", {"run": run})
+    position = run_queue_position(run=run)
+    ahead = None if position is None else position - 1
+    return render(request, "runs/detail.html", {"run": run, "queue_position": ahead})
 
 
 # A page of the history: enough to scan, small enough to render fast.

@@ -48,7 +48,8 @@ def test_it_refuses_a_non_literal_argument_naming_it(team, user) -> None:
 def test_it_refuses_a_computed_parameter_inside_a_list(team, user) -> None:
     text = '@tool("d", parameters=[ToolParameter("a", "str", default=make())])\ndef f(a): pass\n'
     (problem,) = refused(team, user, source_file("p.py", text))
-    assert "argument 'parameters' is not a literal: `make()`" in problem
+    assert "argument 'parameters' (item 1" in problem
+    assert "`make()` is not a literal value" in problem
 
 
 def test_it_refuses_a_duplicate_tool_name_across_files(team, user) -> None:
