@@ -2,8 +2,9 @@
 
 Run: .venv/bin/python bench/live.py
 
-Starts daphne twice on a fresh database with the demo data (once with the warm pool, once with
-JAZZMINE_POOL_SIZE=0, a fresh container per run) and drives Debian's Chromium with playwright:
+Starts daphne and a Celery worker twice on a fresh database with the demo data (once with the
+warm pool, once with JAZZMINE_POOL_SIZE=0, a fresh container per run; Redis must answer, as
+scripts/run.sh makes sure) and drives Debian's Chromium with playwright:
 
 - keystroke → violations: one validate message on the playground socket until its answer;
 - sandbox emit → browser: an event's timestamp (taken in the sandbox) to its arrival in the page;
@@ -106,6 +107,9 @@ async ([sandbox, keystrokes, runs, script]) => {
 """
 
 
+WORKERS: list[subprocess.Popen[bytes]] = []
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -118,7 +122,7 @@ def pct(values: list[float], q: float) -> float:
 
 
 def serve(var_dir: Path, pool_size: int) -> tuple[subprocess.Popen[bytes], str, dict[str, str]]:
-    """Migrate, seed and start daphne; return the process, its URL and environment."""
+    """Migrate, seed and start daphne and a worker; return daphne, its URL and environment."""
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "jazzmine_web.settings",
@@ -126,10 +130,20 @@ def serve(var_dir: Path, pool_size: int) -> tuple[subprocess.Popen[bytes], str, 
         "JAZZMINE_DATABASE_PATH": str(var_dir / "bench.sqlite3"),
         "JAZZMINE_POOL_SIZE": str(pool_size),
         "PYTHONPATH": str(ROOT),
+        # Its own Redis namespace: a running deployment's worker must not take these runs.
+        "JAZZMINE_REDIS_PREFIX": f"jazzmine-bench-{os.getpid()}-{pool_size}",
     }
     manage = [sys.executable, str(ROOT / "manage.py")]
     subprocess.run([*manage, "migrate", "--no-input"], env=env, check=True, capture_output=True)
     subprocess.run([*manage, "seed_demo"], env=env, check=True, capture_output=True)
+    celery = str(Path(sys.executable).parent / "celery")
+    worker_log = (var_dir / "worker.log").open("wb")
+    worker = subprocess.Popen(
+        [celery, "-A", "jazzmine_web", "worker", "--pool", "threads", "--concurrency", "4",
+         "--hostname", f"bench-{pool_size}@%h", "--without-mingle", "--without-gossip"],
+        cwd=ROOT, env=env, stdout=worker_log, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    WORKERS.append(worker)
     port = free_port()
     daphne = str(Path(sys.executable).parent / "daphne")
     log = (var_dir / "daphne.log").open("wb")
@@ -170,6 +184,10 @@ def measure(browser, label: str, pool_size: int) -> dict[str, list[float]]:
         finally:
             process.terminate()
             process.wait(timeout=30)
+            while WORKERS:
+                worker = WORKERS.pop()
+                worker.terminate()
+                worker.wait(timeout=60)
     print(f"[{label}] measured", flush=True)
     return figures
 

@@ -301,7 +301,8 @@ def review_loop(
     """Prompt, submit, wait for the review and the run; retry with the failure as `previous_error`.
 
     `write` turns a prompt into a script (an LLM call). A rejection's feedback, validator
-    violations, an expiry or a run's error is the next prompt's `previous_error`.
+    violations, an expiry or a run's error is the next prompt's `previous_error`. A failure of
+    the platform itself (`infrastructure_error`) ends the loop: rewriting the script is no cure.
     """
     generator = generator or client.generator(sandbox)
     outcome = LoopResult()
@@ -327,6 +328,8 @@ def review_loop(
             on_attempt(attempt)
         if attempt.succeeded or not state["final"]:
             break  # done, or nobody decided within our own patience
+        if state.get("infrastructure_error"):
+            break  # the platform failed, not the script: another script would fare no better
         previous_id = state["id"]
         # What ran is what the next attempt improves on: the reviewer's edit when there was one.
         previous_body = state.get("approved_body") or body

@@ -9,7 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from ..studio.http import FORM_REFUSED
+from ..studio.http import FORM_REFUSED, form_status
 from ..teams.selectors import teams_for_user
 from . import selectors, services
 from .forms import ImportForm, SandboxForm, SecretValueForm, ToolForm
@@ -169,9 +169,8 @@ def tool_create(request: HttpRequest, pk: int) -> HttpResponse:
             messages.success(request, f"Created tool {tool.name}.")
             _lint_warning(request, tool)
             return redirect("catalog:tool", pk=tool.pk)
-    return render(
-        request, "catalog/tool_form.html", {"form": form, "sandbox": sandbox, "tool": None}
-    )
+    context = {"form": form, "sandbox": sandbox, "tool": None}
+    return render(request, "catalog/tool_form.html", context, status=form_status(form))
 
 
 @require_http_methods(["GET", "POST"])
@@ -219,9 +218,8 @@ def tool_edit(request: HttpRequest, pk: int) -> HttpResponse:
                 messages.info(request, "Nothing changed: no new version.")
             _lint_warning(request, tool)
             return redirect("catalog:tool", pk=tool.pk)
-    return render(
-        request, "catalog/tool_form.html", {"form": form, "sandbox": tool.sandbox, "tool": tool}
-    )
+    context = {"form": form, "sandbox": tool.sandbox, "tool": tool}
+    return render(request, "catalog/tool_form.html", context, status=form_status(form))
 
 
 @require_POST
@@ -342,7 +340,8 @@ def sandbox_create(request: HttpRequest) -> HttpResponse:
         else:
             messages.success(request, f"Created sandbox {sandbox.name}.")
             return redirect("catalog:sandbox", pk=sandbox.pk)
-    return render(request, "catalog/sandbox_form.html", {"form": form, "sandbox": None})
+    context = {"form": form, "sandbox": None}
+    return render(request, "catalog/sandbox_form.html", context, status=form_status(form))
 
 
 def _sandbox_initial(sandbox: Sandbox | None = None) -> dict:
@@ -373,7 +372,8 @@ def sandbox_edit(request: HttpRequest, pk: int) -> HttpResponse:
         else:
             messages.success(request, f"Saved sandbox {sandbox.name}.")
             return redirect("catalog:sandbox", pk=sandbox.pk)
-    return render(request, "catalog/sandbox_form.html", {"form": form, "sandbox": sandbox})
+    context = {"form": form, "sandbox": sandbox}
+    return render(request, "catalog/sandbox_form.html", context, status=form_status(form))
 
 
 @require_GET

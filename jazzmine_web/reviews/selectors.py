@@ -10,6 +10,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from jazzmine.core.tools import ScriptGenerator
+from jazzmine.sandbox import Outcome
 
 from ..catalog.models import Sandbox
 from ..catalog.selectors import sandboxes_for_user
@@ -112,8 +113,22 @@ def submission_retry_error(submission: Submission) -> str | None:
         return submission.feedback or "No reviewer decided in time; the script did not run."
     run = submission.run
     if run is not None and run.status == RunStatus.FAILED:
+        if submission_infrastructure_error(submission) is not None:
+            return None  # the platform failed, not the script: nothing for a prompt to fix
         return run.error or run.message or "The script failed without an error message."
     return None
+
+
+def submission_infrastructure_error(submission: Submission) -> str | None:
+    """Return why a submission's run failed when the platform failed it, not its script."""
+    run = submission.run
+    if run is None or run.status != RunStatus.FAILED:
+        return None
+    try:
+        infrastructure = Outcome(run.outcome).is_infrastructure
+    except ValueError:
+        return None
+    return (run.message or run.error or run.outcome) if infrastructure else None
 
 
 def submission_state(submission: Submission) -> dict[str, Any]:
@@ -149,6 +164,9 @@ def submission_state(submission: Submission) -> dict[str, Any]:
         "approved_body": submission.approved_body if submission.was_edited else None,
         "approved_sha256": submission.approved_sha256 or None,
         "previous_error": submission_retry_error(submission),
+        # Set when the sandbox could not run the script at all (engine unreachable, image
+        # build failed, worker lost): try again later as it is, do not rewrite the script.
+        "infrastructure_error": submission_infrastructure_error(submission),
         "run": run_state(run) if run is not None else None,
         "urls": {
             "self": f"/api/v1/submissions/{submission.pk}/",

@@ -17,7 +17,7 @@ from jazzmine.scripttools import ScriptToolError, load_zip
 from ..catalog.models import Tool, ToolKind
 from ..catalog.selectors import sandboxes_for_user, tools_for_user
 from ..catalog.services import actor_is_admin
-from ..studio.http import FORM_REFUSED
+from ..studio.http import FORM_REFUSED, form_status
 from . import selectors, services
 from .forms import NEW_SCHEMA, NEW_SCRIPT, ScriptToolForm, ScriptToolUploadForm, trial_form_for
 from .models import TrialRun
@@ -76,7 +76,7 @@ def script_tool_create(request: HttpRequest, pk: int) -> HttpResponse:
             messages.success(request, f"Created script tool {tool.name}: trial-run it to publish.")
             return redirect("catalog:tool", pk=tool.pk)
     context = {"form": form, "sandbox": sandbox, "tool": None}
-    return render(request, "scripttools/form.html", context)
+    return render(request, "scripttools/form.html", context, status=form_status(form))
 
 
 @require_http_methods(["GET", "POST"])
@@ -120,7 +120,7 @@ def script_tool_edit(request: HttpRequest, pk: int) -> HttpResponse:
                 messages.info(request, "Nothing changed.")
             return redirect("catalog:tool", pk=tool.pk)
     context = {"form": form, "sandbox": tool.sandbox, "tool": tool}
-    return render(request, "scripttools/form.html", context)
+    return render(request, "scripttools/form.html", context, status=form_status(form))
 
 
 @require_POST

@@ -41,7 +41,14 @@ SCROLL_TO = """async ([el, top]) => {
 def fresh_sandbox(studio_server) -> Iterator[int]:
     name = "follow-" + uuid.uuid4().hex[:8]
     code = MAKE_SANDBOX.replace("NAME", repr(name)).replace("MARK", repr(uuid.uuid4().hex))
-    yield int(studio_server.manage("shell", "-c", code).strip().splitlines()[-1])
+    pk = int(studio_server.manage("shell", "-c", code).strip().splitlines()[-1])
+    yield pk
+    # The server is shared with other browser tests: leave its catalog as the demo made it.
+    studio_server.manage(
+        "shell",
+        "-c",
+        f"from jazzmine_web.catalog.models import Sandbox; Sandbox.objects.filter(pk={pk}).delete()",
+    )
     client = docker.from_env()
     repository = f"jazzmine/sandbox-{name}"
     for image in client.images.list(name=repository):

@@ -10,6 +10,7 @@ import pytest
 
 from jazzmine.sandbox import RunLimits, SandboxBuilder
 from jazzmine.sandbox.docker_runner import RUN_LABEL, DockerRunner
+from jazzmine.sandbox.owner import OWNER_LABEL
 from tests.docker_engine import engine
 
 from .sample_tools import TEST_SANDBOX, make_registry
@@ -57,7 +58,9 @@ def hostile_runner(docker_client) -> DockerRunner:
 
 
 def leftover_containers(client: docker.DockerClient) -> list[str]:
-    return [c.name for c in client.containers.list(all=True, filters={"label": RUN_LABEL})]
+    """Return the run containers this process made (a worker process labels its own)."""
+    containers = client.containers.list(all=True, filters={"label": RUN_LABEL})
+    return [c.name for c in containers if OWNER_LABEL not in (c.labels or {})]
 
 
 @pytest.fixture(autouse=True)

@@ -28,6 +28,7 @@ def test_the_outcome_of_a_final_event():
     assert {o.value for o in Outcome} == {
         "result", "script_error", "timeout", "memory_killed", "output_limit",
         "container_crash", "engine_unavailable", "build_failed", "protocol_error", "cancelled",
+        "worker_lost",
     }  # fmt: skip
 
 

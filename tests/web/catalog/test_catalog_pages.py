@@ -61,7 +61,7 @@ def test_the_sandbox_form_creates_and_validates(client, team_admin, team) -> Non
         "backend": "docker", "dependencies": "httpx\nrich", "secrets": "API_KEY",
     }  # fmt: skip
     response = client.post("/catalog/sandboxes/new/", data)
-    assert response.status_code == 200 and "must be lowercase letters" in response.content.decode()
+    assert response.status_code == 422 and "must be lowercase letters" in response.content.decode()
     data["name"] = "good-one"
     response = client.post("/catalog/sandboxes/new/", data)
     sandbox = Sandbox.objects.get(name="good-one")
@@ -83,8 +83,10 @@ def test_the_tool_form_refuses_what_the_core_refuses_and_saves_a_version(
         url, {**data, "parameters": '[{"name": "host", "type": "str", "source": "web"}]'}
     )
     assert "source must be one of" in htmllib.unescape(bad.content.decode())
+    assert bad.status_code == 422  # refused: htmx swaps it in place, errors and typed text
     bad = client.post(url, {**data, "source": "def ping(:\n"})
-    assert "syntax" in bad.content.decode()
+    assert bad.status_code == 422 and "syntax" in bad.content.decode()
+    assert "def ping(:" in htmllib.unescape(bad.content.decode())
     response = client.post(url, data)
     tool = Tool.objects.get(name="ping")
     assert response["Location"] == f"/catalog/tools/{tool.pk}/"
