@@ -39,7 +39,7 @@ case "$host" in
   *) echo "ensure-redis: nothing answers at $URL and it is not on loopback" >&2; exit 1 ;;
 esac
 
-dir="${JAZZMINE_VAR_DIR:-var}/redis"
+dir="$(realpath -m "${JAZZMINE_VAR_DIR:-var}")/redis"  # absolute: redis-server changes into it first
 mkdir -p "$dir"
 echo "ensure-redis: starting redis-server on 127.0.0.1:$port (log: $dir/redis.log)"
 # The queue is rebuilt from the database (the reaper queues again what was never claimed),
