@@ -179,6 +179,29 @@ class SessionWorkers:
             self.current = None
 
 
+def runs_stop_unfinished(timeout: float = 10) -> None:
+    """Cancel every unfinished run (as its author would) and wait until the worker let go."""
+    from django.db import close_old_connections
+
+    from jazzmine_web.celery import app
+    from jazzmine_web.runs.lifecycle import run_cancel_request
+    from jazzmine_web.runs.models import Run, RunStatus
+
+    close_old_connections()
+    unfinished = list(
+        Run.objects.exclude(status__in=RunStatus.finished()).values_list("pk", flat=True)
+    )
+    for run_id in unfinished:
+        reason = "cancelled: the test that started it has ended"
+        if run_cancel_request(run_id=run_id, reason=reason) == "running":
+            app.control.broadcast("run_cancel", arguments={"run_id": str(run_id), "reason": reason})
+    deadline = time.monotonic() + timeout
+    while Run.objects.filter(pk__in=unfinished).exclude(status__in=RunStatus.finished()).exists():
+        if time.monotonic() > deadline:
+            break  # a run still preparing (building its image) ends on its own
+        time.sleep(0.05)
+
+
 class RunWaiter:
     """What a test waits on: a run's final status, read from the database."""
 

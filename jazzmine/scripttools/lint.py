@@ -14,25 +14,13 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
+from jazzmine.core.tools.lint import LintItem
+
 from .model import JSON_TYPES, RUNTIMES, SCRIPT_FILES, ScriptTool
 
 DESCRIPTION_MIN = 60
 DESCRIPTION_MAX = 200
 NON_TRIVIAL_MIN = 20
-
-
-@dataclass(frozen=True)
-class LintItem:
-    """One checklist item: its id, what it checks, whether it passed and why."""
-
-    id: str
-    title: str
-    passed: bool
-    message: str
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return a JSON-safe dict for the UI."""
-        return {"id": self.id, "title": self.title, "passed": self.passed, "message": self.message}
 
 
 TITLES: dict[str, str] = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from ..runs.worker import heartbeat_register, worker_process
+from ..runs.worker import execute_claimed, heartbeat_register
 from ..studio.claims import rows_heartbeat
 from .models import BuildStatus, ImageBuild
 from .services import image_build_claim, image_build_run, image_builds_reap
@@ -20,13 +20,12 @@ heartbeat_register(
 @shared_task(name="catalog.image_build")
 def image_build(build_id: int) -> str | None:
     """Claim a queued image build and run it on this worker's Docker host."""
-    current = worker_process()
-    if current is None:
-        raise RuntimeError("this process is not a started worker")
-    if not image_build_claim(build_id=build_id, worker=current.name):
-        return None
-    with current.holding("build", build_id):
-        return image_build_run(build_id=build_id).status
+    return execute_claimed(
+        "build",
+        build_id,
+        claim=lambda worker: image_build_claim(build_id=build_id, worker=worker),
+        work=lambda: image_build_run(build_id=build_id).status,
+    )
 
 
 @shared_task(name="catalog.builds_reap")

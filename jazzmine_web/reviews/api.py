@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import json
 import time
@@ -18,14 +17,19 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from ..catalog.models import Sandbox
 from ..catalog.selectors import sandboxes_for_user
 from ..runs.selectors import run_events_after, run_state
+from ..runs.services import run_group
+from ..studio.db import released_connection
+from ..studio.live import GroupWaiter
 from ..teams.auth import api_token_required, json_error, token_from_request
 from ..teams.models import ApiToken
-from ..teams.services import api_token_touch
+from ..teams.services import api_token_group, api_token_touch
 from . import selectors, services, webhooks
 from .conf import setting
+from .live import queue_group
 from .models import Submission, SubmissionStatus
 
-POLL_SECONDS = 0.2
+# Long requests wake on channel-layer messages; this is only the safety net for a lost one.
+RECHECK_SECONDS = 5.0
 PING_SECONDS = 15.0
 
 
@@ -175,9 +179,10 @@ def _revoked() -> HttpResponse:
     )
 
 
+@released_connection
 def _wait_snapshot(
     user: Any, submission_id: Any, until: str, token_id: int
-) -> tuple[dict[str, Any], bool] | HttpResponse | None:
+) -> tuple[dict[str, Any], bool, list[str]] | HttpResponse | None:
     if not _token_active(token_id):
         return _revoked()
     submission = _visible(user, submission_id)
@@ -185,7 +190,15 @@ def _wait_snapshot(
         return None
     state = selectors.submission_state(submission)
     done = state["decided"] if until == "decided" else state["final"]
-    return state, done
+    return state, done, [*_watched_groups(submission), api_token_group(token_id)]
+
+
+def _watched_groups(submission: Submission) -> list[str]:
+    """Return the groups that hear of a submission's changes: its team's queue and its run."""
+    groups = [queue_group(submission.sandbox.team_id)]
+    if submission.run_id is not None:
+        groups.append(run_group(submission.run_id))
+    return groups
 
 
 @require_GET
@@ -200,27 +213,31 @@ async def submission_wait(request: HttpRequest, submission_id: Any) -> HttpRespo
     if until not in ("final", "decided"):
         return json_error("invalid_field", "'until' must be 'final' or 'decided'.", status=400)
     deadline = time.monotonic() + timeout
-    # Each look at the database is short and outside any transaction; the loop sleeps between.
-    while True:
-        snapshot = await sync_to_async(_wait_snapshot)(
-            request.user, submission_id, until, request.api_token.pk
-        )
-        if isinstance(snapshot, HttpResponse):
-            return snapshot
-        if snapshot is None:
-            return _not_found(submission_id)
-        state, done = snapshot
-        if done or time.monotonic() >= deadline:
-            return JsonResponse({**state, "timed_out": not done})
-        await asyncio.sleep(min(POLL_SECONDS, max(0.0, deadline - time.monotonic())))
+    # Each look at the database is short, outside any transaction, and gives its connection
+    # back; between looks the request sleeps until its submission's groups hear of a change.
+    async with GroupWaiter() as waiter:
+        while True:
+            snapshot = await sync_to_async(_wait_snapshot)(
+                request.user, submission_id, until, request.api_token.pk
+            )
+            if isinstance(snapshot, HttpResponse):
+                return snapshot
+            if snapshot is None:
+                return _not_found(submission_id)
+            state, done, groups = snapshot
+            if done or time.monotonic() >= deadline:
+                return JsonResponse({**state, "timed_out": not done})
+            await waiter.join(groups)
+            await waiter.wait(min(RECHECK_SECONDS, max(0.0, deadline - time.monotonic())))
 
 
 _TOKEN_REVOKED = "revoked"
 
 
+@released_connection
 def _stream_snapshot(
     user: Any, submission_id: Any, after: int, token_id: int | None = None
-) -> tuple[dict[str, Any], dict[str, Any] | None, list[dict[str, Any]]] | str | None:
+) -> tuple[dict[str, Any], dict[str, Any] | None, list[dict[str, Any]], list[str]] | str | None:
     if token_id is not None and not _token_active(token_id):
         return _TOKEN_REVOKED
     submission = _visible(user, submission_id)
@@ -238,7 +255,10 @@ def _stream_snapshot(
     # The state is read before the events: a run seen finished has every event stored already.
     state = run_state(run) if run is not None else None
     events = run_events_after(run, after) if run is not None else []
-    return head, state, events
+    groups = _watched_groups(submission)
+    if token_id is not None:
+        groups.append(api_token_group(token_id))
+    return head, state, events, groups
 
 
 def _line(payload: dict[str, Any]) -> bytes:
@@ -248,11 +268,26 @@ def _line(payload: dict[str, Any]) -> bytes:
 async def _event_lines(
     user: Any, submission_id: Any, *, after: int, token_id: int
 ) -> AsyncIterator[bytes]:
-    sent = after
+    deadline = time.monotonic() + float(setting("JAZZMINE_REVIEW_MAX_STREAM_SECONDS"))
+    async with GroupWaiter() as waiter:
+        async for line in _stream_turns(
+            waiter, user, submission_id, sent=after, token_id=token_id, deadline=deadline
+        ):
+            yield line
+
+
+async def _stream_turns(
+    waiter: GroupWaiter,
+    user: Any,
+    submission_id: Any,
+    *,
+    sent: int,
+    token_id: int,
+    deadline: float,
+) -> AsyncIterator[bytes]:
     last_head: dict[str, Any] | None = None
     last_run: tuple[str, int] | None = None
     last_write = time.monotonic()
-    deadline = time.monotonic() + float(setting("JAZZMINE_REVIEW_MAX_STREAM_SECONDS"))
     while True:
         # The token is checked on every turn: revoking it ends a stream already open.
         snapshot = await sync_to_async(_stream_snapshot)(user, submission_id, sent, token_id)
@@ -268,7 +303,7 @@ async def _event_lines(
             return
         if snapshot is None or isinstance(snapshot, str):
             return
-        head, state, events = snapshot
+        head, state, events, groups = snapshot
         if head != last_head:
             last_head = head
             yield _line(head)
@@ -293,7 +328,9 @@ async def _event_lines(
         if time.monotonic() - last_write >= PING_SECONDS:
             yield _line({"type": "ping"})
             last_write = time.monotonic()
-        await asyncio.sleep(POLL_SECONDS)
+        await waiter.join(groups)
+        until_ping = PING_SECONDS - (time.monotonic() - last_write)
+        await waiter.wait(max(0.0, min(RECHECK_SECONDS, until_ping, deadline - time.monotonic())))
 
 
 @require_GET

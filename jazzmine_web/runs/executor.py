@@ -209,12 +209,21 @@ class RunExecutor:
         )
         dispatched = time.monotonic()
         first = True
-        async for event in events:
-            if first:
-                first = False
-                first_ms = round((time.monotonic() - dispatched) * 1000, 2)
-                await self._in_db(_set_first_event, run_id=run_id, ms=first_ms)
-            await self._in_db(services.run_record_event, run_id=run_id, event=event.to_dict())
+        try:
+            async for event in events:
+                if first:
+                    first = False
+                    first_ms = round((time.monotonic() - dispatched) * 1000, 2)
+                    await self._in_db(_set_first_event, run_id=run_id, ms=first_ms)
+                stored = await self._in_db(
+                    services.run_record_event, run_id=run_id, event=event.to_dict()
+                )
+                if not stored:
+                    # The run was ended for it (or its row is gone): stop its sandbox now
+                    # rather than run a script nobody can see to its end.
+                    break
+        finally:
+            await events.aclose()
         status, outcome = await self._in_db(_status_of, run_id=run_id)
         if outcome == Outcome.BUILD_FAILED:
             self._known_images.discard(prepared.image)
@@ -512,7 +521,8 @@ def _set_first_event(*, run_id: Any, ms: float) -> None:
 
 
 def _status_of(*, run_id: Any) -> tuple[str, str]:
-    return Run.objects.values_list("status", "outcome").get(pk=run_id)
+    found = Run.objects.filter(pk=run_id).values_list("status", "outcome").first()
+    return found or (RunStatus.FAILED, "")  # a run deleted while it ran has nothing to report
 
 
 _executor: RunExecutor | None = None

@@ -189,12 +189,13 @@ def run_set_status(*, run_id: object, status: str, **fields: Any) -> None:
         )
 
 
-def run_record_event(*, run_id: object, event: dict[str, Any]) -> None:
-    """Store one event, update the run it belongs to, and stream it to the run's watchers.
+def run_record_event(*, run_id: object, event: dict[str, Any]) -> bool:
+    """Store one event, update the run it belongs to, and stream it; tell whether it was stored.
 
-    An event the database refuses (a duplicate number, data it cannot hold) ends the run as
-    failed with a message saying so, instead of leaving it `running` forever; the first end
-    of a run wins, so a later `exit` cannot turn such a run into a success.
+    An event the database refuses (a duplicate number, data it cannot hold, a run deleted
+    meanwhile) ends the run as failed with a message saying so, instead of leaving it
+    `running` forever; the first end of a run wins, so a later `exit` cannot turn such a run
+    into a success. The worker stops a run whose event was refused.
     """
     kind = event.get("type")
     data = event.get("data")
@@ -217,7 +218,7 @@ def run_record_event(*, run_id: object, event: dict[str, Any]) -> None:
         )
         _run_end(run_id=run_id, status=RunStatus.FAILED,
                  outcome=Outcome.PROTOCOL_ERROR.value, message=message)  # fmt: skip
-        return
+        return False
     # Stored first, then sent: a watcher that replays from the database after joining the
     # group misses nothing, and drops duplicates by sequence number.
     message_: RunEventMessage = {"type": "run.event", "run_id": str(run_id), "event": event}
@@ -232,6 +233,7 @@ def run_record_event(*, run_id: object, event: dict[str, Any]) -> None:
             backend=str(data.get("backend", "")),
             duration_ms=data.get("duration_ms"),
         )
+    return True
 
 
 def _run_end(*, run_id: object, status: str, **fields: Any) -> None:

@@ -15,7 +15,7 @@ import socket
 import threading
 import uuid
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.db import close_old_connections
@@ -27,6 +27,7 @@ from .executor import executor, executor_shutdown
 from .models import RunStatus
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 CANCELLED_BY_REAPER = "the run was ended while its worker was not answering"
 
@@ -173,6 +174,22 @@ def worker_process_start(*, name: str, concurrency: int) -> WorkerProcess:
 def worker_process() -> WorkerProcess | None:
     """Return this process's worker, if it is one."""
     return _current
+
+
+def execute_claimed(
+    kind: str, row_id: Any, *, claim: Callable[..., bool], work: Callable[[], T]
+) -> T | None:
+    """Claim a row (a build, a trial) for this worker and do its work, kept alive meanwhile.
+
+    None when another worker (or the reaper) had it first: the message was a duplicate.
+    """
+    current = worker_process()
+    if current is None:  # a task delivered before the worker finished starting
+        raise RuntimeError("this process is not a started worker")
+    if not claim(worker=current.name):
+        return None
+    with current.holding(kind, row_id):
+        return work()
 
 
 def worker_process_stop() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from ..runs.worker import heartbeat_register, worker_process
+from ..runs.worker import execute_claimed, heartbeat_register
 from ..studio.claims import rows_heartbeat
 from .models import TrialRun, TrialState
 from .services import trial_claim, trial_execute, trials_reap
@@ -20,13 +20,12 @@ heartbeat_register(
 @shared_task(name="scripttools.trial_execute")
 def trial_run(trial_id: str) -> str | None:
     """Claim a queued trial and run it on this worker's Docker host."""
-    current = worker_process()
-    if current is None:
-        raise RuntimeError("this process is not a started worker")
-    if not trial_claim(trial_id=trial_id, worker=current.name):
-        return None
-    with current.holding("trial", trial_id):
-        return trial_execute(trial_id=trial_id).status
+    return execute_claimed(
+        "trial",
+        trial_id,
+        claim=lambda worker: trial_claim(trial_id=trial_id, worker=worker),
+        work=lambda: trial_execute(trial_id=trial_id).status,
+    )
 
 
 @shared_task(name="scripttools.trials_reap")

@@ -6,6 +6,7 @@ Shared by every app whose workers (image builds, runs, reviews) talk to live pag
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 from typing import Any
@@ -85,3 +86,70 @@ async def connecting_user(consumer: Any, *, close_code: int = CLOSE_UNAUTHENTICA
         await consumer.close(code=close_code)
         return None
     return user
+
+
+class GroupWaiter:
+    """Let a long request sleep until a message reaches one of some channel groups.
+
+    A long-poll or a stream reads the database only when something it watches changed (or,
+    as a safety net, after `timeout`), instead of polling; between reads it holds nothing.
+    """
+
+    # Messages that arrive together (a burst of run events) wake the reader once.
+    COALESCE_SECONDS = 0.02
+
+    def __init__(self) -> None:
+        self.layer = get_channel_layer()
+        self.channel: str | None = None
+        self.groups: set[str] = set()
+
+    async def __aenter__(self) -> GroupWaiter:
+        if self.layer is not None:
+            try:
+                self.channel = await self.layer.new_channel("waiter.")
+            except Exception:
+                self._lost("open a channel")
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        if self.layer is None or self.channel is None:
+            return
+        for group in self.groups:
+            with contextlib.suppress(Exception):
+                await self.layer.group_discard(group, self.channel)
+
+    async def join(self, groups: list[str]) -> None:
+        """Also wake on messages to these groups."""
+        if self.layer is None or self.channel is None:
+            return
+        try:
+            for group in set(groups) - self.groups:
+                await self.layer.group_add(group, self.channel)
+                self.groups.add(group)
+        except Exception:
+            self._lost("join its groups")
+
+    async def wait(self, timeout: float) -> bool:
+        """Return True when a message woke us, False when `timeout` ran out first."""
+        if self.layer is None or self.channel is None:
+            await asyncio.sleep(timeout)
+            return False
+        try:
+            await asyncio.wait_for(self.layer.receive(self.channel), max(0.0, timeout))
+        except TimeoutError:
+            return False
+        except Exception:
+            self._lost("receive")
+            await asyncio.sleep(timeout)
+            return False
+        # Drain what came with it, so one burst costs one read of the database.
+        with contextlib.suppress(TimeoutError):
+            while True:
+                await asyncio.wait_for(self.layer.receive(self.channel), self.COALESCE_SECONDS)
+        return True
+
+    def _lost(self, what: str) -> None:
+        # Without the channel layer (Redis down) the request still works: it reads the
+        # database every `timeout` instead of on messages.
+        logger.warning("a waiting request could not %s on the channel layer; it polls", what)
+        self.channel = None

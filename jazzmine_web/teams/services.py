@@ -11,6 +11,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
+from ..studio.live import group_send
 from .models import ApiToken, Membership, Role, Team
 
 TOKEN_PREFIX = "jzm_"
@@ -74,7 +75,17 @@ def api_token_revoke(*, user: AbstractBaseUser, token_id: int) -> bool:
         count = ApiToken.objects.filter(pk=token_id, user=user, revoked_at__isnull=True).update(
             revoked_at=timezone.now()
         )
+    if count:
+        # Long requests made with the token sleep on this group: they end now, not later.
+        transaction.on_commit(
+            lambda: group_send(api_token_group(token_id), {"type": "token.revoked"})
+        )
     return count > 0
+
+
+def api_token_group(token_id: int) -> str:
+    """Return the channel group that hears when one API token is revoked."""
+    return f"api-token-{token_id}"
 
 
 def api_token_touch(*, token: ApiToken) -> None:

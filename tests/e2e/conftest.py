@@ -321,3 +321,21 @@ def studio_server_with_llm(
     }
     with serve(seeded_studio_server(tmp_path_factory, env)) as server:
         yield server
+
+
+MAKE_AGENT = """
+from django.contrib.auth import get_user_model
+from jazzmine_web.teams.models import Team
+from jazzmine_web.teams.services import api_token_create, membership_set
+user, _ = get_user_model().objects.get_or_create(username=USERNAME)
+membership_set(team=Team.objects.get(slug="demo"), user=user, role="member")
+print(api_token_create(user=user, name=TOKEN).raw)
+"""
+
+
+def agent_token(
+    server: StudioServer, *, username: str = "agent-bot", token: str = "e2e-agent"
+) -> str:
+    """Make a member of the demo team (not the reviewer) with an API token; return the token."""
+    code = MAKE_AGENT.replace("USERNAME", repr(username)).replace("TOKEN", repr(token))
+    return server.manage("shell", "-c", code).strip().splitlines()[-1]

@@ -7,7 +7,7 @@ import pytest
 
 from jazzmine.agent_client import AgentClient
 
-from .conftest import login
+from .conftest import agent_token, login
 
 pytestmark = [pytest.mark.e2e]
 
@@ -15,14 +15,6 @@ LONG_LINE = "note = " + repr("a long line an agent wrote without a break " * 8)
 BODY = f'{LONG_LINE}\norders = get_orders(status="delivered")\nemit_result({{"n": len(orders.data["orders"]), "note": note}})'
 TASK = "Count the delivered orders and explain the count in a long note " * 2
 
-MAKE_AGENT = """
-from django.contrib.auth import get_user_model
-from jazzmine_web.teams.models import Team
-from jazzmine_web.teams.services import api_token_create, membership_set
-user, _ = get_user_model().objects.get_or_create(username="agent-with-a-rather-long-name")
-membership_set(team=Team.objects.get(slug="demo"), user=user, role="member")
-print(api_token_create(user=user, name="layout-agent-with-a-long-token-name").raw)
-"""
 
 # Rows of boxes: boxes whose vertical centres are within a few pixels share a line.
 LINES_OF = """(selector) => {
@@ -53,7 +45,11 @@ OVERFLOW = """(selector) => {
 
 @pytest.fixture
 def submission(studio_server) -> dict:
-    raw = studio_server.manage("shell", "-c", MAKE_AGENT).strip().splitlines()[-1]
+    raw = agent_token(
+        studio_server,
+        username="agent-with-a-rather-long-name",
+        token="layout-agent-with-a-long-token-name",
+    )
     with AgentClient(studio_server.url, raw) as agent:
         state = agent.submit(sandbox=agent.sandbox("demo/ecommerce"), task=TASK, body=BODY)
     assert state["status"] == "pending"

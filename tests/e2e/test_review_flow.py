@@ -8,6 +8,8 @@ import pytest
 
 from jazzmine.agent_client import AgentClient
 
+from .conftest import agent_token
+
 pytestmark = [pytest.mark.e2e, pytest.mark.docker]
 
 AGENT_BODY = """\
@@ -22,21 +24,11 @@ for o in orders.data["orders"]:
 emit_result({"total": sum(o["price"] for o in orders.data["orders"]), "reviewed": True})
 """
 
-MAKE_AGENT = """
-from django.contrib.auth import get_user_model
-from jazzmine_web.teams.models import Team
-from jazzmine_web.teams.services import api_token_create, membership_set
-user, _ = get_user_model().objects.get_or_create(username="agent-bot")
-membership_set(team=Team.objects.get(slug="demo"), user=user, role="member")
-print(api_token_create(user=user, name="e2e-agent").raw)
-"""
-
 
 @pytest.fixture
 def agent(studio_server):
     """Give an agent of its own (not the reviewer) a token on the demo team."""
-    raw = studio_server.manage("shell", "-c", MAKE_AGENT).strip().splitlines()[-1]
-    with AgentClient(studio_server.url, raw) as client:
+    with AgentClient(studio_server.url, agent_token(studio_server)) as client:
         yield client
 
 

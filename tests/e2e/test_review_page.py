@@ -7,6 +7,8 @@ import pytest
 
 from jazzmine.agent_client import AgentClient
 
+from .conftest import agent_token
+
 pytestmark = [pytest.mark.e2e, pytest.mark.docker]
 
 # As stored: the agent client strips the newlines around a body.
@@ -14,20 +16,11 @@ AGENT_BODY = 'orders = get_orders(status="delivered")\nemit_result(len(orders.da
 # The edit adds a call to get_user: what the approval covers must follow it.
 EDITED_BODY = AGENT_BODY + '\nemit_result(get_user("U-1").data)'
 
-MAKE_AGENT = """
-from django.contrib.auth import get_user_model
-from jazzmine_web.teams.models import Team
-from jazzmine_web.teams.services import api_token_create, membership_set
-user, _ = get_user_model().objects.get_or_create(username="agent-bot")
-membership_set(team=Team.objects.get(slug="demo"), user=user, role="member")
-print(api_token_create(user=user, name="e2e-page-agent").raw)
-"""
-
 
 @pytest.fixture
 def agent(studio_server):
     """Give an agent of its own (not the reviewer) a token on the demo team."""
-    raw = studio_server.manage("shell", "-c", MAKE_AGENT).strip().splitlines()[-1]
+    raw = agent_token(studio_server, token="e2e-page-agent")
     with AgentClient(studio_server.url, raw) as client:
         yield client
 

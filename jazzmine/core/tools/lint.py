@@ -26,7 +26,8 @@ LITERAL, ABSENT, UNKNOWN = "literal", "absent", "unknown"
 class LintItem:
     """One checklist item: its id, what it checks, whether it passed and why.
 
-    The same shape as the script tools' items, so pages render both lists alike.
+    Python tools' checks here and script tools' checks (`jazzmine.scripttools.lint`) both
+    answer with it, so pages render both lists alike.
     """
 
     id: str

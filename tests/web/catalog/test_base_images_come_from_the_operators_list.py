@@ -30,7 +30,7 @@ def test_the_sandbox_form_refuses_an_image_that_is_not_offered(
 ) -> None:
     client.force_login(team_admin)
     response = client.post(f"/catalog/sandboxes/{empty_sandbox.pk}/edit/", _post(base_image=image))
-    assert response.status_code == 200 and "Select a valid choice" in response.content.decode()
+    assert response.status_code == 422 and "Select a valid choice" in response.content.decode()
     empty_sandbox.refresh_from_db()
     assert empty_sandbox.base_image == "jazzmine/base:bookworm"
 

@@ -61,7 +61,7 @@ def test_the_tool_form_refuses_a_dependency_that_is_not_a_requirement(
         "dependencies": f"httpx\n{bad}",
     }  # fmt: skip
     response = client.post(f"/catalog/sandboxes/{empty_sandbox.pk}/tools/new/", data)
-    assert response.status_code == 200
+    assert response.status_code == 422
     assert "line 2:" in _page(response) and "is not a plain requirement" in _page(response)
     assert not Tool.objects.exists()
 
@@ -77,7 +77,7 @@ def test_the_sandbox_form_refuses_a_dependency_that_is_not_a_requirement(
         "backend": "docker", "dependencies": f"{bad}\nrich",
     }  # fmt: skip
     response = client.post(f"/catalog/sandboxes/{empty_sandbox.pk}/edit/", data)
-    assert response.status_code == 200 and "line 1:" in _page(response)
+    assert response.status_code == 422 and "line 1:" in _page(response)
     empty_sandbox.refresh_from_db()
     assert empty_sandbox.dependencies == []
 

@@ -34,7 +34,7 @@ def test_the_sandbox_form_refuses_a_number_outside_the_bounds(
 ) -> None:
     client.force_login(team_admin)
     response = client.post(f"/catalog/sandboxes/{empty_sandbox.pk}/edit/", _post(**{field: value}))
-    assert response.status_code == 200
+    assert response.status_code == 422
     assert response.context["form"].errors[field]
     empty_sandbox.refresh_from_db()
     assert getattr(empty_sandbox, field) != value

@@ -9,11 +9,16 @@ from tests.web.catalog.conftest import ecommerce, member, outsider, team  # noqa
 
 
 @pytest.fixture
-def worker(celery_worker):
-    """Give the test the session's running Celery worker (a separate process)."""
-    from tests.workers import Workers
+def worker(celery_worker, transactional_db):
+    """Give the test the session's running Celery worker (a separate process).
 
-    return Workers(celery_worker)
+    Afterwards the runs the test left running are cancelled, so that the worker is free
+    for the next test (their rows are about to be flushed).
+    """
+    from tests.workers import Workers, runs_stop_unfinished
+
+    yield Workers(celery_worker)
+    runs_stop_unfinished()
 
 
 def ws_headers(user) -> list[tuple[bytes, bytes]]:
