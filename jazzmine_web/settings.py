@@ -242,6 +242,7 @@ LOGGING = {
         # One line per task received and per task done: every few seconds for the sweeps.
         "celery.app.trace": {"level": "WARNING"},
         "celery.worker.strategy": {"level": "WARNING"},
+        "celery.beat": {"level": "WARNING"},
     },
 }
 

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Set up everything the tests need (Redis, Docker engine, base image, Chromium) and run every test.
+# Set up everything the tests need (Redis, PostgreSQL, Docker engine, base image, Chromium) and
+# run every test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/setup.sh
 bash scripts/ensure-redis.sh
+bash scripts/ensure-postgres.sh  # the team topology tests run on PostgreSQL
 bash scripts/ensure-docker.sh
 bash scripts/ensure-base-image.sh
 if ! command -v chromium >/dev/null 2>&1; then

@@ -183,8 +183,7 @@ def runs_stop_unfinished(timeout: float = 10) -> None:
     """Cancel every unfinished run (as its author would) and wait until the worker let go."""
     from django.db import close_old_connections
 
-    from jazzmine_web.celery import app
-    from jazzmine_web.runs.lifecycle import run_cancel_request
+    from jazzmine_web.runs.lifecycle import run_cancel_request, workers_broadcast
     from jazzmine_web.runs.models import Run, RunStatus
 
     close_old_connections()
@@ -194,7 +193,7 @@ def runs_stop_unfinished(timeout: float = 10) -> None:
     for run_id in unfinished:
         reason = "cancelled: the test that started it has ended"
         if run_cancel_request(run_id=run_id, reason=reason) == "running":
-            app.control.broadcast("run_cancel", arguments={"run_id": str(run_id), "reason": reason})
+            workers_broadcast("run_cancel", run_id=str(run_id), reason=reason)
     deadline = time.monotonic() + timeout
     while Run.objects.filter(pk__in=unfinished).exclude(status__in=RunStatus.finished()).exists():
         if time.monotonic() > deadline:

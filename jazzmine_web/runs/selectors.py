@@ -55,6 +55,7 @@ def run_state(run: Run) -> dict[str, Any]:
         "error": run.error,
         "code_sha256": run.code_sha256,
         "backend": run.backend,
+        "worker": run.worker,
         "warm": run.warm,
         "event_count": run.event_count,
         "created_at": run.created_at.isoformat(),
