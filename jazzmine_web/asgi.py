@@ -18,16 +18,19 @@ from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: 
 from .origins import OriginValidator  # noqa: E402
 from .routing import websocket_urlpatterns  # noqa: E402
 from .studio.limits import RequestSizeLimitASGI  # noqa: E402
+from .studio.live import ServerLoop  # noqa: E402
 
 http_app = (
     ASGIStaticFilesHandler(django_asgi_app) if settings.JAZZMINE_SERVE_STATIC else django_asgi_app
 )
 
-application = ProtocolTypeRouter(
-    {
-        # Outermost: Django reads a whole body before its own middleware runs.
-        "http": RequestSizeLimitASGI(http_app),
-        # Origin by scheme, host and port (Channels' own validator ignores the port).
-        "websocket": OriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
-    }
+application = ServerLoop(
+    ProtocolTypeRouter(
+        {
+            # Outermost: Django reads a whole body before its own middleware runs.
+            "http": RequestSizeLimitASGI(http_app),
+            # Origin by scheme, host and port (Channels' own validator ignores the port).
+            "websocket": OriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        }
+    )
 )

@@ -11,7 +11,7 @@ import logging
 import threading
 from typing import Any
 
-from channels.layers import InMemoryChannelLayer, get_channel_layer
+from channels.layers import get_channel_layer
 
 logger = logging.getLogger(__name__)
 _loop: asyncio.AbstractEventLoop | None = None
@@ -19,14 +19,37 @@ _lock = threading.Lock()
 
 
 def remember_loop() -> None:
-    """Record the running event loop (called by consumers, which run on the server's loop)."""
+    """Record the running event loop (the server's: consumers and requests run on it)."""
     global _loop
-    with _lock:
-        _loop = asyncio.get_running_loop()
+    loop = asyncio.get_running_loop()
+    if _loop is not loop:
+        with _lock:
+            _loop = loop
+
+
+class ServerLoop:
+    """ASGI middleware: note the server's event loop before any request or socket runs.
+
+    A channel layer object must be used from one event loop only (channels-redis keeps its
+    connections per loop and is not thread-safe): in a web process every send goes through
+    the loop the consumers wait on, whatever thread it starts from.
+    """
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> Any:
+        remember_loop()
+        return await self.app(scope, receive, send)
 
 
 def group_send(group: str, message: dict[str, Any]) -> None:
-    """Send a message to a group from any thread; sends from one thread arrive in order."""
+    """Send a message to a group from any thread; sends from one thread arrive in order.
+
+    In a web process the send runs on the server's loop; in a worker (no server loop) on one
+    sending loop of its own. From a thread other than the loop's it waits until the message
+    reached the layer, so the next event of a run cannot overtake this one.
+    """
     layer = get_channel_layer()
     if layer is None:
         return
@@ -34,20 +57,14 @@ def group_send(group: str, message: dict[str, Any]) -> None:
         running = asyncio.get_running_loop()
     except RuntimeError:
         running = None
-    loop = _loop
-    if isinstance(layer, InMemoryChannelLayer) and loop is not None and loop.is_running():
-        # The in-memory layer is plain asyncio queues, which are not thread-safe: hand the
-        # send to the loop the consumers wait on instead of running it on a loop of our own.
-        if running is loop:
-            loop.create_task(layer.group_send(group, message))
-        else:
-            asyncio.run_coroutine_threadsafe(layer.group_send(group, message), loop)
+    server = _loop if _loop is not None and _loop.is_running() else None
+    target = server or _sender_loop()
+    if running is target:
+        target.create_task(layer.group_send(group, message))  # on the loop: never block it
         return
-    future = asyncio.run_coroutine_threadsafe(layer.group_send(group, message), _sender_loop())
+    future = asyncio.run_coroutine_threadsafe(layer.group_send(group, message), target)
     if running is not None:
-        return  # never block an event loop; its sends are rare (status notes, not events)
-    # Awaited: the next event of a run leaves only after this one reached Redis, so watchers
-    # on other processes receive them in the order they were stored.
+        return  # another loop (rare): never block it
     try:
         future.result(timeout=SEND_TIMEOUT_SECONDS)
     except Exception:
