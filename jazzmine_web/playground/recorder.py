@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -10,6 +9,8 @@ from channels.db import database_sync_to_async
 from jazzmine.orchestrator import RunOutcome
 
 from ..runs.models import Run, RunStatus
+from ..runs.services import run_group
+from ..studio.live import GroupWaiter
 from .models import Attempt, AttemptSource, PlaygroundSession
 from .services import attempt_record, attempt_run
 
@@ -101,10 +102,16 @@ def _set_violations(attempt: Attempt, violations: list[str]) -> None:
     attempt.save(update_fields=["violations"])
 
 
-async def wait_for_run(run_id: Any, *, poll: float = 0.2) -> Run:
-    """Wait until a run (executed by a worker, maybe on another host) has finished; return it."""
-    while True:
-        run = await database_sync_to_async(Run.objects.get)(pk=run_id)
-        if run.is_finished:
-            return run
-        await asyncio.sleep(poll)
+async def wait_for_run(run_id: Any, *, recheck: float = 5.0) -> Run:
+    """Wait until a run (executed by a worker, maybe on another host) has finished; return it.
+
+    It sleeps on the run's channel group and reads the row only when the run said something
+    (or, should a message be lost, every `recheck` seconds).
+    """
+    async with GroupWaiter() as waiter:
+        await waiter.join([run_group(run_id)])
+        while True:
+            run = await database_sync_to_async(Run.objects.get)(pk=run_id)
+            if run.is_finished:
+                return run
+            await waiter.wait(recheck)

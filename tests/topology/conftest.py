@@ -54,14 +54,23 @@ class Engine:
 
 @contextlib.contextmanager
 def second_engine(root: Path) -> Iterator[Engine]:
-    """Start a dockerd of our own and copy the base image into it."""
+    """Start a dockerd of our own, on a bridge of its own, and copy the base image into it.
+
+    Not `--bridge=none`: a daemon started so removes the machine's `docker0`, which the
+    first engine's containers need.
+    """
     engine = Engine(root)
     (root / "data").mkdir(parents=True)
+    had_docker0 = Path("/sys/class/net/docker0").exists()
+    bridge = f"jzbr{os.getpid() % 100000}"
+    subprocess.run(["ip", "link", "add", bridge, "type", "bridge"], check=True)
+    subprocess.run(["ip", "addr", "add", "172.31.254.1/24", "dev", bridge], check=True)
+    subprocess.run(["ip", "link", "set", bridge, "up"], check=True)
     log = (root / "dockerd.log").open("wb")
     engine.process = subprocess.Popen(
         ["dockerd", "--data-root", str(root / "data"), "--exec-root", str(root / "exec"),
          "-H", engine.host, "--pidfile", str(root / "docker.pid"),
-         "--bridge=none", "--iptables=false"],
+         f"--bridge={bridge}", "--iptables=false", "--ip-masq=false"],
         stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
     try:
@@ -82,7 +91,10 @@ def second_engine(root: Path) -> Iterator[Engine]:
             engine.process.wait(timeout=30)
         except subprocess.TimeoutExpired:
             engine.process.kill()
+        subprocess.run(["ip", "link", "delete", bridge], check=False)
         shutil.rmtree(root, ignore_errors=True)
+    # The machine's own engine must be as it was: its containers need docker0.
+    assert Path("/sys/class/net/docker0").exists() or not had_docker0, "docker0 was removed"
 
 
 @dataclass
