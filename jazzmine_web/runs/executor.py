@@ -466,6 +466,8 @@ def _keychain_env(run: Run, lifetime: float) -> dict[str, str]:
     from ..catalog.models import ToolKind
     from ..scripttools.services import keychain_environment_per_tool
 
+    if not (run.sandbox.network and settings.JAZZMINE_KEYCHAIN_URL):
+        return {}  # no keychain: skip reading the tools (a few ms before every run starts)
     tools = {
         t.name: list(t.secrets)
         for t in run.sandbox.tools.filter(published=True, kind=ToolKind.SCRIPT)
