@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -21,9 +22,17 @@ ROOT = Path(__file__).resolve().parents[1]
 START_SECONDS = 60
 
 
-def _bin(name: str) -> str:
+def venv_bin(name: str) -> str:
+    """Return the path of one of the virtualenv's commands (daphne, celery)."""
     candidate = Path(sys.executable).parent / name
     return str(candidate) if candidate.exists() else str(ROOT / ".venv" / "bin" / name)
+
+
+def free_port() -> int:
+    """Return a TCP port nobody listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 def database_url_of(database: dict[str, Any]) -> str:
@@ -79,7 +88,7 @@ def worker_start(
 ) -> WorkerProcess:
     """Start a worker and return once it answers a ping on the broker."""
     command = [
-        _bin("celery"),
+        venv_bin("celery"),
         "-A",
         "jazzmine_web",
         "worker",
@@ -183,7 +192,7 @@ def runs_stop_unfinished(timeout: float = 10) -> None:
     """Cancel every unfinished run (as its author would) and wait until the worker let go."""
     from django.db import close_old_connections
 
-    from jazzmine_web.runs.lifecycle import run_cancel_request, workers_broadcast
+    from jazzmine_web.runs.lifecycle import run_stop
     from jazzmine_web.runs.models import Run, RunStatus
 
     close_old_connections()
@@ -191,9 +200,7 @@ def runs_stop_unfinished(timeout: float = 10) -> None:
         Run.objects.exclude(status__in=RunStatus.finished()).values_list("pk", flat=True)
     )
     for run_id in unfinished:
-        reason = "cancelled: the test that started it has ended"
-        if run_cancel_request(run_id=run_id, reason=reason) == "running":
-            workers_broadcast("run_cancel", run_id=str(run_id), reason=reason)
+        run_stop(run_id=run_id, reason="cancelled: the test that started it has ended")
     deadline = time.monotonic() + timeout
     while Run.objects.filter(pk__in=unfinished).exclude(status__in=RunStatus.finished()).exists():
         if time.monotonic() > deadline:

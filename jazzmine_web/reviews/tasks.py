@@ -7,7 +7,6 @@ from typing import Any
 
 from celery import shared_task
 
-from .conf import setting
 from .services import (
     submission_note_run_finished,
     submissions_expire_overdue,
@@ -42,8 +41,3 @@ def reviews_sweep() -> None:
     submissions_note_finished_runs()
     for delivery_id in webhook_deliveries_due(overdue_seconds=LOST_AFTER_SECONDS):
         webhook_deliver.delay(delivery_id)
-
-
-def sweep_seconds() -> float:
-    """Return how often beat runs the sweep."""
-    return float(setting("JAZZMINE_REVIEW_SWEEP_SECONDS"))

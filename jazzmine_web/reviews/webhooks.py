@@ -142,10 +142,10 @@ def webhook_delivery_attempt(
         .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
         .update(claimed_until=now + datetime.timedelta(seconds=timeout + CLAIM_GRACE_SECONDS))
     )
-    delivery = WebhookDelivery.objects.select_related("endpoint").filter(pk=delivery_id).first()
-    if delivery is None or delivery.status != DeliveryStatus.PENDING:
-        return None
     if not claimed:
+        return None
+    delivery = WebhookDelivery.objects.select_related("endpoint").filter(pk=delivery_id).first()
+    if delivery is None:
         return None
     secret = decrypt(delivery.endpoint.secret_ciphertext)
     body = delivery.body.encode()

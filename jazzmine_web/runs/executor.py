@@ -101,20 +101,9 @@ class RunExecutor:
         future.cancel()  # cancels the run's task on the loop: its sandbox is removed on the way out
         return True
 
-    def future(self, run_id: Any) -> concurrent.futures.Future[str] | None:
-        """Return the future of a run this worker is executing, if any."""
-        return self._futures.get(str(run_id))
-
     def prewarm(self, sandbox_id: int) -> None:
         """Start filling the pool of a sandbox whose image exists, so its first run is warm."""
         asyncio.run_coroutine_threadsafe(self._prewarm(sandbox_id), self._loop)
-
-    def pool_status(self) -> list[dict[str, Any]]:
-        """Return the image, size and ready count of every pool."""
-        return [
-            {"image": image, "size": pool.size, "ready": pool.ready_count}
-            for (image, _limits), pool in self._pools.items()
-        ]
 
     def shutdown(self, timeout: float = 30.0) -> None:
         """Remove every pooled container and stop the worker."""
@@ -463,18 +452,9 @@ def _keychain_env(run: Run, lifetime: float) -> dict[str, str]:
 
     Each token answers only for the secrets its own tool declares.
     """
-    from ..catalog.models import ToolKind
     from ..scripttools.services import keychain_environment_per_tool
 
-    if not (run.sandbox.network and settings.JAZZMINE_KEYCHAIN_URL):
-        return {}  # no keychain: skip reading the tools (a few ms before every run starts)
-    tools = {
-        t.name: list(t.secrets)
-        for t in run.sandbox.tools.filter(published=True, kind=ToolKind.SCRIPT)
-    }
-    return keychain_environment_per_tool(
-        sandbox=run.sandbox, tools=tools, lifetime=lifetime, run=run
-    )
+    return keychain_environment_per_tool(sandbox=run.sandbox, lifetime=lifetime, run=run)
 
 
 def _allowed_tools(run: Run) -> frozenset[str] | None:

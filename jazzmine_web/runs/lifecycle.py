@@ -12,13 +12,13 @@ import threading
 import uuid
 from typing import Any
 
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from jazzmine.sandbox import Outcome
 
 from ..celery import app as celery_app
+from ..studio.claims import heartbeat_cutoff, never_started_cutoff, row_claim
 from . import services
 from .models import Run, RunStatus, Worker
 
@@ -29,13 +29,11 @@ ACTIVE = (RunStatus.PREPARING, RunStatus.RUNNING)
 
 def run_claim(*, run_id: Any, worker: str) -> bool:
     """Make a queued run this worker's; False when another worker (or a cancel) got it first."""
-    now = timezone.now()
-    claimed = Run.objects.filter(pk=run_id, status=RunStatus.QUEUED, cancel_reason="").update(
-        status=RunStatus.PREPARING, worker=worker, claimed_at=now, heartbeat_at=now
-    )
+    rows = Run.objects.filter(pk=run_id, status=RunStatus.QUEUED, cancel_reason="")
+    claimed = row_claim(rows, worker=worker, status=RunStatus.PREPARING, claimed_at=timezone.now())
     if claimed:
-        services.run_set_status(run_id=run_id, status=RunStatus.PREPARING, worker=worker)
-    return bool(claimed)
+        services.run_status_announce(run_id=run_id, status=RunStatus.PREPARING)
+    return claimed
 
 
 def run_queue_position(*, run: Run) -> int | None:
@@ -50,13 +48,18 @@ def run_cancel(*, run: Run, user: Any) -> bool:
     if run.is_finished or run.created_by_id != getattr(user, "pk", None):
         return False
     who = getattr(user, "username", "") or "its author"
-    reason = f"cancelled by {who}: the sandbox was stopped"
-    state = run_cancel_request(run_id=run.pk, reason=reason)
+    return run_stop(run_id=run.pk, reason=f"cancelled by {who}: the sandbox was stopped")
+
+
+def run_stop(*, run_id: Any, reason: str) -> bool:
+    """End a run for a reason: at once when queued, else its worker kills the sandbox.
+
+    Tell whether the run was still live.
+    """
+    state = run_cancel_request(run_id=run_id, reason=reason)
     if state == "running":
         # Every worker hears it; the one executing the run kills its sandbox.
-        celery_app.control.broadcast(
-            "run_cancel", arguments={"run_id": str(run.pk), "reason": reason}
-        )
+        workers_broadcast("run_cancel", run_id=str(run_id), reason=reason)
     return state != "finished"
 
 
@@ -147,7 +150,7 @@ def worker_stop(*, name: str) -> None:
 
 def workers_dead(*, now: datetime.datetime | None = None) -> list[str]:
     """Return the names of workers that stopped or stopped saying they were alive."""
-    cutoff = (now or timezone.now()) - _timeout()
+    cutoff = heartbeat_cutoff(now)
     rows = Worker.objects.all().values_list("name", "heartbeat_at", "stopped_at")
     return [name for name, beat, stopped in rows if stopped is not None or beat < cutoff]
 
@@ -158,7 +161,7 @@ def runs_reap(*, now: datetime.datetime | None = None) -> dict[str, int]:
     Returns how many of each it handled.
     """
     now = now or timezone.now()
-    cutoff = now - _timeout()
+    cutoff = heartbeat_cutoff(now)
     failed = 0
     for run_id, worker, beat in Run.objects.filter(
         status__in=ACTIVE, heartbeat_at__lt=cutoff
@@ -182,9 +185,8 @@ def runs_reap(*, now: datetime.datetime | None = None) -> dict[str, int]:
         except Exception:
             logger.exception("could not end run %s of a lost worker", run_id)
     requeued = 0
-    stale = now - datetime.timedelta(seconds=settings.JAZZMINE_REQUEUE_AFTER_SECONDS)
     for run_id in Run.objects.filter(
-        status=RunStatus.QUEUED, cancel_reason="", enqueued_at__lt=stale
+        status=RunStatus.QUEUED, cancel_reason="", enqueued_at__lt=never_started_cutoff(now)
     ).values_list("pk", flat=True):
         # The task may be lost (a broker restart) or waiting behind busy workers; queueing it
         # again is safe either way, since only one claim of a run can succeed.
@@ -193,10 +195,6 @@ def runs_reap(*, now: datetime.datetime | None = None) -> dict[str, int]:
     if failed or requeued:
         logger.warning("reaper: ended %d run(s) of lost workers, queued %d again", failed, requeued)
     return {"failed": failed, "requeued": requeued}
-
-
-def _timeout() -> datetime.timedelta:
-    return datetime.timedelta(seconds=settings.JAZZMINE_HEARTBEAT_TIMEOUT_SECONDS)
 
 
 def _uuid(value: Any) -> Any:

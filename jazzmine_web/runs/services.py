@@ -107,6 +107,8 @@ def run_create(
         attempt=attempt,
         source=source,
         allowed_tools=None if allowed_tools is None else sorted(set(allowed_tools)),
+        # Set with the row: queueing it costs no second write.
+        enqueued_at=timezone.now() if start else None,
     )
     run_created.send(sender=Run, run=run, user=run.created_by)
     if start:
@@ -155,12 +157,19 @@ def run_tools_called(
 
 def run_start(*, run: Run) -> None:
     """Hand a queued run to the task queue once its row is committed (a worker claims it)."""
-    run_enqueue(run_id=run.pk)
+    if run.enqueued_at is None:
+        run_enqueue(run_id=run.pk)
+    else:
+        _send_after_commit(run.pk)
 
 
 def run_enqueue(*, run_id: object) -> None:
-    """Queue a task for a queued run after commit; a second task for one run is harmless."""
+    """Queue a task for a queued run again; a second task for one run is harmless."""
     Run.objects.filter(pk=run_id, status=RunStatus.QUEUED).update(enqueued_at=timezone.now())
+    _send_after_commit(run_id)
+
+
+def _send_after_commit(run_id: object) -> None:
     # By name: the task module belongs to the worker side, which imports these services.
     transaction.on_commit(lambda: celery_app.send_task("runs.execute", args=[str(run_id)]))
 
@@ -173,20 +182,28 @@ def run_set_status(*, run_id: object, status: str, **fields: Any) -> None:
     if status in RunStatus.finished():
         fields.setdefault("finished_at", now)
     Run.objects.filter(pk=run_id).update(status=status, **fields)
-    message: RunStatusMessage = {
+    outcome = str(fields.get("outcome", ""))
+    run_status_announce(
+        run_id=run_id, status=status, outcome=outcome, message=str(fields.get("message", ""))
+    )
+    if status in RunStatus.finished():
+        transaction.on_commit(
+            lambda: run_finished.send(sender=Run, run_id=run_id, status=status, outcome=outcome)
+        )
+
+
+def run_status_announce(
+    *, run_id: object, status: str, outcome: str = "", message: str = ""
+) -> None:
+    """Tell a run's watchers its status (already stored)."""
+    payload: RunStatusMessage = {
         "type": "run.status",
         "run_id": str(run_id),
         "status": status,
-        "outcome": str(fields.get("outcome", "")),
-        "message": str(fields.get("message", "")),
+        "outcome": outcome,
+        "message": message,
     }
-    group_send(run_group(run_id), dict(message))
-    if status in RunStatus.finished():
-        transaction.on_commit(
-            lambda: run_finished.send(
-                sender=Run, run_id=run_id, status=status, outcome=message["outcome"]
-            )
-        )
+    group_send(run_group(run_id), dict(payload))
 
 
 def run_record_event(*, run_id: object, event: dict[str, Any]) -> bool:

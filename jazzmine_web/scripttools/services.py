@@ -324,16 +324,19 @@ def keychain_environment(
 
 
 def keychain_environment_per_tool(
-    *, sandbox: Sandbox, tools: dict[str, list[str]], lifetime: float, run: Run | None = None
+    *, sandbox: Sandbox, lifetime: float, run: Run | None = None
 ) -> dict[str, str]:
-    """Return the keychain env of a run: one token per script tool, for its own secrets only.
+    """Return the keychain env of a run: one token per published script tool, for its secrets.
 
     A shared token would answer one tool for another tool's secrets; each tool's runner
     (`jazzmine.scripttools.adapter`) hands its script only the token issued under its name.
     """
     url = settings.JAZZMINE_KEYCHAIN_URL
-    wanted = {name: sorted(set(secrets)) for name, secrets in tools.items() if secrets}
-    if not (sandbox.network and url and wanted):
+    if not (sandbox.network and url):
+        return {}  # checked first: no keychain means no reading of tools before a run starts
+    scripts = sandbox.tools.filter(published=True, kind=ToolKind.SCRIPT)
+    wanted = {t.name: sorted(set(t.secrets)) for t in scripts if t.secrets}
+    if not wanted:
         return {}
     env = {KEYCHAIN_URL_ENV: url.rstrip("/") + "/v1/key"}
     for name, secrets in sorted(wanted.items()):

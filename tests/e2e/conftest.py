@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -29,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.workers import WorkerProcess, worker_start
+from tests.workers import WorkerProcess, free_port, venv_bin, worker_start
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("JAZZMINE_CHROMIUM", "/usr/bin/chromium")
@@ -43,18 +42,6 @@ CHROMIUM_ARGS = [
 DEMO_USER = "demo"
 DEMO_PASSWORD = "jazzmine-demo"
 SERVER_START_SECONDS = 60
-
-
-def free_port() -> int:
-    """Return a TCP port nobody listens on right now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _bin(name: str) -> str:
-    candidate = Path(sys.executable).parent / name
-    return str(candidate) if candidate.exists() else str(ROOT / ".venv" / "bin" / name)
 
 
 @dataclass
@@ -167,7 +154,14 @@ def serve(server: StudioServer) -> Iterator[StudioServer]:
     server.worker = worker
     with server.log_path.open("wb") as log:
         server.process = subprocess.Popen(
-            [_bin("daphne"), "-b", "127.0.0.1", "-p", str(port), "jazzmine_web.asgi:application"],
+            [
+                venv_bin("daphne"),
+                "-b",
+                "127.0.0.1",
+                "-p",
+                str(port),
+                "jazzmine_web.asgi:application",
+            ],
             cwd=ROOT,
             env=server.env,
             stdout=log,

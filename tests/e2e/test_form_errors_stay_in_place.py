@@ -11,7 +11,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from .conftest import StudioServer, free_port, login, serve
+from tests.workers import free_port
+
+from .conftest import StudioServer, login, serve
 
 pytestmark = pytest.mark.e2e
 

@@ -23,17 +23,12 @@ import httpx
 import psycopg
 import pytest
 
-from tests.e2e.conftest import free_port
-from tests.workers import WorkerProcess, worker_start
+from tests.workers import WorkerProcess, free_port, venv_bin, worker_start
 
 ROOT = Path(__file__).resolve().parents[2]
 PG_ADMIN = "postgres://jazzmine:jazzmine@127.0.0.1:5432/jazzmine"
 BASE_IMAGE = os.environ.get("JAZZMINE_BASE_IMAGE", "jazzmine/base:bookworm")
 HEARTBEAT_TIMEOUT = 6.0  # short, so a killed worker is noticed within the test's patience
-
-
-def _bin(name: str) -> str:
-    return str(Path(sys.executable).parent / name)
 
 
 @dataclass
@@ -110,7 +105,7 @@ class Web:
         port = self.url.rsplit(":", 1)[1]
         with self.log_path.open("ab") as log:
             self.process = subprocess.Popen(
-                [_bin("daphne"), "-b", "127.0.0.1", "-p", port, "jazzmine_web.asgi:application"],
+                [venv_bin("daphne"), "-b", "127.0.0.1", "-p", port, "jazzmine_web.asgi:application"],
                 cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
             )  # fmt: skip
         deadline = time.monotonic() + 60
@@ -231,7 +226,7 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
                 )  # fmt: skip
             beat_log = (log_dir / "beat.log").open("wb")
             deployment.beat = subprocess.Popen(
-                [_bin("celery"), "-A", "jazzmine_web", "beat", "--schedule",
+                [venv_bin("celery"), "-A", "jazzmine_web", "beat", "--schedule",
                  str(log_dir / "beat-schedule")],
                 cwd=ROOT, env=env, stdout=beat_log, stderr=subprocess.STDOUT,
             )  # fmt: skip
