@@ -42,15 +42,20 @@ def env_int(name: str, default: int) -> int:
         raise ImproperlyConfigured(f"{name} must be an integer, not {raw!r}") from None
 
 
-def env_float(name: str, default: float) -> float:
-    """Return a number setting."""
+def env_float(name: str, default: float, *, above: float | None = None) -> float:
+    """Return a number setting (finite, and greater than `above` when given)."""
     raw = os.environ.get(name)
     if raw is None:
         return default
     try:
-        return float(raw)
+        value = float(raw)
     except ValueError:
         raise ImproperlyConfigured(f"{name} must be a number, not {raw!r}") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ImproperlyConfigured(f"{name} must be a finite number, not {raw!r}")
+    if above is not None and value <= above:
+        raise ImproperlyConfigured(f"{name} must be more than {above:g}, not {raw!r}")
+    return value
 
 
 def env_list(name: str, default: list[str]) -> list[str]:

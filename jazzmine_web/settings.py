@@ -99,7 +99,7 @@ JAZZMINE_REDIS_URL = env_str("JAZZMINE_REDIS_URL", "redis://127.0.0.1:6379/0")
 JAZZMINE_REDIS_PREFIX = env_str("JAZZMINE_REDIS_PREFIX", "jazzmine")
 # channels-redis blocks up to 5 s in BZPOPMIN; redis-py's own 5 s socket timeout would cut
 # those reads and close quiet websockets with 1011, so the socket waits longer than the pop.
-JAZZMINE_REDIS_SOCKET_TIMEOUT = env_float("JAZZMINE_REDIS_SOCKET_TIMEOUT", 30.0)
+JAZZMINE_REDIS_SOCKET_TIMEOUT = env_float("JAZZMINE_REDIS_SOCKET_TIMEOUT", 30.0, above=5.0)
 CHANNEL_LAYERS = {
     "default": {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
@@ -141,10 +141,13 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "jazzmine"
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 # How often workers say they are alive, and when the reaper gives up on one that stopped.
-JAZZMINE_HEARTBEAT_SECONDS = env_float("JAZZMINE_HEARTBEAT_SECONDS", 5.0)
-JAZZMINE_HEARTBEAT_TIMEOUT_SECONDS = env_float("JAZZMINE_HEARTBEAT_TIMEOUT_SECONDS", 30.0)
+JAZZMINE_HEARTBEAT_SECONDS = env_float("JAZZMINE_HEARTBEAT_SECONDS", 5.0, above=0.0)
+# At least two beats fit in the timeout, or a live worker's runs would be reaped.
+JAZZMINE_HEARTBEAT_TIMEOUT_SECONDS = env_float(
+    "JAZZMINE_HEARTBEAT_TIMEOUT_SECONDS", 30.0, above=2 * JAZZMINE_HEARTBEAT_SECONDS
+)
 # A queued run no worker claimed in this long is queued again (its message may be lost).
-JAZZMINE_REQUEUE_AFTER_SECONDS = env_float("JAZZMINE_REQUEUE_AFTER_SECONDS", 60.0)
+JAZZMINE_REQUEUE_AFTER_SECONDS = env_float("JAZZMINE_REQUEUE_AFTER_SECONDS", 60.0, above=0.0)
 # Runs a worker executes at once (its Docker host's share); more wait queued.
 JAZZMINE_WORKER_CONCURRENCY = env_int("JAZZMINE_WORKER_CONCURRENCY", 4)
 
