@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -28,6 +29,7 @@ from .conf import setting
 from .live import queue_group
 from .models import Submission, SubmissionStatus
 
+_DECIMAL = re.compile(r"[0-9]{1,9}(\.[0-9]{0,6})?", re.ASCII)
 # Long requests wake on channel-layer messages; this is only the safety net for a lost one.
 RECHECK_SECONDS = 5.0
 PING_SECONDS = 15.0
@@ -157,13 +159,13 @@ def _number(request: HttpRequest, name: str, default: float) -> float | HttpResp
     raw = request.GET.get(name)
     if raw is None or raw == "":
         return default
-    try:
-        value = float(raw)
-    except ValueError:
-        return json_error("invalid_field", f"'{name}' must be a number.", status=400)
-    if value != value or value < 0:  # NaN or negative
-        return json_error("invalid_field", f"'{name}' must be zero or more.", status=400)
-    return value
+    # Plain ASCII decimals only: float() would also take "inf", "1e309", "1_0" and other
+    # scripts' digits, none of which a client means by a number of seconds or events.
+    if not _DECIMAL.fullmatch(raw):
+        return json_error(
+            "invalid_field", f"'{name}' must be a plain number, zero or more.", status=400
+        )
+    return float(raw)
 
 
 def _token_active(token_id: int) -> bool:

@@ -67,7 +67,8 @@ def test_a_long_poll_answers_the_moment_a_reviewer_decides(
     answer, answered = asyncio.run(wait())
     thread.join()
     assert answer["status"] == "rejected" and answer["timed_out"] is False
-    assert answered - decided[0] < 0.5, "the long-poll slept past the decision"
+    # Well under the 5 s safety-net recheck: a message woke it, not the timer.
+    assert answered - decided[0] < 2.0, "the long-poll slept past the decision"
     # One read to start, one after the decision woke it: nothing while it slept for 2 s.
     assert len(reads) == 2
 
@@ -94,5 +95,5 @@ def test_an_event_stream_sleeps_until_something_happens(
     thread.join()
     assert [line["type"] for line, _at in lines] == ["submission", "submission", "end"]
     assert lines[-1][0]["status"] == "rejected"
-    assert lines[-1][1] - decided[0] < 0.5
+    assert lines[-1][1] - decided[0] < 2.0
     assert len(reads) <= 3  # the view's first look, the stream's first turn, the wake
