@@ -50,6 +50,7 @@ INSTALLED_APPS = [
     "template_partials",
     "jazzmine_web.studio",
     "jazzmine_web.teams",
+    "jazzmine_web.workers",
     "jazzmine_web.catalog",
     "jazzmine_web.runs",
     "jazzmine_web.playground",

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from ..runs.worker import execute_claimed, heartbeat_register
 from ..studio.claims import rows_heartbeat
+from ..workers.process import execute_claimed, kind_register
 from .models import BuildStatus, ImageBuild
 from .services import image_build_claim, image_build_run, image_builds_reap
 
-heartbeat_register(
+kind_register(
     "build",
-    lambda *, worker, ids: rows_heartbeat(
+    beat=lambda *, worker, ids: rows_heartbeat(
         ImageBuild.objects.filter(pk__in=ids, status=BuildStatus.BUILDING), worker=worker
     ),
 )

@@ -48,7 +48,7 @@ def script_generator_for(*, sandbox: Sandbox, language: str = Language.PYTHON) -
     from jazzmine.bash.generator import BashScriptGenerator
 
     from ..catalog.services import script_tool_from_row
-    from ..runs.executor import bash_limits_for
+    from ..runs.preparation import bash_limits_for
 
     script_tools = [t for t in map(script_tool_from_row, sandbox.tools.all()) if t is not None]
     specs = specs_for_sandbox(registry, sandbox.name, script_tools=script_tools)

@@ -13,53 +13,34 @@ import asyncio
 import atexit
 import concurrent.futures
 import contextlib
-import dataclasses
 import itertools
-import json
 import logging
 import threading
 import time
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.db import close_old_connections, connection
 
-from jazzmine.bash import BashCall, BashLimits, BashResult, ToolSpec, specs_for_sandbox
-from jazzmine.sandbox import Outcome, RunLimits, RunRequest, SandboxBuilder
+from jazzmine.bash import BashCall
+from jazzmine.bash.events import bash_call_event, bash_final_events
+from jazzmine.bash.sandbox import run_bash_in_sandbox
+from jazzmine.sandbox import Outcome, RunLimits
+from jazzmine.sandbox.bwrap_runner import BwrapRunner
 from jazzmine.sandbox.docker_runner import DockerRunner, remove_labelled
 from jazzmine.sandbox.pool import WarmPool
 
-from ..catalog.selectors import sandbox_secret_values
-from ..catalog.services import registry_for_sandbox, script_tool_from_row
 from . import services
-from .models import Run, RunStatus
+from .models import RunStatus
+from .preparation import (
+    Prepared,
+    run_keychain_revoke,
+    run_prepare,
+    sandbox_current_image,
+)
+from .selectors import run_status_outcome
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class BashPlan:
-    """What a bash run needs besides the sandbox image: builtins, interpreter limits, env."""
-
-    specs: list[ToolSpec]
-    limits: BashLimits
-    environment: dict[str, str]
-
-
-@dataclass(frozen=True)
-class Prepared:
-    """Everything the loop needs to start a run, read from the database in one go."""
-
-    run_id: Any
-    sandbox_id: int
-    backend: str
-    image: str
-    runtime_dir: Path | None
-    limits: RunLimits
-    request: RunRequest
-    bash: BashPlan | None = None
 
 
 class RunExecutor:
@@ -158,7 +139,7 @@ class RunExecutor:
         # The run is already PREPARING: the worker's claim moved it there.
         try:
             prepared: Prepared = await self._in_db(
-                _prepare, run_id=run_id, known_images=self._known_images
+                run_prepare, run_id=run_id, known_images=self._known_images
             )
         except Exception as exc:
             outcome = Outcome.ENGINE_UNAVAILABLE if _is_engine_error(exc) else Outcome.BUILD_FAILED
@@ -169,7 +150,7 @@ class RunExecutor:
                 return await self._execute_bash(prepared)
             return await self._execute_python(prepared)
         finally:
-            await self._in_db(_revoke_keychain, run_id=run_id)
+            await self._in_db(run_keychain_revoke, run_id=run_id)
 
     async def _execute_python(self, prepared: Prepared) -> str:
         run_id = prepared.run_id
@@ -182,8 +163,6 @@ class RunExecutor:
             warm = False
             events = self._docker_runner().run(prepared.image, prepared.request, prepared.limits)
         else:
-            from jazzmine.sandbox.bwrap_runner import BwrapRunner
-
             assert prepared.runtime_dir is not None
             events = BwrapRunner().run(
                 prepared.runtime_dir, prepared.request, prepared.limits, remove_runtime_dir=True
@@ -203,7 +182,7 @@ class RunExecutor:
                 if first:
                     first = False
                     first_ms = round((time.monotonic() - dispatched) * 1000, 2)
-                    await self._in_db(_set_first_event, run_id=run_id, ms=first_ms)
+                    await self._in_db(services.run_first_event_set, run_id=run_id, ms=first_ms)
                 stored = await self._in_db(
                     services.run_record_event, run_id=run_id, event=event.to_dict()
                 )
@@ -213,7 +192,7 @@ class RunExecutor:
                     break
         finally:
             await events.aclose()
-        status, outcome = await self._in_db(_status_of, run_id=run_id)
+        status, outcome = await self._in_db(run_status_outcome, run_id=run_id)
         if outcome == Outcome.BUILD_FAILED:
             self._known_images.discard(prepared.image)
         if status not in RunStatus.finished():
@@ -229,8 +208,6 @@ class RunExecutor:
 
     async def _execute_bash(self, prepared: Prepared) -> str:
         """Run a bash script in bashkit inside the sandbox; each builtin call is an event."""
-        from jazzmine.bash.sandbox import run_bash_in_sandbox
-
         run_id = prepared.run_id
         assert prepared.bash is not None
         await self._in_db(
@@ -258,7 +235,7 @@ class RunExecutor:
         def on_call(call: BashCall) -> None:
             if not writes:
                 ms = round((time.monotonic() - dispatched) * 1000, 2)
-                submit(_set_first_event, run_id=run_id, ms=ms)
+                submit(services.run_first_event_set, run_id=run_id, ms=ms)
             record("intermediate", bash_call_event(call))
 
         result = await run_bash_in_sandbox(
@@ -274,7 +251,7 @@ class RunExecutor:
         for kind, data in bash_final_events(result):
             record(kind, data)
         await asyncio.gather(*writes)
-        status, _outcome = await self._in_db(_status_of, run_id=run_id)
+        status, _outcome = await self._in_db(run_status_outcome, run_id=run_id)
         return status
 
     def _docker_runner(self) -> DockerRunner:
@@ -303,7 +280,7 @@ class RunExecutor:
         if self.pool_size == 0:
             return
         with contextlib.suppress(Exception):
-            found = await self._in_db(_existing_image, sandbox_id=sandbox_id)
+            found = await self._in_db(sandbox_current_image, sandbox_id=sandbox_id)
             if found is not None:
                 image, limits = found
                 self._pool(sandbox_id, image, limits)
@@ -331,180 +308,6 @@ def _with_connection(fn: Any, **kwargs: Any) -> Any:
 def _is_engine_error(exc: Exception) -> bool:
     text = f"{type(exc).__name__}: {exc}".lower()
     return "engine" in text or ("docker" in text and ("connect" in text or "socket" in text))
-
-
-def _limits_for(sandbox: Any) -> RunLimits:
-    return RunLimits.from_sandbox(sandbox.to_config())
-
-
-def _prepare(*, run_id: Any, known_images: set[str]) -> Prepared:
-    """Read a run, make sure its sandbox image exists, and build its request."""
-    run = Run.objects.select_related("sandbox").get(pk=run_id)
-    if run.language == "bash":
-        return _prepare_bash(run, known_images)
-    sandbox = run.sandbox
-    registry = registry_for_sandbox(sandbox)
-    declared = registry.aggregate_secrets(sandbox.name)
-    request = RunRequest.for_sandbox(
-        run.script,
-        declared_secrets=declared,
-        secret_store=sandbox_secret_values(sandbox, names=declared),
-        body_offset=run.body_offset,
-    )
-    keychain = _keychain_env(run, sandbox.timeout_seconds)
-    if keychain:
-        request = dataclasses.replace(request, secrets={**request.secrets, **keychain})
-    # The harness refuses any other tool: the review decision holds where the code runs.
-    request = dataclasses.replace(request, allowed_tools=_allowed_tools(run))
-    builder = SandboxBuilder(registry)
-    limits = _limits_for(sandbox)
-    if sandbox.backend == "bwrap":
-        from jazzmine.sandbox.bwrap_runner import stage_run_dir
-
-        runtime_dir = stage_run_dir(builder, sandbox.name)  # the run removes it when it ends
-        return Prepared(
-            run_id, sandbox.pk, "bwrap", f"bwrap:{runtime_dir}", runtime_dir, limits, request
-        )
-    tag = builder.image_tag(sandbox.name)
-    if tag not in known_images:
-        # Asking the engine costs ~20 ms a run; an image tag names its content, so once it
-        # exists it stays right (a removed image shows up as a failed start, and is forgotten).
-        services.run_set_status(run_id=run_id, status=RunStatus.PREPARING, message="building image")
-        tag = builder.ensure_image(sandbox.name).tag
-        known_images.add(tag)
-    return Prepared(run_id, sandbox.pk, "docker", tag, None, limits, request)
-
-
-def _existing_image(*, sandbox_id: int) -> tuple[str, RunLimits] | None:
-    from ..catalog.models import Sandbox
-
-    sandbox = Sandbox.objects.get(pk=sandbox_id)
-    if sandbox.backend != "docker":
-        return None
-    builder = SandboxBuilder(registry_for_sandbox(sandbox))
-    tag = builder.image_tag(sandbox.name)
-    return (tag, _limits_for(sandbox)) if builder.image_exists(tag) else None
-
-
-def bash_call_event(call: BashCall) -> dict[str, Any]:
-    """Return the timeline event of one builtin call: name, args, exit status and time."""
-    status = "ok" if call.exit_status == 0 else f"exit {call.exit_status}"
-    return {
-        "label": f"$ {call.name} ({status}, {call.duration_ms:g} ms)",
-        "data": {
-            "name": call.name,
-            "args": call.args,
-            "exit_status": call.exit_status,
-            "duration_ms": call.duration_ms,
-            "started_ms": call.started_ms,
-            "stdin": call.stdin,
-            **({"error": call.error} if call.error else {}),
-        },
-        "bash_call": call.seq,
-    }
-
-
-def bash_final_events(result: BashResult) -> list[tuple[str, Any]]:
-    """Return the result (and error) and exit events that end a bash run."""
-    from jazzmine.bash.sandbox import TIMEOUT_EXIT
-
-    text = result.stdout.strip()
-    try:
-        parsed: Any = json.loads(text) if text else None
-    except ValueError:
-        parsed = None
-    data: dict[str, Any] = {
-        "stdout": result.stdout,
-        "stderr": result.stderr,
-        "exit_code": result.exit_code,
-        "duration_ms": result.duration_ms,
-        "calls": len(result.calls),
-        **({"json": parsed} if parsed is not None else {}),
-    }
-    events: list[tuple[str, Any]] = [("result", data)]
-    if result.exit_code == 0 and not result.error:
-        outcome, message = Outcome.RESULT, f"exit 0 after {len(result.calls)} tool call(s)"
-    else:
-        said = (result.error or result.stderr).lower()
-        timed_out = result.exit_code == TIMEOUT_EXIT or "timed out" in said or "timeout" in said
-        outcome = Outcome.TIMEOUT if timed_out else Outcome.SCRIPT_ERROR
-        detail = (result.stderr.strip() or result.error or "")[-4000:]
-        message = f"bash exited with {result.exit_code}" + (f": {detail}" if detail else "")
-        events.append(("error", {"kind": outcome.value, "message": message}))
-    exit_data = {
-        "outcome": outcome.value,
-        "message": message,
-        "backend": "docker",
-        "duration_ms": result.duration_ms,
-    }
-    events.append(("exit", exit_data))
-    return events
-
-
-def _revoke_keychain(*, run_id: Any) -> None:
-    from ..scripttools.services import keychain_tokens_revoke
-
-    keychain_tokens_revoke(run_id=run_id)
-
-
-def _keychain_env(run: Run, lifetime: float) -> dict[str, str]:
-    """Return the keychain URL and one token per script tool (network-enabled sandboxes only).
-
-    Each token answers only for the secrets its own tool declares.
-    """
-    from ..scripttools.services import keychain_environment_per_tool
-
-    return keychain_environment_per_tool(sandbox=run.sandbox, lifetime=lifetime, run=run)
-
-
-def _allowed_tools(run: Run) -> frozenset[str] | None:
-    """Return the tools a run may call (None: all), as its row records the decision."""
-    return None if run.allowed_tools is None else frozenset(run.allowed_tools)
-
-
-def bash_limits_for(sandbox: Any) -> BashLimits:
-    """Return the bash interpreter limits of a sandbox."""
-    return BashLimits(
-        max_commands=sandbox.bash_max_commands,
-        max_loop_iterations=sandbox.bash_max_loop_iterations,
-        timeout_seconds=sandbox.bash_timeout_seconds,
-    )
-
-
-def _prepare_bash(run: Run, known_images: set[str]) -> Prepared:
-    """Make sure the sandbox image exists and collect the builtins of a bash run."""
-    sandbox = run.sandbox
-    if sandbox.backend != "docker":
-        raise ValueError("bash scripts run in Docker sandboxes only (this one uses bubblewrap)")
-    rows = list(sandbox.tools.all())
-    registry = registry_for_sandbox(sandbox, tools=rows)
-    script_tools = [t for t in map(script_tool_from_row, rows) if t is not None]
-    specs = specs_for_sandbox(registry, sandbox.name, script_tools=script_tools)
-    bash_limits = bash_limits_for(sandbox)
-    declared = registry.aggregate_secrets(sandbox.name)
-    environment = sandbox_secret_values(sandbox, names=declared)
-    environment.update(_keychain_env(run, bash_limits.timeout_seconds))
-    builder = SandboxBuilder(registry)
-    tag = builder.image_tag(sandbox.name)
-    if tag not in known_images:
-        services.run_set_status(run_id=run.pk, status=RunStatus.PREPARING, message="building image")
-        tag = builder.ensure_image(sandbox.name).tag
-        known_images.add(tag)
-    # The bash runner refuses any builtin outside the run's decision, as the harness does.
-    request = RunRequest(script=run.script, body_offset=0, allowed_tools=_allowed_tools(run))
-    plan = BashPlan(specs=specs, limits=bash_limits, environment=environment)
-    return Prepared(
-        run.pk, sandbox.pk, "docker", tag, None, _limits_for(sandbox), request, bash=plan
-    )
-
-
-def _set_first_event(*, run_id: Any, ms: float) -> None:
-    Run.objects.filter(pk=run_id).update(first_event_ms=ms)
-
-
-def _status_of(*, run_id: Any) -> tuple[str, str]:
-    found = Run.objects.filter(pk=run_id).values_list("status", "outcome").first()
-    return found or (RunStatus.FAILED, "")  # a run deleted while it ran has nothing to report
 
 
 _executor: RunExecutor | None = None

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import datetime
 import logging
-import threading
 import uuid
 from typing import Any
 
@@ -17,10 +16,10 @@ from django.utils import timezone
 
 from jazzmine.sandbox import Outcome
 
-from ..celery import app as celery_app
 from ..studio.claims import heartbeat_cutoff, never_started_cutoff, row_claim
+from ..workers.services import workers_broadcast
 from . import services
-from .models import Run, RunStatus, Worker
+from .models import Run, RunStatus
 
 logger = logging.getLogger(__name__)
 
@@ -68,20 +67,6 @@ def sandbox_prewarm(*, sandbox_id: int) -> None:
     workers_broadcast("sandbox_prewarm", sandbox_id=sandbox_id)
 
 
-_broadcasting = threading.Lock()
-
-
-def workers_broadcast(command: str, **arguments: Any) -> None:
-    """Send a command to every worker (fire and forget), one broadcast at a time.
-
-    Concurrent broadcasts from many threads exhaust kombu's connection and producer pools
-    and wait on each other for good, taking every later `send_task` down with them
-    (measured: 30 threads hang; one at a time, each takes ~20 ms).
-    """
-    with _broadcasting:
-        celery_app.control.broadcast(command, arguments=arguments)
-
-
 def run_cancel_request(*, run_id: Any, reason: str) -> str:
     """Record that a person wants a run stopped; return "queued", "running" or "finished".
 
@@ -103,56 +88,21 @@ def run_cancel_request(*, run_id: Any, reason: str) -> str:
     return "running"
 
 
-def worker_register(
-    *, name: str, boot: str, hostname: str, pid: int, docker_host: str, concurrency: int
-) -> Worker:
-    """Record a worker that has started (a restart under the same name is a new boot)."""
-    now = timezone.now()
-    worker, _created = Worker.objects.update_or_create(
-        name=name,
-        defaults={
-            "boot": boot,
-            "hostname": hostname,
-            "pid": pid,
-            "docker_host": docker_host,
-            "concurrency": concurrency,
-            "started_at": now,
-            "heartbeat_at": now,
-            "stopped_at": None,
-        },
-    )
-    return worker
+def runs_heartbeat(*, worker: str, ids: list[str]) -> list[str]:
+    """Say a worker's runs are alive; return those that have ended meanwhile.
 
-
-def worker_heartbeat(*, name: str, run_ids: list[str]) -> list[str]:
-    """Say a worker and its runs are alive; return the runs it holds that have ended meanwhile.
-
-    A run the reaper has failed (this worker was too slow to say it was alive) must stop: the
+    A run the reaper has failed (its worker was too slow to say it was alive) must stop: the
     worker cancels what this returns.
     """
-    now = timezone.now()
-    Worker.objects.filter(name=name).update(heartbeat_at=now, stopped_at=None)
-    if not run_ids:
-        return []
-    Run.objects.filter(pk__in=run_ids, worker=name, status__in=ACTIVE).update(heartbeat_at=now)
+    Run.objects.filter(pk__in=ids, worker=worker, status__in=ACTIVE).update(
+        heartbeat_at=timezone.now()
+    )
     still = set(
-        Run.objects.filter(pk__in=run_ids, worker=name, status__in=ACTIVE).values_list(
+        Run.objects.filter(pk__in=ids, worker=worker, status__in=ACTIVE).values_list(
             "pk", flat=True
         )
     )
-    return [run_id for run_id in run_ids if _uuid(run_id) not in still]
-
-
-def worker_stop(*, name: str) -> None:
-    """Record that a worker stopped on purpose (its runs have drained or been cancelled)."""
-    Worker.objects.filter(name=name).update(stopped_at=timezone.now())
-
-
-def workers_dead(*, now: datetime.datetime | None = None) -> list[str]:
-    """Return the names of workers that stopped or stopped saying they were alive."""
-    cutoff = heartbeat_cutoff(now)
-    rows = Worker.objects.all().values_list("name", "heartbeat_at", "stopped_at")
-    return [name for name, beat, stopped in rows if stopped is not None or beat < cutoff]
+    return [run_id for run_id in ids if _uuid(run_id) not in still]
 
 
 def runs_reap(*, now: datetime.datetime | None = None) -> dict[str, int]:

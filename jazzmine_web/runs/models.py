@@ -115,23 +115,3 @@ class RunEvent(models.Model):
     def to_dict(self) -> dict[str, object]:
         """Return the form sent to browsers and agents."""
         return {"seq": self.seq, "type": self.type, "data": self.data, "ts": self.ts}
-
-
-class Worker(models.Model):
-    """A worker process: which Docker host it drives and when it last said it was alive."""
-
-    name = models.CharField(max_length=200, unique=True)  # Celery's node name
-    boot = models.CharField(max_length=32, help_text="Changes each time the process starts.")
-    hostname = models.CharField(max_length=200, blank=True)
-    pid = models.PositiveIntegerField(default=0)
-    docker_host = models.CharField(max_length=300, blank=True)
-    concurrency = models.PositiveIntegerField(default=1)
-    started_at = models.DateTimeField()
-    heartbeat_at = models.DateTimeField()
-    stopped_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["name"]
-
-    def __str__(self) -> str:
-        return self.name

@@ -7,7 +7,7 @@ from typing import Any
 from django.db.models import QuerySet
 
 from ..catalog.selectors import sandboxes_for_user
-from .models import Run, RunEvent
+from .models import Run, RunEvent, RunStatus
 
 
 def runs_for_user(user: Any) -> QuerySet[Run]:
@@ -64,3 +64,9 @@ def run_state(run: Run) -> dict[str, Any]:
         "first_event_ms": run.first_event_ms,
         "duration_ms": run.duration_ms,
     }
+
+
+def run_status_outcome(*, run_id: Any) -> tuple[str, str]:
+    """Return a run's status and outcome (a run deleted while it ran counts as failed)."""
+    found = Run.objects.filter(pk=run_id).values_list("status", "outcome").first()
+    return found or (RunStatus.FAILED, "")

@@ -292,3 +292,8 @@ def run_fail(*, run_id: object, outcome: Outcome, message: str) -> None:
             "ts": now,
         },
     )
+
+
+def run_first_event_set(*, run_id: object, ms: float) -> None:
+    """Record how long the sandbox took to its first event after the run was dispatched."""
+    Run.objects.filter(pk=run_id).update(first_event_ms=ms)

@@ -1,27 +1,49 @@
-"""Celery tasks and worker commands for runs: thin, each calls the worker state or a service."""
+"""Celery tasks and worker commands for runs: thin, each calls the executor or a service."""
 
 from __future__ import annotations
 
 import logging
 from typing import Any
 
-from celery import shared_task, signals
+from celery import shared_task
 from celery.worker.control import control_command
-from django.conf import settings
 
+from ..workers.process import execute_claimed, kind_register, stopping_register, worker_process
 from . import lifecycle
-from .worker import worker_process, worker_process_start, worker_process_stop
+from .executor import executor, executor_shutdown
+from .models import RunStatus
 
 logger = logging.getLogger(__name__)
+
+CANCELLED_BY_REAPER = "the run was ended while its worker was not answering"
+
+
+def _run_ended(run_id: Any) -> None:
+    # The reaper failed this run (the worker was too slow to say it was alive): stop it.
+    executor().cancel(run_id, reason=CANCELLED_BY_REAPER)
+
+
+kind_register("run", beat=lifecycle.runs_heartbeat, ended=_run_ended)
+stopping_register(executor_shutdown)
 
 
 @shared_task(name="runs.execute")
 def run_execute(run_id: str) -> str | None:
     """Claim a queued run and execute it in this worker's sandboxes."""
-    current = worker_process()
-    if current is None:  # a task delivered before the worker finished starting
-        raise RuntimeError("this process is not a started worker")
-    return current.execute(run_id)
+    return execute_claimed(
+        "run",
+        run_id,
+        claim=lambda worker: lifecycle.run_claim(run_id=run_id, worker=worker),
+        work=lambda: _execute(run_id),
+    )
+
+
+def _execute(run_id: str) -> str:
+    try:
+        return executor().submit(run_id).result()
+    except Exception:
+        logger.exception("run %s ended in the worker", run_id)
+        return RunStatus.FAILED
 
 
 @shared_task(name="runs.reap")
@@ -34,29 +56,13 @@ def runs_reap() -> dict[str, int]:
 def run_cancel(state: Any, run_id: str, reason: str) -> dict[str, Any]:
     """Kill the sandbox of a run if this worker executes it (every worker hears the broadcast)."""
     current = worker_process()
-    stopped = current is not None and current.cancel(run_id, reason=reason)
-    return {"ok": stopped}
+    here = current is not None and current.holds("run", run_id)
+    return {"ok": here and executor().cancel(run_id, reason=reason)}
 
 
 @control_command(args=[("sandbox_id", int)], signature="<sandbox_id>")
 def sandbox_prewarm(state: Any, sandbox_id: int) -> dict[str, Any]:
     """Start filling this worker's pool of a sandbox, so that its next run starts warm."""
-    from .executor import executor
-
     if worker_process() is not None:
         executor().prewarm(sandbox_id)
     return {"ok": True}
-
-
-@signals.worker_init.connect
-def _worker_started(sender: Any = None, **_kwargs: Any) -> None:
-    name = getattr(sender, "hostname", None) or "worker"
-    concurrency = getattr(sender, "concurrency", None) or settings.JAZZMINE_WORKER_CONCURRENCY
-    worker_process_start(name=name, concurrency=int(concurrency))
-
-
-@signals.worker_shutdown.connect
-def _worker_stopped(**_kwargs: Any) -> None:
-    # Celery's warm shutdown has waited for the tasks in flight (the drain); what is left are
-    # the idle pools, which must not outlive the process.
-    worker_process_stop()

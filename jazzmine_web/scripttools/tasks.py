@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from ..runs.worker import execute_claimed, heartbeat_register
 from ..studio.claims import rows_heartbeat
+from ..workers.process import execute_claimed, kind_register
 from .models import TrialRun, TrialState
 from .services import trial_claim, trial_execute, trials_reap
 
-heartbeat_register(
+kind_register(
     "trial",
-    lambda *, worker, ids: rows_heartbeat(
+    beat=lambda *, worker, ids: rows_heartbeat(
         TrialRun.objects.filter(pk__in=ids, state=TrialState.RUNNING), worker=worker
     ),
 )

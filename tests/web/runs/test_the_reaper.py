@@ -7,15 +7,11 @@ import datetime
 import pytest
 from django.utils import timezone
 
-from jazzmine_web.runs.lifecycle import (
-    run_claim,
-    runs_reap,
-    worker_heartbeat,
-    worker_register,
-    workers_dead,
-)
+from jazzmine_web.runs.lifecycle import run_claim, runs_heartbeat, runs_reap
 from jazzmine_web.runs.models import Run, RunStatus
 from jazzmine_web.runs.services import run_create
+from jazzmine_web.workers.models import Worker
+from jazzmine_web.workers.services import worker_register, workers_dead
 
 pytestmark = pytest.mark.django_db
 
@@ -93,7 +89,7 @@ def test_the_heartbeat_keeps_runs_alive_and_names_those_that_ended(ecommerce, me
         run_claim(run_id=run.pk, worker="w1@host")
     Run.objects.filter(pk__in=[alive.pk, ended.pk]).update(heartbeat_at=ago(60))
     Run.objects.filter(pk=ended.pk).update(status=RunStatus.FAILED)
-    gone = worker_heartbeat(name="w1@host", run_ids=[str(alive.pk), str(ended.pk)])
+    gone = runs_heartbeat(worker="w1@host", ids=[str(alive.pk), str(ended.pk)])
     assert gone == [str(ended.pk)]
     assert Run.objects.get(pk=alive.pk).heartbeat_at > ago(5)
 
@@ -101,7 +97,5 @@ def test_the_heartbeat_keeps_runs_alive_and_names_those_that_ended(ecommerce, me
 def test_a_worker_that_stopped_beating_is_dead(ecommerce, member):
     worker_register(name="w1@host", boot="b", hostname="h", pid=1, docker_host="", concurrency=2)
     worker_register(name="w2@host", boot="b", hostname="h", pid=2, docker_host="", concurrency=2)
-    from jazzmine_web.runs.models import Worker
-
     Worker.objects.filter(name="w2@host").update(heartbeat_at=ago(31))
     assert workers_dead() == ["w2@host"]

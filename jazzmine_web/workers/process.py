@@ -1,9 +1,9 @@
-"""This worker process: its name, its heartbeat, the runs it holds and the containers it owns.
+"""This worker process: its name, its heartbeat, the rows it holds and the containers it owns.
 
-A Celery worker (threads pool) executes each run on the process's `RunExecutor`, whose warm
-pools live as long as the process. A heartbeat thread says every few seconds that the worker
-and its runs are alive; it stops runs the reaper ended meanwhile, and removes containers that
-dead workers left on this Docker host.
+Each app says how its rows are kept alive (`kind_register`): runs, image builds and trial runs
+are claimed and held the same way (`execute_claimed`). A heartbeat thread says every few
+seconds that the worker and what it holds are alive, tells each kind which of its rows ended
+meanwhile, and removes containers that dead workers left on this Docker host.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ import os
 import socket
 import threading
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from django.conf import settings
@@ -22,23 +23,38 @@ from django.db import close_old_connections
 
 from jazzmine.sandbox.owner import owner_set, remove_owned
 
-from . import lifecycle
-from .executor import executor, executor_shutdown
-from .models import RunStatus
+from . import services
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
-CANCELLED_BY_REAPER = "the run was ended while its worker was not answering"
 
-# Besides runs, what else a worker holds and how it says it is alive: {kind: fn(worker, ids)}.
-# Each app registers its own (builds, trials), so this module needs none of them.
-HEARTBEATS: dict[str, Callable[..., Any]] = {}
+@dataclass(frozen=True)
+class Kind:
+    """How rows of one kind (runs, builds, trials) are kept alive and stopped."""
+
+    # beat(worker=name, ids=[...]) says the rows are alive; it returns the ids that ended
+    # meanwhile (the reaper gave up on them) when the kind can stop its work, else anything.
+    beat: Callable[..., Any]
+    # ended(row_id) stops the work on a row that ended under this worker; None: nothing to stop.
+    ended: Callable[[Any], Any] | None = None
 
 
-def heartbeat_register(kind: str, beat: Callable[..., Any]) -> None:
-    """Say how rows of one kind are kept alive: `beat(worker=name, ids=[...])`."""
-    HEARTBEATS[kind] = beat
+KINDS: dict[str, Kind] = {}
+STOPPING: list[Callable[[], Any]] = []
+
+
+def kind_register(
+    kind: str, *, beat: Callable[..., Any], ended: Callable[[Any], Any] | None = None
+) -> None:
+    """Say how rows of one kind are kept alive, and how work on one that ended is stopped."""
+    KINDS[kind] = Kind(beat=beat, ended=ended)
+
+
+def stopping_register(fn: Callable[[], Any]) -> None:
+    """Call `fn` when the worker stops, after its tasks have drained (e.g. to close pools)."""
+    if fn not in STOPPING:
+        STOPPING.append(fn)
 
 
 class WorkerProcess:
@@ -49,7 +65,6 @@ class WorkerProcess:
         self.boot = uuid.uuid4().hex
         self.concurrency = concurrency
         self.docker_host = os.environ.get("DOCKER_HOST", "")
-        self._runs: set[str] = set()
         self._held: dict[str, set[Any]] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -59,7 +74,7 @@ class WorkerProcess:
         """Register, remove what an earlier life of this worker left, and start the heartbeat."""
         owner_set(self.name, self.boot)
         _in_db(
-            lifecycle.worker_register,
+            services.worker_register,
             name=self.name,
             boot=self.boot,
             hostname=socket.gethostname(),
@@ -71,31 +86,20 @@ class WorkerProcess:
         self._thread.start()
 
     def stop(self) -> None:
-        """Stop the heartbeat and the executor (its pools), and record the stop."""
+        """Stop the heartbeat and what the apps keep open (pools), and record the stop."""
         self._stop.set()
         self._thread.join(10)
-        executor_shutdown()
+        for fn in STOPPING:
+            try:
+                fn()
+            except Exception:
+                logger.exception("worker %s: %r failed while stopping", self.name, fn)
         with contextlib.suppress(Exception):
-            _in_db(lifecycle.worker_stop, name=self.name)
-
-    def execute(self, run_id: str) -> str | None:
-        """Claim and execute one run; None when it was not this worker's to run."""
-        if not _in_db(lifecycle.run_claim, run_id=run_id, worker=self.name):
-            return None
-        with self._lock:
-            self._runs.add(run_id)
-        try:
-            return executor().submit(run_id).result()
-        except Exception:
-            logger.exception("run %s ended in the worker", run_id)
-            return RunStatus.FAILED
-        finally:
-            with self._lock:
-                self._runs.discard(run_id)
+            _in_db(services.worker_stop, name=self.name)
 
     @contextlib.contextmanager
     def holding(self, kind: str, row_id: Any) -> Iterator[None]:
-        """Keep one claimed row (a build, a trial) alive with the heartbeat while the block runs."""
+        """Keep one claimed row alive with the heartbeat while the block runs."""
         with self._lock:
             self._held.setdefault(kind, set()).add(row_id)
         try:
@@ -104,11 +108,10 @@ class WorkerProcess:
             with self._lock:
                 self._held[kind].discard(row_id)
 
-    def cancel(self, run_id: str, *, reason: str) -> bool:
-        """Stop a run of this worker, killing its sandbox; tell whether it was here."""
+    def holds(self, kind: str, row_id: Any) -> bool:
+        """Tell whether this worker is working on a row now."""
         with self._lock:
-            here = run_id in self._runs
-        return here and executor().cancel(run_id, reason=reason)
+            return row_id in self._held.get(kind, ())
 
     def _beat(self) -> None:
         every = settings.JAZZMINE_HEARTBEAT_SECONDS
@@ -117,29 +120,30 @@ class WorkerProcess:
         while not self._stop.wait(every):
             beat += 1
             with self._lock:
-                runs = sorted(self._runs)
                 held = {kind: sorted(ids, key=str) for kind, ids in self._held.items() if ids}
             try:
-                ended = _in_db(lifecycle.worker_heartbeat, name=self.name, run_ids=runs)
-                for kind, ids in held.items():
-                    _in_db(HEARTBEATS[kind], worker=self.name, ids=ids)
+                _in_db(services.worker_heartbeat, name=self.name)
+                ended = {
+                    kind: _in_db(KINDS[kind].beat, worker=self.name, ids=ids)
+                    for kind, ids in held.items()
+                }
             except Exception:
                 logger.exception("worker %s: heartbeat failed", self.name)
                 continue
-            for run_id in ended:
-                executor().cancel(run_id, reason=CANCELLED_BY_REAPER)
+            for kind, ids in ended.items():
+                _stop_ended(KINDS[kind], ids)
             if beat % sweeps == 0:
                 self._sweep_containers(include_self=False)
 
     def _sweep_containers(self, *, include_self: bool) -> None:
         """Remove containers on this Docker host owned by dead workers (and an earlier self)."""
         try:
-            owners = set(_in_db(lifecycle.workers_dead)) - {self.name}
+            owners = set(_in_db(services.workers_dead)) - {self.name}
             if include_self:
                 owners.add(self.name)
             if not owners:
                 return
-            import docker
+            import docker  # only a worker needs the Docker client
 
             removed = remove_owned(docker.from_env(), owners, keep_boot=self.boot)
         except Exception:
@@ -151,7 +155,17 @@ class WorkerProcess:
             )
 
 
-def _in_db(fn: Any, /, **kwargs: Any) -> Any:
+def _stop_ended(kind: Kind, ids: Any) -> None:
+    if kind.ended is None or not isinstance(ids, Iterable):
+        return
+    for row_id in ids:
+        try:
+            kind.ended(row_id)
+        except Exception:
+            logger.exception("could not stop %r, which ended meanwhile", row_id)
+
+
+def _in_db(fn: Callable[..., T], /, **kwargs: Any) -> T:
     close_old_connections()
     try:
         return fn(**kwargs)
@@ -179,7 +193,7 @@ def worker_process() -> WorkerProcess | None:
 def execute_claimed(
     kind: str, row_id: Any, *, claim: Callable[..., bool], work: Callable[[], T]
 ) -> T | None:
-    """Claim a row (a build, a trial) for this worker and do its work, kept alive meanwhile.
+    """Claim a row (a run, a build, a trial) for this worker and do its work, kept alive meanwhile.
 
     None when another worker (or the reaper) had it first: the message was a duplicate.
     """

@@ -1,0 +1,65 @@
+"""A bash run's timeline: each builtin call and the end of the script as run events."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from jazzmine.sandbox import Outcome
+
+from .engine import BashCall, BashResult
+from .sandbox import TIMEOUT_EXIT
+
+
+def bash_call_event(call: BashCall) -> dict[str, Any]:
+    """Return the timeline event of one builtin call: name, args, exit status and time."""
+    status = "ok" if call.exit_status == 0 else f"exit {call.exit_status}"
+    return {
+        "label": f"$ {call.name} ({status}, {call.duration_ms:g} ms)",
+        "data": {
+            "name": call.name,
+            "args": call.args,
+            "exit_status": call.exit_status,
+            "duration_ms": call.duration_ms,
+            "started_ms": call.started_ms,
+            "stdin": call.stdin,
+            **({"error": call.error} if call.error else {}),
+        },
+        "bash_call": call.seq,
+    }
+
+
+def bash_final_events(result: BashResult) -> list[tuple[str, Any]]:
+    """Return the result (and error) and exit events that end a bash run."""
+
+    text = result.stdout.strip()
+    try:
+        parsed: Any = json.loads(text) if text else None
+    except ValueError:
+        parsed = None
+    data: dict[str, Any] = {
+        "stdout": result.stdout,
+        "stderr": result.stderr,
+        "exit_code": result.exit_code,
+        "duration_ms": result.duration_ms,
+        "calls": len(result.calls),
+        **({"json": parsed} if parsed is not None else {}),
+    }
+    events: list[tuple[str, Any]] = [("result", data)]
+    if result.exit_code == 0 and not result.error:
+        outcome, message = Outcome.RESULT, f"exit 0 after {len(result.calls)} tool call(s)"
+    else:
+        said = (result.error or result.stderr).lower()
+        timed_out = result.exit_code == TIMEOUT_EXIT or "timed out" in said or "timeout" in said
+        outcome = Outcome.TIMEOUT if timed_out else Outcome.SCRIPT_ERROR
+        detail = (result.stderr.strip() or result.error or "")[-4000:]
+        message = f"bash exited with {result.exit_code}" + (f": {detail}" if detail else "")
+        events.append(("error", {"kind": outcome.value, "message": message}))
+    exit_data = {
+        "outcome": outcome.value,
+        "message": message,
+        "backend": "docker",
+        "duration_ms": result.duration_ms,
+    }
+    events.append(("exit", exit_data))
+    return events

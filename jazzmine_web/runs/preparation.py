@@ -1,0 +1,180 @@
+"""What a run needs before it starts: its sandbox image, request, limits, secrets and tools.
+
+Everything here reads the database (on the executor's database thread) and returns plain
+values; the executor's loop only starts sandboxes and records events.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from django.db.models import Model
+
+from jazzmine.bash import BashLimits, ToolSpec, specs_for_sandbox
+from jazzmine.core.tools import ToolRegistry
+from jazzmine.sandbox import RunLimits, RunRequest, SandboxBuilder
+from jazzmine.sandbox.bwrap_runner import stage_run_dir
+
+from ..catalog.models import Sandbox, Tool
+from ..catalog.selectors import sandbox_secret_values
+from ..catalog.services import registry_for_sandbox, script_tool_from_row
+from ..scripttools.services import keychain_environment_per_tool, keychain_tokens_revoke
+from . import services
+from .models import Run, RunStatus
+
+
+@dataclass(frozen=True)
+class BashPlan:
+    """What a bash run needs besides the sandbox image: builtins, interpreter limits, env."""
+
+    specs: list[ToolSpec]
+    limits: BashLimits
+    environment: dict[str, str]
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """Everything the loop needs to start a run, read from the database in one go."""
+
+    run_id: Any
+    sandbox_id: int
+    backend: str
+    image: str
+    runtime_dir: Path | None
+    limits: RunLimits
+    request: RunRequest
+    bash: BashPlan | None = None
+
+
+# Registries built from catalog rows, by the rows' full content: building one parses every
+# tool's source (milliseconds a run), while the rows rarely change between two runs. Read only.
+_registries: OrderedDict[str, ToolRegistry] = OrderedDict()
+REGISTRIES_KEPT = 32
+
+
+def _registry(sandbox: Sandbox, rows: list[Tool]) -> ToolRegistry:
+    """Return the registry of a sandbox's rows, built once for the same content."""
+    key = repr([_fields(sandbox), *map(_fields, sorted(rows, key=lambda row: row.pk))])
+    registry = _registries.get(key)
+    if registry is None:
+        registry = registry_for_sandbox(sandbox, tools=rows)
+        _registries[key] = registry
+        while len(_registries) > REGISTRIES_KEPT:
+            _registries.popitem(last=False)
+    _registries.move_to_end(key)
+    return registry
+
+
+def _fields(row: Model) -> tuple[Any, ...]:
+    # Every stored column: whatever a later change makes the registry read is in the key.
+    return tuple(getattr(row, field.attname) for field in row._meta.concrete_fields)
+
+
+def run_limits_for(sandbox: Any) -> RunLimits:
+    """Return the container limits of a sandbox."""
+    return RunLimits.from_sandbox(sandbox.to_config())
+
+
+def run_prepare(*, run_id: Any, known_images: set[str]) -> Prepared:
+    """Read a run, make sure its sandbox image exists, and build its request."""
+    run = Run.objects.select_related("sandbox").get(pk=run_id)
+    if run.language == "bash":
+        return _prepare_bash(run, known_images)
+    sandbox = run.sandbox
+    registry = _registry(sandbox, list(sandbox.tools.all()))
+    declared = registry.aggregate_secrets(sandbox.name)
+    request = RunRequest.for_sandbox(
+        run.script,
+        declared_secrets=declared,
+        secret_store=sandbox_secret_values(sandbox, names=declared),
+        body_offset=run.body_offset,
+    )
+    keychain = _keychain_env(run, sandbox.timeout_seconds)
+    if keychain:
+        request = dataclasses.replace(request, secrets={**request.secrets, **keychain})
+    # The harness refuses any other tool: the review decision holds where the code runs.
+    request = dataclasses.replace(request, allowed_tools=_allowed_tools(run))
+    builder = SandboxBuilder(registry)
+    limits = run_limits_for(sandbox)
+    if sandbox.backend == "bwrap":
+        runtime_dir = stage_run_dir(builder, sandbox.name)  # the run removes it when it ends
+        return Prepared(
+            run_id, sandbox.pk, "bwrap", f"bwrap:{runtime_dir}", runtime_dir, limits, request
+        )
+    tag = builder.image_tag(sandbox.name)
+    if tag not in known_images:
+        # Asking the engine costs ~20 ms a run; an image tag names its content, so once it
+        # exists it stays right (a removed image shows up as a failed start, and is forgotten).
+        services.run_set_status(run_id=run_id, status=RunStatus.PREPARING, message="building image")
+        tag = builder.ensure_image(sandbox.name).tag
+        known_images.add(tag)
+    return Prepared(run_id, sandbox.pk, "docker", tag, None, limits, request)
+
+
+def sandbox_current_image(*, sandbox_id: int) -> tuple[str, RunLimits] | None:
+    """Return a Docker sandbox's current image and limits, if that image exists."""
+    sandbox = Sandbox.objects.get(pk=sandbox_id)
+    if sandbox.backend != "docker":
+        return None
+    builder = SandboxBuilder(_registry(sandbox, list(sandbox.tools.all())))
+    tag = builder.image_tag(sandbox.name)
+    return (tag, run_limits_for(sandbox)) if builder.image_exists(tag) else None
+
+
+def run_keychain_revoke(*, run_id: Any) -> None:
+    """Forget the keychain tokens of a run that has ended."""
+    keychain_tokens_revoke(run_id=run_id)
+
+
+def _keychain_env(run: Run, lifetime: float) -> dict[str, str]:
+    """Return the keychain URL and one token per script tool (network-enabled sandboxes only).
+
+    Each token answers only for the secrets its own tool declares.
+    """
+
+    return keychain_environment_per_tool(sandbox=run.sandbox, lifetime=lifetime, run=run)
+
+
+def _allowed_tools(run: Run) -> frozenset[str] | None:
+    """Return the tools a run may call (None: all), as its row records the decision."""
+    return None if run.allowed_tools is None else frozenset(run.allowed_tools)
+
+
+def bash_limits_for(sandbox: Any) -> BashLimits:
+    """Return the bash interpreter limits of a sandbox."""
+    return BashLimits(
+        max_commands=sandbox.bash_max_commands,
+        max_loop_iterations=sandbox.bash_max_loop_iterations,
+        timeout_seconds=sandbox.bash_timeout_seconds,
+    )
+
+
+def _prepare_bash(run: Run, known_images: set[str]) -> Prepared:
+    """Make sure the sandbox image exists and collect the builtins of a bash run."""
+    sandbox = run.sandbox
+    if sandbox.backend != "docker":
+        raise ValueError("bash scripts run in Docker sandboxes only (this one uses bubblewrap)")
+    rows = list(sandbox.tools.all())
+    registry = _registry(sandbox, rows)
+    script_tools = [t for t in map(script_tool_from_row, rows) if t is not None]
+    specs = specs_for_sandbox(registry, sandbox.name, script_tools=script_tools)
+    bash_limits = bash_limits_for(sandbox)
+    declared = registry.aggregate_secrets(sandbox.name)
+    environment = sandbox_secret_values(sandbox, names=declared)
+    environment.update(_keychain_env(run, bash_limits.timeout_seconds))
+    builder = SandboxBuilder(registry)
+    tag = builder.image_tag(sandbox.name)
+    if tag not in known_images:
+        services.run_set_status(run_id=run.pk, status=RunStatus.PREPARING, message="building image")
+        tag = builder.ensure_image(sandbox.name).tag
+        known_images.add(tag)
+    # The bash runner refuses any builtin outside the run's decision, as the harness does.
+    request = RunRequest(script=run.script, body_offset=0, allowed_tools=_allowed_tools(run))
+    plan = BashPlan(specs=specs, limits=bash_limits, environment=environment)
+    return Prepared(
+        run.pk, sandbox.pk, "docker", tag, None, run_limits_for(sandbox), request, bash=plan
+    )
