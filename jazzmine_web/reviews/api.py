@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from asgiref.sync import sync_to_async
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -21,7 +22,6 @@ from ..studio.live import GroupWaiter
 from ..teams.auth import api_token_required, json_error, token_still_active
 from ..teams.services import api_token_group
 from . import selectors, services, webhooks
-from .conf import setting
 from .live import queue_group
 from .models import Submission, SubmissionStatus
 
@@ -177,7 +177,7 @@ async def submission_wait(request: HttpRequest, submission_id: Any) -> HttpRespo
     timeout = _number(request, "timeout", 30.0)
     if isinstance(timeout, HttpResponse):
         return timeout
-    timeout = min(timeout, float(setting("JAZZMINE_REVIEW_MAX_WAIT_SECONDS")))
+    timeout = min(timeout, settings.JAZZMINE_REVIEW_MAX_WAIT_SECONDS)
     until = request.GET.get("until", "final")
     if until not in ("final", "decided"):
         return json_error("invalid_field", "'until' must be 'final' or 'decided'.", status=400)
@@ -237,7 +237,7 @@ def _line(payload: dict[str, Any]) -> bytes:
 async def _event_lines(
     user: Any, submission_id: Any, *, after: int, token_id: int
 ) -> AsyncIterator[bytes]:
-    deadline = time.monotonic() + float(setting("JAZZMINE_REVIEW_MAX_STREAM_SECONDS"))
+    deadline = time.monotonic() + settings.JAZZMINE_REVIEW_MAX_STREAM_SECONDS
     async with GroupWaiter() as waiter:
         async for line in _stream_turns(
             waiter, user, submission_id, sent=after, token_id=token_id, deadline=deadline
