@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import docker
@@ -12,6 +11,7 @@ from jazzmine.sandbox import RunLimits, SandboxBuilder
 from jazzmine.sandbox.docker_runner import RUN_LABEL, DockerRunner
 from jazzmine.sandbox.owner import OWNER_LABEL
 from tests.docker_engine import engine
+from tests.waiting import wait_until
 
 from .sample_tools import TEST_SANDBOX, make_registry
 
@@ -76,10 +76,10 @@ def no_container_left(request):
     yield
     if client is None:
         return
-    deadline = time.monotonic() + 5
-    while True:
-        left = [name for name in leftover_containers(client) if name not in before]
-        if not left or time.monotonic() > deadline:
-            break
-        time.sleep(0.2)
-    assert left == []
+
+    def left() -> list[str]:
+        return [name for name in leftover_containers(client) if name not in before]
+
+    wait_until(
+        lambda: not left(), timeout=5, interval=0.2, message=lambda: f"containers left: {left()}"
+    )
