@@ -11,8 +11,7 @@ from jazzmine_web.asgi import application
 from jazzmine_web.catalog.services import tool_create
 from jazzmine_web.runs.models import Run, RunStatus
 from tests.waiting import wait_until_async
-
-from .conftest import ws_headers
+from tests.web.helpers import ws_headers
 
 PING = 'def ping(word: str = "pong") -> ToolResponse:\n    return ToolResponse(success=True, data={"word": word})\n'
 
