@@ -235,6 +235,19 @@ AXES_VERBOSE = False
 JAZZMINE_KEYCHAIN_URL = env_str("JAZZMINE_KEYCHAIN_URL", "")
 JAZZMINE_MAX_BASH_CHARS = env_int("JAZZMINE_MAX_BASH_CHARS", 100_000)
 
+# Reviews
+# Seconds between sweeps that expire overdue submissions and catch up on finished runs.
+JAZZMINE_REVIEW_SWEEP_SECONDS = env_float("JAZZMINE_REVIEW_SWEEP_SECONDS", 5.0)
+# Longest a single long-poll `wait` request may hold on.
+JAZZMINE_REVIEW_MAX_WAIT_SECONDS = env_float("JAZZMINE_REVIEW_MAX_WAIT_SECONDS", 60.0)
+# Longest an agent's event stream stays open.
+JAZZMINE_REVIEW_MAX_STREAM_SECONDS = env_float("JAZZMINE_REVIEW_MAX_STREAM_SECONDS", 600.0)
+# Webhooks: first retry after this many seconds, doubling each time, up to max attempts.
+JAZZMINE_WEBHOOK_BACKOFF_SECONDS = env_float("JAZZMINE_WEBHOOK_BACKOFF_SECONDS", 2.0)
+JAZZMINE_WEBHOOK_MAX_ATTEMPTS = env_int("JAZZMINE_WEBHOOK_MAX_ATTEMPTS", 6)
+# The time one delivery attempt may take.
+JAZZMINE_WEBHOOK_TIMEOUT_SECONDS = env_float("JAZZMINE_WEBHOOK_TIMEOUT_SECONDS", 10.0)
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
@@ -257,6 +270,6 @@ CELERY_BEAT_SCHEDULE = {
     "trials-reap": {"task": "scripttools.trials_reap", "schedule": 30.0},
     "reviews-sweep": {
         "task": "reviews.sweep",
-        "schedule": env_float("JAZZMINE_REVIEW_SWEEP_SECONDS", 5.0),
+        "schedule": JAZZMINE_REVIEW_SWEEP_SECONDS,
     },
 }

@@ -1,10 +1,14 @@
-"""Shared fixtures."""
+"""Fixtures shared by every suite: pytest finds them here, so no conftest imports another's."""
 
 from __future__ import annotations
 
 import os
+import subprocess
+from pathlib import Path
 
 import pytest
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(autouse=True)
@@ -33,6 +37,28 @@ def celery_workers(django_db_setup, tmp_path_factory):
 def celery_worker(celery_workers):
     """Return a running worker with the embedded settings."""
     return celery_workers.running()
+
+
+@pytest.fixture(scope="session")
+def docker_client():
+    """A client of the machine's Docker engine (started if it is not running)."""
+    from tests.docker_engine import engine
+
+    return engine()
+
+
+@pytest.fixture(scope="session")
+def base_image(docker_client) -> str:
+    """Make sure the debootstrapped base image exists (built once per machine)."""
+    from jazzmine.core.tools.registry import DEFAULT_BASE_IMAGE
+
+    done = subprocess.run(
+        ["bash", str(REPO / "scripts" / "ensure-base-image.sh"), DEFAULT_BASE_IMAGE],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if done.returncode != 0:
+        pytest.fail(f"could not make {DEFAULT_BASE_IMAGE}:\n{done.stderr}")
+    return DEFAULT_BASE_IMAGE
 
 
 @pytest.fixture

@@ -12,11 +12,12 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[1]
 START_SECONDS = 60
@@ -114,16 +115,19 @@ def worker_start(
 
 
 def _wait_until_ready(worker: WorkerProcess) -> None:
-    deadline = time.monotonic() + START_SECONDS
-    while time.monotonic() < deadline:
+    def ready() -> bool:
         assert worker.process is not None
         if worker.process.poll() is not None:
             raise RuntimeError(f"celery exited with {worker.process.returncode}:\n{worker.log()}")
-        if " ready." in worker.log():
-            return
-        time.sleep(0.1)
-    worker.stop(timeout=5)
-    raise RuntimeError(f"celery did not start within {START_SECONDS}s:\n{worker.log()}")
+        return " ready." in worker.log()
+
+    try:
+        wait_until(
+            ready, timeout=START_SECONDS, message=lambda: f"celery did not start:\n{worker.log()}"
+        )
+    except AssertionError:
+        worker.stop(timeout=5)
+        raise
 
 
 def worker_env(*, database_url: str, extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -201,11 +205,10 @@ def runs_stop_unfinished(timeout: float = 10) -> None:
     )
     for run_id in unfinished:
         run_stop(run_id=run_id, reason="cancelled: the test that started it has ended")
-    deadline = time.monotonic() + timeout
-    while Run.objects.filter(pk__in=unfinished).exclude(status__in=RunStatus.finished()).exists():
-        if time.monotonic() > deadline:
-            break  # a run still preparing (building its image) ends on its own
-        time.sleep(0.05)
+    still = Run.objects.filter(pk__in=unfinished).exclude(status__in=RunStatus.finished())
+    # A run still preparing (building its image) may outlast the wait: it ends on its own.
+    with contextlib.suppress(AssertionError):
+        wait_until(lambda: not still.exists(), timeout=timeout, interval=0.05)
 
 
 class RunWaiter:
@@ -220,15 +223,20 @@ class RunWaiter:
 
         from jazzmine_web.runs.models import Run, RunStatus
 
-        deadline = time.monotonic() + timeout
-        while True:
+        def status() -> str:
             close_old_connections()
-            status = Run.objects.values_list("status", flat=True).get(pk=self.run_id)
-            if status in RunStatus.finished():
-                return status
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"run {self.run_id} still {status} after {timeout} s")
-            time.sleep(0.05)
+            return Run.objects.values_list("status", flat=True).get(pk=self.run_id)
+
+        def final() -> str | None:
+            found = status()
+            return found if found in RunStatus.finished() else None
+
+        return wait_until(
+            final,
+            timeout=timeout,
+            interval=0.05,
+            message=lambda: f"run {self.run_id} still {status()}",
+        )
 
 
 @dataclass

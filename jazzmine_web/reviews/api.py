@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 from asgiref.sync import sync_to_async
-from django.contrib.auth.decorators import login_not_required
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
-from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from ..catalog.models import Sandbox
@@ -21,11 +19,9 @@ from ..runs.selectors import run_events_after, run_state
 from ..runs.services import run_group
 from ..studio.db import released_connection
 from ..studio.live import GroupWaiter
-from ..teams.auth import api_token_required, json_error, token_from_request
-from ..teams.models import ApiToken
-from ..teams.services import api_token_group, api_token_touch
+from ..teams.auth import api_token_required, json_error, token_still_active
+from ..teams.services import api_token_group
 from . import selectors, services, webhooks
-from .conf import setting
 from .live import queue_group
 from .models import Submission, SubmissionStatus
 
@@ -133,28 +129,6 @@ def submission_status(request: HttpRequest, submission_id: Any) -> HttpResponse:
     return JsonResponse(selectors.submission_state(submission))
 
 
-def async_api_token_required(view: Callable[..., Any]) -> Callable[..., Any]:
-    """Authenticate an async JSON view by bearer token, like `api_token_required` does."""
-
-    @functools.wraps(view)
-    async def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        token = await sync_to_async(token_from_request)(request)
-        if token is None:
-            response = json_error(
-                "unauthorized",
-                "Send a valid API token as 'Authorization: Bearer <token>'.",
-                status=401,
-            )
-            response["WWW-Authenticate"] = 'Bearer realm="jazzmine"'
-            return response
-        await sync_to_async(api_token_touch)(token=token)
-        request.user = token.user
-        request.api_token = token  # type: ignore[attr-defined]
-        return await view(request, *args, **kwargs)
-
-    return csrf_exempt(login_not_required(wrapper))
-
-
 def _number(request: HttpRequest, name: str, default: float) -> float | HttpResponse:
     raw = request.GET.get(name)
     if raw is None or raw == "":
@@ -168,13 +142,6 @@ def _number(request: HttpRequest, name: str, default: float) -> float | HttpResp
     return float(raw)
 
 
-def _token_active(token_id: int) -> bool:
-    """Tell whether a token still authenticates: a long request rechecks it on every turn."""
-    return ApiToken.objects.filter(
-        pk=token_id, revoked_at__isnull=True, user__is_active=True
-    ).exists()
-
-
 def _revoked() -> HttpResponse:
     return json_error(
         "token_revoked", "The API token was revoked while the request waited.", status=401
@@ -185,7 +152,7 @@ def _revoked() -> HttpResponse:
 def _wait_snapshot(
     user: Any, submission_id: Any, until: str, token_id: int
 ) -> tuple[dict[str, Any], bool, list[str]] | HttpResponse | None:
-    if not _token_active(token_id):
+    if not token_still_active(token_id):
         return _revoked()
     submission = _visible(user, submission_id)
     if submission is None:
@@ -204,13 +171,13 @@ def _watched_groups(submission: Submission) -> list[str]:
 
 
 @require_GET
-@async_api_token_required
+@api_token_required
 async def submission_wait(request: HttpRequest, submission_id: Any) -> HttpResponse:
     """Long-poll: answer when the submission is decided or final, or when `timeout` runs out."""
     timeout = _number(request, "timeout", 30.0)
     if isinstance(timeout, HttpResponse):
         return timeout
-    timeout = min(timeout, float(setting("JAZZMINE_REVIEW_MAX_WAIT_SECONDS")))
+    timeout = min(timeout, settings.JAZZMINE_REVIEW_MAX_WAIT_SECONDS)
     until = request.GET.get("until", "final")
     if until not in ("final", "decided"):
         return json_error("invalid_field", "'until' must be 'final' or 'decided'.", status=400)
@@ -240,7 +207,7 @@ _TOKEN_REVOKED = "revoked"
 def _stream_snapshot(
     user: Any, submission_id: Any, after: int, token_id: int | None = None
 ) -> tuple[dict[str, Any], dict[str, Any] | None, list[dict[str, Any]], list[str]] | str | None:
-    if token_id is not None and not _token_active(token_id):
+    if token_id is not None and not token_still_active(token_id):
         return _TOKEN_REVOKED
     submission = _visible(user, submission_id)
     if submission is None:
@@ -270,7 +237,7 @@ def _line(payload: dict[str, Any]) -> bytes:
 async def _event_lines(
     user: Any, submission_id: Any, *, after: int, token_id: int
 ) -> AsyncIterator[bytes]:
-    deadline = time.monotonic() + float(setting("JAZZMINE_REVIEW_MAX_STREAM_SECONDS"))
+    deadline = time.monotonic() + settings.JAZZMINE_REVIEW_MAX_STREAM_SECONDS
     async with GroupWaiter() as waiter:
         async for line in _stream_turns(
             waiter, user, submission_id, sent=after, token_id=token_id, deadline=deadline
@@ -336,7 +303,7 @@ async def _stream_turns(
 
 
 @require_GET
-@async_api_token_required
+@api_token_required
 async def submission_events(request: HttpRequest, submission_id: Any) -> HttpResponse:
     """Stream NDJSON: the submission's status, then its run's events (stored, then live)."""
     after = _number(request, "after", 0)

@@ -19,6 +19,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -29,7 +30,6 @@ from ..catalog.crypto import decrypt, encrypt
 from ..celery import app as celery_app
 from ..studio.outbound import outbound_policy
 from ..teams.models import ApiToken
-from .conf import setting
 from .models import DeliveryStatus, Submission, WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from .services import SubmissionInvalid
 
@@ -120,7 +120,7 @@ def webhook_enqueue(*, submission_id: Any, event: str) -> WebhookDelivery | None
 
 def backoff_seconds(attempt_count: int) -> float:
     """Return the wait before the next try after `attempt_count` failed ones (doubling)."""
-    return float(setting("JAZZMINE_WEBHOOK_BACKOFF_SECONDS")) * (2 ** max(0, attempt_count - 1))
+    return settings.JAZZMINE_WEBHOOK_BACKOFF_SECONDS * (2 ** max(0, attempt_count - 1))
 
 
 def webhook_delivery_attempt(
@@ -133,7 +133,7 @@ def webhook_delivery_attempt(
     their message: the worker that made the last attempt has scheduled the next one, and the
     sweep picks up a delivery whose message was lost.
     """
-    timeout = float(setting("JAZZMINE_WEBHOOK_TIMEOUT_SECONDS"))
+    timeout = settings.JAZZMINE_WEBHOOK_TIMEOUT_SECONDS
     now = timezone.now()
     claimed = (
         WebhookDelivery.objects.filter(
@@ -184,7 +184,7 @@ def webhook_delivery_attempt(
             http.close()
     duration = round((time.perf_counter() - clock) * 1000, 2)
     ok = not error
-    max_attempts = int(setting("JAZZMINE_WEBHOOK_MAX_ATTEMPTS"))
+    max_attempts = settings.JAZZMINE_WEBHOOK_MAX_ATTEMPTS
     wait = None if ok or number >= max_attempts else backoff_seconds(number)
     with transaction.atomic():
         WebhookAttempt.objects.create(

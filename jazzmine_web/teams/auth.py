@@ -6,7 +6,9 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from asgiref.sync import iscoroutinefunction, sync_to_async
 from django.contrib.auth.decorators import login_not_required
+from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
@@ -21,6 +23,11 @@ def json_error(code: str, message: str, *, status: int) -> JsonResponse:
     return JsonResponse({"error": {"code": code, "message": message}}, status=status)
 
 
+def _active_tokens() -> QuerySet[ApiToken]:
+    """Return the tokens that still authenticate: not revoked, and their user still active."""
+    return ApiToken.objects.filter(revoked_at__isnull=True, user__is_active=True)
+
+
 def token_from_request(request: HttpRequest) -> ApiToken | None:
     """Return the active token named by `Authorization: Bearer <token>`, if any."""
     header = request.headers.get("Authorization", "")
@@ -28,30 +35,58 @@ def token_from_request(request: HttpRequest) -> ApiToken | None:
     if scheme.lower() != "bearer" or not raw.strip():
         return None
     return (
-        ApiToken.objects.select_related("user")
-        .filter(token_hash=hash_token(raw.strip()), revoked_at__isnull=True, user__is_active=True)
-        .first()
+        _active_tokens().select_related("user").filter(token_hash=hash_token(raw.strip())).first()
     )
 
 
+def token_still_active(token_id: int) -> bool:
+    """Tell whether a token still authenticates: a long request rechecks it on every turn."""
+    return _active_tokens().filter(pk=token_id).exists()
+
+
+def _authenticate(request: HttpRequest) -> HttpResponse | None:
+    """Set `request.user` and `request.api_token` from the bearer token; else return the 401."""
+    token = token_from_request(request)
+    if token is None:
+        response = json_error(
+            "unauthorized",
+            "Send a valid API token as 'Authorization: Bearer <token>'.",
+            status=401,
+        )
+        response["WWW-Authenticate"] = 'Bearer realm="jazzmine"'
+        return response
+    api_token_touch(token=token)
+    request.user = token.user
+    request.api_token = token  # type: ignore[attr-defined]
+    return None
+
+
 def api_token_required(view: View) -> View:
-    """Authenticate a JSON view by bearer token, setting `request.user`; else answer 401 JSON."""
+    """Authenticate a JSON view, sync or async, by bearer token; else answer 401 JSON.
 
-    @functools.wraps(view)
-    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        token = token_from_request(request)
-        if token is None:
-            response = json_error(
-                "unauthorized",
-                "Send a valid API token as 'Authorization: Bearer <token>'.",
-                status=401,
-            )
-            response["WWW-Authenticate"] = 'Bearer realm="jazzmine"'
-            return response
-        api_token_touch(token=token)
-        request.user = token.user
-        request.api_token = token  # type: ignore[attr-defined]
-        return view(request, *args, **kwargs)
+    An async view stays async (its long waits must not hold a thread): only the token's
+    database look-up and touch run in a thread.
+    """
+    wrapper: View
+    if iscoroutinefunction(view):
 
+        @functools.wraps(view)
+        async def async_wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+            denied = await sync_to_async(_authenticate)(request)
+            if denied is not None:
+                return denied
+            return await view(request, *args, **kwargs)
+
+        wrapper = async_wrapper
+    else:
+
+        @functools.wraps(view)
+        def sync_wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+            denied = _authenticate(request)
+            if denied is not None:
+                return denied
+            return view(request, *args, **kwargs)
+
+        wrapper = sync_wrapper
     # Token views never use the session, so neither login redirects nor CSRF apply.
     return csrf_exempt(login_not_required(wrapper))

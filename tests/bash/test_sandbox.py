@@ -9,8 +9,7 @@ from jazzmine.bash.sandbox import ensure_bash_image, run_bash_in_sandbox
 from jazzmine.core.tools import ToolParameter, ToolRegistry
 from jazzmine.sandbox import RunLimits, SandboxBuilder
 from jazzmine.scripttools import load_tool_dir, register_script_tool
-
-from ..scripttools.conftest import RSI
+from tests.scripttools.samples import RSI
 
 pytestmark = pytest.mark.docker
 

@@ -12,8 +12,7 @@ from jazzmine.bash import (
 )
 from jazzmine.core.tools import ToolParameter, ToolRegistry
 from jazzmine.scripttools import load_tool_dir, register_script_tool
-
-from ..scripttools.conftest import RSI
+from tests.scripttools.samples import RSI
 
 
 @pytest.mark.parametrize(

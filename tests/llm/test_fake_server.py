@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 
 import httpx
-import pytest
 
 from jazzmine.core.tools import ScriptGenerator
 from jazzmine.llm import LLMConfig, complete
@@ -18,6 +16,7 @@ from jazzmine.llm.fake_server import (
     script_policy,
     serving_in_thread,
 )
+from tests.waiting import wait_until
 
 from .conftest import loopback_config
 
@@ -114,16 +113,17 @@ def test_it_runs_as_a_module_on_the_given_port(closed_port: int) -> None:
             assert process.stdout is not None
             banner = process.stdout.readline()
             assert f"http://127.0.0.1:{closed_port}/v1" in banner
-            deadline = time.monotonic() + 10
-            while True:
+
+            def models_listed() -> dict | None:
+                url = f"http://127.0.0.1:{closed_port}/v1/models"
                 try:
-                    url = f"http://127.0.0.1:{closed_port}/v1/models"
-                    models = httpx.get(url, trust_env=False).json()
-                    break
+                    return httpx.get(url, trust_env=False).json()
                 except httpx.ConnectError:
-                    if time.monotonic() > deadline:
-                        pytest.fail("the fake server did not start")
-                    time.sleep(0.05)
+                    return None
+
+            models = wait_until(
+                models_listed, timeout=10, interval=0.05, message="the fake server did not start"
+            )
             assert models["data"][0]["id"] == DEFAULT_MODEL
         finally:
             process.terminate()

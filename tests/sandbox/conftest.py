@@ -1,8 +1,7 @@
-"""Fixtures of the sandbox suite: a real Docker engine, one test image per session."""
+"""Fixtures of the sandbox suite: one test image per session, runners on the real engine."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import docker
@@ -11,14 +10,9 @@ import pytest
 from jazzmine.sandbox import RunLimits, SandboxBuilder
 from jazzmine.sandbox.docker_runner import RUN_LABEL, DockerRunner
 from jazzmine.sandbox.owner import OWNER_LABEL
-from tests.docker_engine import engine
+from tests.waiting import wait_until
 
 from .sample_tools import TEST_SANDBOX, make_registry
-
-
-@pytest.fixture(scope="session")
-def docker_client() -> docker.DockerClient:
-    return engine()
 
 
 @pytest.fixture(scope="session")
@@ -59,7 +53,8 @@ def hostile_runner(docker_client) -> DockerRunner:
 
 def leftover_containers(client: docker.DockerClient) -> list[str]:
     """Return the run containers this process made (a worker process labels its own)."""
-    containers = client.containers.list(all=True, filters={"label": RUN_LABEL})
+    # Another process's container may be removed between the listing and its inspection.
+    containers = client.containers.list(all=True, filters={"label": RUN_LABEL}, ignore_removed=True)
     return [c.name for c in containers if OWNER_LABEL not in (c.labels or {})]
 
 
@@ -76,10 +71,10 @@ def no_container_left(request):
     yield
     if client is None:
         return
-    deadline = time.monotonic() + 5
-    while True:
-        left = [name for name in leftover_containers(client) if name not in before]
-        if not left or time.monotonic() > deadline:
-            break
-        time.sleep(0.2)
-    assert left == []
+
+    def left() -> list[str]:
+        return [name for name in leftover_containers(client) if name not in before]
+
+    wait_until(
+        lambda: not left(), timeout=5, interval=0.2, message=lambda: f"containers left: {left()}"
+    )

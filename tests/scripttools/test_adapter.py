@@ -11,7 +11,7 @@ from jazzmine.sandbox import RunLimits, RunRequest, SandboxBuilder
 from jazzmine.sandbox.docker_runner import DockerRunner
 from jazzmine.scripttools import function_source, load_tool_dir, register_script_tool
 
-from .conftest import RSI
+from .samples import RSI
 
 
 def compiled(tool):

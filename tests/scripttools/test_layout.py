@@ -21,7 +21,7 @@ from jazzmine.scripttools import (
 )
 from jazzmine.scripttools.layout import MAX_SCRIPT_BYTES
 
-from .conftest import FIXTURES, PRICES, RSI, rsi_json, rsi_script
+from .samples import FIXTURES, PRICES, RSI, rsi_json, rsi_script
 
 
 def make_zip(entries: dict[str, bytes | str], *, symlinks: tuple[str, ...] = ()) -> bytes:

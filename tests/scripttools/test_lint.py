@@ -11,7 +11,7 @@ import pytest
 from jazzmine.scripttools import lint_files, lint_passed, lint_tool, load_tool_dir
 from jazzmine.scripttools.lint import TITLES
 
-from .conftest import PRICES, RSI, rsi_json, rsi_script
+from .samples import PRICES, RSI, rsi_json, rsi_script
 
 
 def failing(items) -> set[str]:

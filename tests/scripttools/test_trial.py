@@ -8,7 +8,7 @@ import pytest
 
 from jazzmine.scripttools import TrialStatus, classify, load_tool_dir, trial_run
 
-from .conftest import PRICES, RSI
+from .samples import PRICES, RSI
 
 
 def with_source(source: str, **changes):

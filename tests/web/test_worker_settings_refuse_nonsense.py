@@ -30,6 +30,9 @@ def check(**env: str) -> subprocess.CompletedProcess[str]:
         ({"JAZZMINE_HEARTBEAT_TIMEOUT_SECONDS": "9"}, "must be more than 10"),
         ({"JAZZMINE_REDIS_SOCKET_TIMEOUT": "5"}, "must be more than 5"),
         ({"JAZZMINE_REQUEUE_AFTER_SECONDS": "0"}, "must be more than 0"),
+        # Review settings are read at start like the rest, not first when a webhook retries.
+        ({"JAZZMINE_WEBHOOK_MAX_ATTEMPTS": "many"}, "must be an integer"),
+        ({"JAZZMINE_REVIEW_MAX_WAIT_SECONDS": "nan"}, "finite"),
         ({"JAZZMINE_DATABASE_URL": "mysql://u:p@db/x"}, "must name SQLite or PostgreSQL"),
         ({"JAZZMINE_DATABASE_URL": "postgres://u@db/x"}, "JAZZMINE_SECRET_KEY must be set"),
     ],

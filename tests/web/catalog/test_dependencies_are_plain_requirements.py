@@ -13,8 +13,7 @@ from django.core.exceptions import ValidationError
 from jazzmine_web.catalog.importer import ImportRefused
 from jazzmine_web.catalog.models import Sandbox, Tool
 from jazzmine_web.catalog.services import sandbox_create, tool_create, tools_import
-
-from .conftest import source_file
+from tests.web.helpers import source_file
 
 pytestmark = pytest.mark.django_db
 

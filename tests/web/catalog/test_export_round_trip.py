@@ -11,8 +11,7 @@ from jazzmine_web.catalog.models import Sandbox
 from jazzmine_web.catalog.selectors import sandbox_export_module
 from jazzmine_web.catalog.services import registry_for_sandbox, tool_update, tools_import
 from jazzmine_web.teams.services import team_create
-
-from .conftest import source_file
+from tests.web.helpers import source_file
 
 pytestmark = pytest.mark.django_db
 

@@ -6,8 +6,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from jazzmine_web.catalog.models import Tool
-
-from .conftest import DEMO
+from tests.web.helpers import DEMO
 
 pytestmark = pytest.mark.django_db
 

@@ -4,8 +4,7 @@ import pytest
 
 from jazzmine_web.catalog.models import Sandbox, Tool, ToolVersion
 from jazzmine_web.catalog.services import tools_import
-
-from .conftest import DEMO, source_file
+from tests.web.helpers import DEMO, source_file
 
 pytestmark = pytest.mark.django_db
 

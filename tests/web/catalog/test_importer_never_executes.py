@@ -5,8 +5,7 @@ import pytest
 from jazzmine_web.catalog.importer import ImportRefused
 from jazzmine_web.catalog.models import Tool
 from jazzmine_web.catalog.services import tools_import
-
-from .conftest import source_file
+from tests.web.helpers import source_file
 
 pytestmark = pytest.mark.django_db
 

@@ -6,8 +6,7 @@ from django.test import override_settings
 from jazzmine_web.catalog.importer import ImportRefused, SourceFile
 from jazzmine_web.catalog.models import Sandbox, Tool
 from jazzmine_web.catalog.services import tools_import
-
-from .conftest import source_file
+from tests.web.helpers import source_file
 
 pytestmark = pytest.mark.django_db
 

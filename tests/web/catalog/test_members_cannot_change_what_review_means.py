@@ -12,8 +12,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from jazzmine_web.catalog.importer import ImportRefused
 from jazzmine_web.catalog.models import SecretValue, Tool
 from jazzmine_web.catalog.services import tool_create, tools_import
-
-from .conftest import source_file
+from tests.web.helpers import source_file
 
 pytestmark = pytest.mark.django_db
 

@@ -26,8 +26,7 @@ from jazzmine_web.catalog.services import (
     tool_update,
     tools_import,
 )
-
-from .conftest import source_file
+from tests.web.helpers import source_file
 
 pytestmark = pytest.mark.django_db
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from jazzmine.llm.fake_server import FakeLLMServer
-from tests.web.runs.conftest import ecommerce, member, outsider, team, worker, ws_headers  # noqa: F401
 
 
 @pytest.fixture

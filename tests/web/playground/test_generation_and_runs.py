@@ -6,8 +6,7 @@ from channels.testing import WebsocketCommunicator
 
 from jazzmine_web.asgi import application
 from jazzmine_web.playground.models import Attempt, PlaygroundSession
-
-from .conftest import ws_headers
+from tests.web.helpers import ws_headers
 
 pytestmark = [pytest.mark.docker, pytest.mark.django_db(transaction=True)]
 

@@ -7,8 +7,7 @@ from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 
 from jazzmine_web.asgi import application
-
-from .conftest import ws_headers
+from tests.web.helpers import ws_headers
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -9,15 +9,8 @@ from django.test import Client
 from jazzmine_web.catalog.models import Tool
 from jazzmine_web.reviews.models import ReviewPolicy, SandboxReviewSettings
 from jazzmine_web.teams.models import Role
-from jazzmine_web.teams.services import api_token_create, membership_set
-from tests.web.catalog.conftest import (  # noqa: F401
-    ecommerce,
-    empty_sandbox,
-    member,
-    outsider,
-    team,
-)
-from tests.web.runs.conftest import worker, ws_headers  # noqa: F401
+from jazzmine_web.teams.services import api_token_create
+from tests.web.helpers import teammate
 
 BODY = """\
 orders = get_orders(status="delivered")
@@ -27,14 +20,12 @@ emit_result({"total": total})
 
 
 @pytest.fixture
-def reviewer(team, django_user_model):  # noqa: F811
-    user = django_user_model.objects.create_user(username="grace", password="x" * 12)
-    membership_set(team=team, user=user, role=Role.REVIEWER)
-    return user
+def reviewer(team):
+    return teammate(team, Role.REVIEWER)
 
 
 @pytest.fixture
-def issued(member):  # noqa: F811
+def issued(member):
     """Give the member (ada) an API token: her agent."""
     return api_token_create(user=member, name="ci-bot")
 

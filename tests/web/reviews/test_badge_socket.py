@@ -8,8 +8,9 @@ from channels.testing import WebsocketCommunicator
 
 from jazzmine_web.asgi import application
 from jazzmine_web.reviews.services import submission_create, submission_reject
+from tests.web.helpers import ws_headers
 
-from .conftest import BODY, ws_headers
+from .conftest import BODY
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -10,8 +10,9 @@ from jazzmine_web.asgi import application
 from jazzmine_web.reviews.models import Submission
 from jazzmine_web.reviews.services import submission_create, submission_reject
 from jazzmine_web.teams.services import membership_set, team_create
+from tests.web.helpers import ws_headers
 
-from .conftest import BODY, ws_headers
+from .conftest import BODY
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -69,7 +69,9 @@ def test_the_review_page_shows_everything_a_reviewer_needs(api, ecommerce, revie
     assert (
         "Against attempt 1" in html and "Its failure" in html and "import" in html
     )  # diff and failure
-    assert 'class="gd"' in html or "gd" in html  # a highlighted diff
+    # A highlighted diff: the first attempt's lines marked removed, the second's added.
+    assert '<span class="gd">-import os' in html
+    assert '<span class="gi">+emit_result(get_user(' in html
     assert 'data-decision="approve"' in html and 'data-shortcut="a"' in html
     assert "review-queue.js" in html and "run-stream.js" in html
 

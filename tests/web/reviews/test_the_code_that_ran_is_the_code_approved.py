@@ -5,6 +5,7 @@ import pytest
 from jazzmine_web.reviews.models import AuditEntry, Submission
 from jazzmine_web.reviews.services import EditRefused, submission_approve
 from jazzmine_web.runs.models import Run, RunStatus, code_sha256
+from tests.waiting import wait_until
 
 from .conftest import submit
 
@@ -64,18 +65,17 @@ def test_an_edited_script_is_what_runs_and_what_the_audit_hashes(api, ecommerce,
 
 
 def test_the_run_end_is_audited_with_the_hash_that_ran(api, ecommerce, reviewer, worker):
-    import time
 
     state = submit(api, ecommerce).json()
     submission = submission_approve(
         submission=Submission.objects.get(pk=state["id"]), user=reviewer
     )
     run = finished(submission.run, worker)
-    deadline = time.monotonic() + 15
-    while not AuditEntry.objects.filter(submission=submission, action="run_finished").exists():
-        assert time.monotonic() < deadline, "the run's end was never audited"
-        time.sleep(0.1)
-    entry = AuditEntry.objects.get(submission=submission, action="run_finished")
+    entry = wait_until(
+        lambda: AuditEntry.objects.filter(submission=submission, action="run_finished").first(),
+        timeout=15,
+        message="the run's end was never audited",
+    )
     assert entry.code_sha256 == run.code_sha256 == submission.approved_sha256
     assert entry.data["status"] == "succeeded"
 

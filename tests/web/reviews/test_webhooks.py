@@ -2,13 +2,13 @@ from __future__ import annotations
 
 import itertools
 import json
-import time
 
 import pytest
 
 from jazzmine.agent_client import verify_signature
 from jazzmine_web.reviews.models import Submission, WebhookDelivery
 from jazzmine_web.reviews.services import submission_reject, submissions_expire_overdue
+from tests.waiting import wait_until
 
 from .conftest import submit
 from .receiver import Receiver
@@ -56,13 +56,12 @@ def set_webhook(api, url: str) -> str:
 
 
 def delivery_settled(delivery_id: int, timeout: float = 15.0) -> WebhookDelivery:
-    deadline = time.monotonic() + timeout
-    while True:
-        delivery = WebhookDelivery.objects.get(pk=delivery_id)
-        if delivery.status != "pending":
-            return delivery
-        assert time.monotonic() < deadline, "the delivery never settled"
-        time.sleep(0.05)
+    return wait_until(
+        lambda: WebhookDelivery.objects.exclude(status="pending").filter(pk=delivery_id).first(),
+        timeout=timeout,
+        interval=0.05,
+        message="the delivery never settled",
+    )
 
 
 def test_a_decision_is_posted_signed_to_the_tokens_webhook(

@@ -12,8 +12,7 @@ from channels.testing import WebsocketCommunicator
 from jazzmine_web.asgi import application
 from jazzmine_web.runs.models import RunEvent
 from jazzmine_web.runs.services import run_create, run_group
-
-from .conftest import ws_headers
+from tests.web.helpers import ws_headers
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

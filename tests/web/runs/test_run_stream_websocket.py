@@ -9,8 +9,7 @@ from channels.testing import WebsocketCommunicator
 from jazzmine_web.asgi import application
 from jazzmine_web.runs.models import RunStatus
 from jazzmine_web.runs.services import run_create
-
-from .conftest import ws_headers
+from tests.web.helpers import ws_headers
 
 headers_for = database_sync_to_async(ws_headers)
 

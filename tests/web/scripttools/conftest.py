@@ -13,11 +13,7 @@ import pytest
 from jazzmine.scripttools import ScriptTool, load_tool_dir
 from jazzmine_web.catalog.services import sandbox_create, script_tool_save
 from jazzmine_web.scripttools.services import trial_execute, trial_start
-from tests.scripttools.conftest import PRICES, RSI, base_image, docker_client
-from tests.web.catalog.conftest import member, outsider, team  # noqa: F401
-from tests.web.runs.conftest import worker, ws_headers  # noqa: F401
-
-__all__ = ["PRICES", "RSI", "base_image", "docker_client", "ws_headers"]
+from tests.scripttools.samples import RSI
 
 
 def rsi_tool(**changes: Any) -> ScriptTool:
@@ -51,12 +47,12 @@ def tool_json(path: Path) -> dict[str, Any]:
 
 
 @pytest.fixture
-def sandbox(team):  # noqa: F811
+def sandbox(team):
     return sandbox_create(team=team, name="quant")
 
 
 @pytest.fixture
-def rsi_row(sandbox, member):  # noqa: F811
+def rsi_row(sandbox, member):
     row, _ = script_tool_save(sandbox=sandbox, tool=rsi_tool(), author=member)
     return row
 

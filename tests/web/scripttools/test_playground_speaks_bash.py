@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
@@ -12,8 +10,8 @@ from django.urls import reverse
 from jazzmine_web.asgi import application
 from jazzmine_web.catalog.services import tool_create
 from jazzmine_web.runs.models import Run, RunStatus
-
-from .conftest import ws_headers
+from tests.waiting import wait_until_async
+from tests.web.helpers import ws_headers
 
 PING = 'def ping(word: str = "pong") -> ToolResponse:\n    return ToolResponse(success=True, data={"word": word})\n'
 
@@ -84,10 +82,11 @@ async def test_a_bash_run_from_the_playground_is_a_bash_run(
         await ws.disconnect()
     run = await database_sync_to_async(Run.objects.get)(pk=reply["run_id"])
     assert run.language == "bash"
-    for _ in range(600):  # the worker may finish before we could ask for its future
+
+    async def finished() -> bool:  # the worker may finish before we could ask for its future
         await database_sync_to_async(run.refresh_from_db)()
-        if run.is_finished:
-            break
-        await asyncio.sleep(0.5)
+        return run.is_finished
+
+    await wait_until_async(finished, timeout=300, interval=0.5, message="the run never finished")
     assert run.status == RunStatus.SUCCEEDED
     assert run.result["stdout"] == "hi\n"

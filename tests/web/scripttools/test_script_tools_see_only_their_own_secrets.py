@@ -7,7 +7,6 @@ Two script tools share a network-enabled sandbox; `snoop` declares SNOOP_KEY and
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 from django.test import override_settings
@@ -21,6 +20,7 @@ from jazzmine_web.runs.models import Run, RunEvent, RunStatus
 from jazzmine_web.runs.services import run_create
 from jazzmine_web.scripttools.models import KeychainToken, TrialRun
 from jazzmine_web.scripttools.services import script_tool_publish
+from tests.waiting import wait_until
 
 from .conftest import make_tool
 
@@ -107,23 +107,23 @@ def test_a_script_tool_in_a_real_run_sees_neither_the_secret_nor_the_token_of_an
     assert refused.status_code in (403, 404) and "value" not in refused.json()
     # And once the run ends (cancelled here), its tokens answer nothing.
     assert run_cancel(run=run, user=member)
-    deadline = time.monotonic() + 30
-    while not Run.objects.get(pk=run.pk).is_finished:
-        assert time.monotonic() < deadline, "the run never ended"
-        time.sleep(0.1)
-    while KeychainToken.objects.filter(run=run).exists():
-        assert time.monotonic() < deadline, "the run's tokens outlived it"
-        time.sleep(0.1)
+    wait_until(
+        lambda: Run.objects.get(pk=run.pk).is_finished, timeout=30, message="the run never ended"
+    )
+    wait_until(
+        lambda: not KeychainToken.objects.filter(run=run).exists(),
+        timeout=30,
+        message="the run's tokens outlived it",
+    )
     assert "value" not in _key(client, seen["token"], "SNOOP_KEY").json()
 
 
 def wait_for_event(run, kind: str, timeout: float = 300):
-    deadline = time.monotonic() + timeout
-    while True:
+    def arrived() -> RunEvent | None:
         event = RunEvent.objects.filter(run=run, type=kind).first()
-        if event is not None:
-            return event
-        status = Run.objects.get(pk=run.pk)
-        assert not status.is_finished, f"the run ended first: {status.message}"
-        assert time.monotonic() < deadline, f"no {kind} event within {timeout} s"
-        time.sleep(0.1)
+        if event is None:
+            status = Run.objects.get(pk=run.pk)
+            assert not status.is_finished, f"the run ended first: {status.message}"
+        return event
+
+    return wait_until(arrived, timeout=timeout, message=f"no {kind} event")

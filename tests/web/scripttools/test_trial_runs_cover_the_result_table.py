@@ -9,6 +9,7 @@ from django.urls import reverse
 
 from jazzmine_web.catalog.services import script_tool_save
 from jazzmine_web.scripttools.models import TrialRun
+from tests.waiting import wait_until
 
 from .conftest import make_tool, run_trial
 
@@ -100,14 +101,19 @@ def test_the_page_starts_a_trial_in_a_worker_and_polls_its_result(
     assert trial.args == {"n": 7}
     assert 'hx-trigger="every 1s"' in response.content.decode()
     url = reverse("scripttools:trial", args=[row.pk, trial.pk])
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        body = client.get(url, HTTP_HX_REQUEST="true").content.decode()
-        if 'data-trial-status="valid_json"' in body:
-            break
-        time.sleep(0.3)
-    else:
-        pytest.fail(f"the trial never finished: {body}")
+    polled: list[str] = []
+
+    def finished() -> bool:
+        polled.append(client.get(url, HTTP_HX_REQUEST="true").content.decode())
+        return 'data-trial-status="valid_json"' in polled[-1]
+
+    wait_until(
+        finished,
+        timeout=60,
+        interval=0.3,
+        message=lambda: f"the trial never finished: {polled[-1]}",
+    )
+    body = polled[-1]
     assert "every 1s" not in body
     assert "&quot;n&quot;: 7" in body  # stdout pretty-printed as JSON
     assert 'id="publish-state" hx-swap-oob="true"' in body

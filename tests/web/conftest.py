@@ -1,23 +1,14 @@
-"""Fixtures for catalog tests: a team, its members, a sandbox and tools from the demo module."""
+"""Fixtures of the web suites: a team, its members, the demo sandbox, the session's worker."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from django.conf import settings
 
-from jazzmine_web.catalog.importer import SourceFile, source_file_from_path
+from jazzmine_web.catalog.importer import source_file_from_path
 from jazzmine_web.catalog.services import sandbox_create, tools_import
 from jazzmine_web.teams.models import Role
 from jazzmine_web.teams.services import membership_set, team_create
-
-DEMO = Path(settings.BASE_DIR) / "demo" / "ecommerce.py"
-
-
-def source_file(name: str, text: str | bytes) -> SourceFile:
-    data = text.encode() if isinstance(text, str) else text
-    return SourceFile(name=name, size=len(data), data=data)
+from tests.web.helpers import DEMO, teammate
 
 
 @pytest.fixture
@@ -32,10 +23,8 @@ def member(team, user):
 
 
 @pytest.fixture
-def team_admin(team, django_user_model):
-    admin = django_user_model.objects.create_user(username="grace", password="x" * 12)
-    membership_set(team=team, user=admin, role=Role.ADMIN)
-    return admin
+def team_admin(team):
+    return teammate(team, Role.ADMIN)
 
 
 @pytest.fixture
@@ -52,3 +41,16 @@ def ecommerce(team, user):
 @pytest.fixture
 def empty_sandbox(team):
     return sandbox_create(team=team, name="scratch")
+
+
+@pytest.fixture
+def worker(celery_worker, transactional_db):
+    """Give the test the session's running Celery worker (a separate process).
+
+    Afterwards the runs the test left running are cancelled, so that the worker is free
+    for the next test (their rows are about to be flushed).
+    """
+    from tests.workers import Workers, runs_stop_unfinished
+
+    yield Workers(celery_worker)
+    runs_stop_unfinished()
