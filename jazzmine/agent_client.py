@@ -169,6 +169,10 @@ class AgentClient:
         """Return a submission's current state."""
         return self._request("GET", f"/api/v1/submissions/{submission_id}/")
 
+    def cancel(self, submission_id: str) -> dict[str, Any]:
+        """Stop the submission's run; the state says whether it was live (`cancelled`)."""
+        return self._request("POST", f"/api/v1/submissions/{submission_id}/cancel/")
+
     def wait(
         self,
         submission_id: str,

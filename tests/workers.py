@@ -1,4 +1,4 @@
-"""Real Celery worker processes for tests, on the test session's database and Redis namespace.
+"""Real Celery workers (and daphnes) for tests, on the test session's database and Redis namespace.
 
 Runs, builds and trials go through the broker to a separate process exactly as in production;
 the test process only creates rows and watches them.
@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import httpx
 
 from tests.waiting import wait_until
 
@@ -252,3 +254,36 @@ class Workers:
     def log(self) -> str:
         """Return what the worker printed so far."""
         return self.process.log()
+
+
+@dataclass
+class Web:
+    """One daphne."""
+
+    url: str
+    env: dict[str, str]
+    log_path: Path
+    process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        port = self.url.rsplit(":", 1)[1]
+        with self.log_path.open("ab") as log:
+            self.process = subprocess.Popen(
+                [venv_bin("daphne"), "-b", "127.0.0.1", "-p", port, "jazzmine_web.asgi:application"],
+                cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+            )  # fmt: skip
+
+        def answers() -> bool:
+            assert self.process is not None and self.process.poll() is None, (
+                self.log_path.read_text()[-3000:]
+            )
+            with contextlib.suppress(httpx.HTTPError):
+                return httpx.get(f"{self.url}/login/", timeout=2).status_code == 200
+            return False
+
+        wait_until(answers, timeout=60, message="daphne did not answer")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            self.process.wait(timeout=30)

@@ -129,6 +129,25 @@ def submission_status(request: HttpRequest, submission_id: Any) -> HttpResponse:
     return JsonResponse(selectors.submission_state(submission))
 
 
+@require_POST
+@api_token_required
+def submission_cancel(request: HttpRequest, submission_id: Any) -> HttpResponse:
+    """Stop a submission's run (queued or running); answer its state and whether it was live."""
+    submission = _visible(request.user, submission_id)
+    if submission is None:
+        return _not_found(submission_id)
+    try:
+        stopped = services.submission_run_cancel(
+            submission=submission, user=request.user, token=request.api_token
+        )
+    except services.ReviewError as exc:
+        return _error(exc)
+    fresh = selectors.submission_for_user(request.user, submission.pk)
+    return JsonResponse(
+        {**selectors.submission_state(fresh), "cancelled": stopped}, status=202 if stopped else 200
+    )
+
+
 def _number(request: HttpRequest, name: str, default: float) -> float | HttpResponse:
     raw = request.GET.get(name)
     if raw is None or raw == "":

@@ -146,6 +146,7 @@ class AuditAction(models.TextChoices):
     EXPIRED = "expired", "Expired"
     RUN_STARTED = "run_started", "Run started"
     RUN_FINISHED = "run_finished", "Run finished"
+    RUN_CANCELLED = "run_cancelled", "Run cancelled"
     POLICY_CHANGED = "policy_changed", "Policy changed"
     # Every run, from any surface (playground, review, API, trial), with its code's SHA-256.
     RUN_CREATED = "run_created", "Run created"

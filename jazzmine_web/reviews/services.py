@@ -15,6 +15,7 @@ from django.utils import timezone
 from ..catalog.models import Sandbox
 from ..catalog.signals import catalog_changed
 from ..celery import app as celery_app
+from ..runs.lifecycle import run_stop
 from ..runs.models import Language, Run, RunStatus, code_sha256
 from ..runs.services import RunRefused, run_create, run_tools_called, script_check
 from ..runs.signals import run_created, run_finished
@@ -477,6 +478,38 @@ def submission_reject(
 
 
 # Expiry and run ends (the sweep and lazy reads call these)
+
+
+def submission_run_cancel(
+    *, submission: Submission, user: AbstractBaseUser, token: ApiToken | None = None
+) -> bool:
+    """Stop the run of a submission for the agent that submitted it; tell whether it was live.
+
+    A queued run ends at once; a running one when its worker has killed the sandbox (within
+    a second). A run that already ended is left as it is.
+    """
+    if submission.submitted_by_id != user.pk:
+        raise ReviewForbidden(
+            "not_your_submission", "Only the user whose agent submitted it may cancel its run."
+        )
+    run = submission.run
+    if run is None:
+        raise ReviewConflict(
+            "no_run",
+            f"Submission {submission.pk} has no run to cancel (it is {submission.status}).",
+        )
+    label = agent_label(token, user)
+    stopped = run_stop(run_id=run.pk, reason=f"cancelled by {label}: the sandbox was stopped")
+    if stopped:
+        _audit(
+            sandbox=submission.sandbox,
+            action=AuditAction.RUN_CANCELLED,
+            submission=submission,
+            user=user,
+            token=token,
+            sha256=run.code_sha256,
+        )
+    return stopped
 
 
 def submissions_expire_overdue(

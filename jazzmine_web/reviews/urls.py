@@ -23,6 +23,9 @@ urlpatterns = [
     path("api/v1/submissions/<uuid:submission_id>/", api.submission_status, name="api-status"),
     path("api/v1/submissions/<uuid:submission_id>/wait/", api.submission_wait, name="api-wait"),
     path(
+        "api/v1/submissions/<uuid:submission_id>/cancel/", api.submission_cancel, name="api-cancel"
+    ),
+    path(
         "api/v1/submissions/<uuid:submission_id>/events/", api.submission_events, name="api-events"
     ),
     path("api/v1/webhook/", api.webhook, name="api-webhook"),

@@ -11,7 +11,6 @@ import contextlib
 import os
 import secrets
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -23,7 +22,7 @@ import httpx
 import psycopg
 import pytest
 
-from tests.workers import WorkerProcess, free_port, venv_bin, worker_start
+from tests.workers import Web, WorkerProcess, free_port, venv_bin, worker_start
 
 ROOT = Path(__file__).resolve().parents[2]
 PG_ADMIN = "postgres://jazzmine:jazzmine@127.0.0.1:5432/jazzmine"
@@ -90,37 +89,6 @@ def second_engine(root: Path) -> Iterator[Engine]:
         shutil.rmtree(root, ignore_errors=True)
     # The machine's own engine must be as it was: its containers need docker0.
     assert Path("/sys/class/net/docker0").exists() or not had_docker0, "docker0 was removed"
-
-
-@dataclass
-class Web:
-    """One daphne."""
-
-    url: str
-    env: dict[str, str]
-    log_path: Path
-    process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        port = self.url.rsplit(":", 1)[1]
-        with self.log_path.open("ab") as log:
-            self.process = subprocess.Popen(
-                [venv_bin("daphne"), "-b", "127.0.0.1", "-p", port, "jazzmine_web.asgi:application"],
-                cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
-            )  # fmt: skip
-        deadline = time.monotonic() + 60
-        while True:
-            assert self.process.poll() is None, self.log_path.read_text()[-3000:]
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{self.url}/login/", timeout=2).status_code == 200:
-                    return
-            assert time.monotonic() < deadline, "daphne did not answer"
-            time.sleep(0.2)
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            self.process.wait(timeout=30)
 
 
 @dataclass

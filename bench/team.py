@@ -1,0 +1,384 @@
+"""Measure the task engine across processes, beside the embedded default, in one run.
+
+Run: .venv/bin/python bench/team.py  (Redis, PostgreSQL and Docker must answer, as
+scripts/test.sh makes sure)
+
+Two deployments are started one after the other, each on a fresh database with the demo data:
+
+- embedded: SQLite, one daphne and one worker (what scripts/run.sh starts);
+- team: PostgreSQL, web A and web B, one worker (README, "Run it for a team").
+
+Chromium (playwright) logs in to web A and web B (the same daphne in the embedded one). Page A
+starts runs from the playground's socket, as a person does; page B watches them on the run's
+own socket. Figures, p50/p95 in milliseconds over loopback:
+
+- Run → first event: from the run message on A to the run's first event on A's socket;
+- enqueue → first event in the worker: the run row's `enqueued_at` to the sandbox timestamp
+  of its first event (both clocks are this machine's);
+- sandbox emit → watcher on B: an event's sandbox timestamp to its arrival in page B;
+- a 1000-event burst watched on B: received, lost and out of order;
+- runs per second: 16 runs submitted at once over the agents' API, each in a fresh container
+  (from the warm pool, and with the pool off), until the last one ended.
+
+The ratios compare the team deployment with the embedded one measured in this same run.
+Not a test.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import datetime
+import itertools
+import os
+import secrets
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psycopg
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.workers import Web, free_port, worker_start  # noqa: E402
+
+CHROMIUM = os.environ.get("JAZZMINE_CHROMIUM", "/usr/bin/chromium")
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync"]  # fmt: skip
+PG_ADMIN = "postgres://jazzmine:jazzmine@127.0.0.1:5432/jazzmine"
+STARTS = 15  # runs measured for Run → first event
+WATCHED = 8  # runs watched on B, 20 events each
+SUBMITTED = 16  # runs submitted at once for runs per second
+
+QUICK = "emit_intermediate('step', {'i': 0})\nemit_result({'done': True})\n"
+# The watcher opens its socket once the run exists; the pause lets it join before the events.
+PACED = (
+    "time.sleep(0.5)\n"
+    "for i in range(20):\n"
+    "    emit_intermediate('step', {'i': i})\n"
+    "    time.sleep(0.02)\n"
+    "emit_result({'done': True})\n"
+)
+BURST = "time.sleep(0.5)\nfor i in range(1000):\n    emit_log(f'line {i}')\nemit_result(1000)\n"
+
+MAKE_TOKEN = """
+from django.contrib.auth import get_user_model
+from jazzmine_web.catalog.models import Sandbox
+from jazzmine_web.reviews.models import SandboxReviewSettings
+from jazzmine_web.teams.services import api_token_create
+sandbox = Sandbox.objects.get(name="ecommerce")
+SandboxReviewSettings.objects.update_or_create(sandbox=sandbox, defaults={"policy": "never"})
+print(api_token_create(user=get_user_model().objects.get(username="demo"), name="bench").raw)
+"""
+
+# Page A: start one run on the playground socket; resolve at its first event (or its end).
+START_JS = """
+async ([sandbox, body]) => {
+  const pg = window.benchSocket || await new Promise((resolve, reject) => {
+    const ws = new WebSocket(`ws://${location.host}/ws/playground/`);
+    ws.onopen = () => resolve(ws); ws.onerror = reject;
+  });
+  window.benchSocket = pg;
+  const t0 = performance.now();
+  return await new Promise((resolve, reject) => {
+    let runId = null;
+    pg.onmessage = (e) => {
+      const m = JSON.parse(e.data);
+      if (m.type === "error" || m.type === "run_refused") reject(new Error(e.data));
+      if (m.type === "run_created") { runId = m.run_id; window.benchCreated = runId; }
+      if (runId && m.run_id === runId && m.type === "event") {
+        pg.onmessage = null; resolve({run_id: runId, first_ms: performance.now() - t0});
+      }
+    };
+    pg.send(JSON.stringify({type: "run", sandbox, task: "bench", body}));
+  });
+}
+"""
+
+# Page A: start a run and return its id as soon as it exists (its events are B's to watch).
+CREATE_JS = """
+async ([sandbox, body]) => {
+  const pg = window.benchSocket;
+  return await new Promise((resolve, reject) => {
+    pg.onmessage = (e) => {
+      const m = JSON.parse(e.data);
+      if (m.type === "error" || m.type === "run_refused") reject(new Error(e.data));
+      if (m.type === "run_created") { pg.onmessage = null; resolve(m.run_id); }
+    };
+    pg.send(JSON.stringify({type: "run", sandbox, task: "bench", body}));
+  });
+}
+"""
+
+# Page B: watch one run on its own socket until it ends; every event's delay and sequence.
+WATCH_JS = """
+async (runId) => await new Promise((resolve, reject) => {
+  const ws = new WebSocket(`ws://${location.host}/ws/runs/${runId}/`);
+  const seqs = [], delays = [];
+  ws.onerror = reject;
+  ws.onmessage = (e) => {
+    const m = JSON.parse(e.data);
+    if (m.type === "event") { seqs.push(m.event.seq); delays.push(Date.now() - m.event.ts * 1000); }
+    if (m.type === "status" && (m.status === "succeeded" || m.status === "failed")) {
+      ws.close(); resolve({seqs, delays, status: m.status});
+    }
+  };
+})
+"""
+
+
+@dataclass
+class Deployment:
+    """One started deployment: its processes, how to reach them, how to read its database."""
+
+    label: str
+    env: dict[str, str]
+    web_a: Web
+    web_b: Web
+    read: Any  # fn(sql, params) -> rows
+    token: str = ""
+    workers: list[Any] = field(default_factory=list)
+
+    def manage(self, *args: str) -> str:
+        result = subprocess.run(
+            [sys.executable, str(ROOT / "manage.py"), *args],
+            cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+        if result.returncode != 0:
+            raise SystemExit(result.stdout + result.stderr)
+        return result.stdout
+
+    def worker(self, *, pool: int, tmp: Path) -> None:
+        for worker in self.workers:
+            worker.stop()
+        self.workers = [
+            worker_start(
+                env={**self.env, "JAZZMINE_POOL_SIZE": str(pool)},
+                name=f"bench-{self.label}-{pool}@{os.getpid()}",
+                log_path=tmp / f"worker-{pool}.log",
+                concurrency=2,
+            )
+        ]
+
+
+@contextlib.contextmanager
+def deployed(label: str, tmp: Path) -> Iterator[Deployment]:
+    """Start one deployment on a fresh database with the demo data, and stop it afterwards."""
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "jazzmine_web.settings",
+        "JAZZMINE_VAR_DIR": str(tmp),
+        # Its own Redis namespace: a running deployment's worker must not take these runs.
+        "JAZZMINE_REDIS_PREFIX": f"jazzmine-bench-{label}-{os.getpid()}",
+        "JAZZMINE_DEBUG": "false",
+        "PYTHONPATH": str(ROOT),
+    }
+    database = f"jazzmine_bench_{os.getpid()}"
+    if label == "team":
+        with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{database}"')
+            conn.execute(f'CREATE DATABASE "{database}"')
+        url = f"postgres://jazzmine:jazzmine@127.0.0.1:5432/{database}"
+        env |= {
+            "JAZZMINE_DATABASE_URL": url,
+            "JAZZMINE_SECRET_KEY": secrets.token_urlsafe(32),
+            "JAZZMINE_SECRETS_KEY": secrets.token_urlsafe(32),
+        }
+
+        def read(sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+            with psycopg.connect(url) as conn:
+                return conn.execute(sql.replace("?", "%s"), params).fetchall()
+    else:
+        path = tmp / "bench.sqlite3"
+        env["JAZZMINE_DATABASE_PATH"] = str(path)
+
+        def read(sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+            with contextlib.closing(sqlite3.connect(path)) as conn:
+                return conn.execute(sql, params).fetchall()
+
+    web_a = Web(f"http://127.0.0.1:{free_port()}", env, tmp / "web-a.log")
+    web_b = web_a if label == "embedded" else Web(
+        f"http://127.0.0.1:{free_port()}", env, tmp / "web-b.log"
+    )  # fmt: skip
+    deployment = Deployment(label, env, web_a, web_b, read)
+    deployment.manage("migrate", "--no-input")
+    deployment.manage("seed_demo")
+    deployment.token = deployment.manage("shell", "-c", MAKE_TOKEN).strip().splitlines()[-1]
+    try:
+        deployment.worker(pool=2, tmp=tmp)
+        for web in {id(web_a): web_a, id(web_b): web_b}.values():
+            web.start()
+        yield deployment
+    finally:
+        for web in (web_a, web_b):
+            with contextlib.suppress(Exception):
+                web.stop()
+        for worker in deployment.workers:
+            with contextlib.suppress(Exception):
+                worker.stop()
+        if label == "team":
+            with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+
+
+def logged_in(browser: Any, url: str) -> Any:
+    context = browser.new_context(base_url=url)
+    page = context.new_page()
+    page.goto("/login/")
+    page.fill("input[name=username]", "demo")
+    page.fill("input[name=password]", "jazzmine-demo")
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{url}/")
+    page.goto("/playground/")
+    page.wait_for_selector("#playground[data-socket=open]")
+    return page
+
+
+def epoch(value: Any) -> float:
+    if isinstance(value, datetime.datetime):
+        return value.timestamp()
+    return datetime.datetime.fromisoformat(str(value)).replace(tzinfo=datetime.UTC).timestamp()
+
+
+def enqueue_to_first_event(deployment: Deployment, run_ids: list[str]) -> list[float]:
+    """Return, per run, the worker's time from the run's enqueueing to its first event."""
+    found = []
+    for run_id in run_ids:
+        key = run_id if deployment.label == "team" else run_id.replace("-", "")
+        (enqueued,) = deployment.read("SELECT enqueued_at FROM runs_run WHERE id = ?", (key,))[0]
+        rows = deployment.read(
+            "SELECT ts FROM runs_runevent WHERE run_id = ? ORDER BY seq LIMIT 1", (key,)
+        )
+        found.append((rows[0][0] - epoch(enqueued)) * 1000)
+    return found
+
+
+def runs_per_second(deployment: Deployment) -> float:
+    """Submit runs at once over the API and return how many ended per second."""
+
+    def one(client: httpx.Client) -> str:
+        created = client.post(
+            "/api/v1/submissions/",
+            json={"sandbox": "demo/ecommerce", "task": "bench", "body": QUICK},
+        ).json()
+        state = client.get(f"/api/v1/submissions/{created['id']}/wait/?timeout=120").json()
+        return state["run"]["status"]
+
+    headers = {"Authorization": f"Bearer {deployment.token}"}
+    with (
+        httpx.Client(base_url=deployment.web_a.url, headers=headers, timeout=180) as client,
+        concurrent.futures.ThreadPoolExecutor(SUBMITTED) as pool,
+    ):
+        one(client)  # the pool of the sandbox fills on its first run
+        time.sleep(2)
+        started = time.monotonic()
+        statuses = list(pool.map(lambda _i: one(client), range(SUBMITTED)))
+        took = time.monotonic() - started
+    if set(statuses) != {"succeeded"}:
+        raise SystemExit(f"[{deployment.label}] runs did not all succeed: {statuses}")
+    return SUBMITTED / took
+
+
+def measure(browser: Any, label: str) -> dict[str, Any]:
+    with (
+        tempfile.TemporaryDirectory(prefix=f"jazzmine-bench-{label}-") as tmp,
+        deployed(label, Path(tmp)) as deployment,
+    ):
+        page_a = logged_in(browser, deployment.web_a.url)
+        page_b = logged_in(browser, deployment.web_b.url)
+        sandbox = int(page_a.get_attribute("#playground", "data-sandbox"))
+        page_a.evaluate(START_JS, [sandbox, QUICK])  # builds the image, fills the pool
+        starts, run_ids = [], []
+        for _ in range(STARTS):
+            time.sleep(1.0)  # let the pool refill, as between two runs of a person
+            started = page_a.evaluate(START_JS, [sandbox, QUICK])
+            starts.append(started["first_ms"])
+            run_ids.append(started["run_id"])
+        time.sleep(1.0)
+        delays: list[float] = []
+        for _ in range(WATCHED):
+            run_id = page_a.evaluate(CREATE_JS, [sandbox, PACED])
+            watched = page_b.evaluate(WATCH_JS, run_id)
+            delays.extend(watched["delays"][1:])  # the first may be a replay: not live
+            time.sleep(0.5)
+        run_id = page_a.evaluate(CREATE_JS, [sandbox, BURST])
+        burst = page_b.evaluate(WATCH_JS, run_id)
+        seqs = burst["seqs"]
+        stored = deployment.read(
+            "SELECT COUNT(*) FROM runs_runevent WHERE run_id = ?",
+            (run_id if label == "team" else run_id.replace("-", ""),),
+        )[0][0]
+        warm_rate = runs_per_second(deployment)
+        deployment.worker(pool=0, tmp=Path(tmp))
+        cold_rate = runs_per_second(deployment)
+        figures = {
+            "start": starts,
+            "enqueue": enqueue_to_first_event(deployment, run_ids),
+            "delivery": delays,
+            "burst": {
+                "stored": stored,
+                "received": len(seqs),
+                "lost": stored - len(set(seqs)),
+                "reordered": sum(1 for a, b in itertools.pairwise(seqs) if b <= a),
+            },
+            "warm_rate": warm_rate,
+            "cold_rate": cold_rate,
+        }
+        page_a.context.close()
+        page_b.context.close()
+    print(f"[{label}] measured", flush=True)
+    return figures
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def main() -> None:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        embedded = measure(browser, "embedded")
+        team = measure(browser, "team")
+        browser.close()
+
+    def row(name: str, key: str) -> str:
+        cells = []
+        for figures in (embedded, team):
+            values = figures[key]
+            cells.append(f"p50 {pct(values, 0.5):7.1f}  p95 {pct(values, 0.95):7.1f}")
+        ratio = statistics.median(team[key]) / statistics.median(embedded[key])
+        return f"{name:<40} {cells[0]:>24}   {cells[1]:>24}   {ratio:5.2f}x"
+
+    print()
+    print(f"{'(ms)':<40} {'embedded (SQLite, 1 web)':>24}   {'team (PostgreSQL, A→B)':>24}   ratio")
+    print(row("Run → first event in the browser", "start"))
+    print(row("enqueue → first event in the worker", "enqueue"))
+    print(row("sandbox emit → watcher (on B)", "delivery"))
+    for label, figures in (("embedded", embedded), ("team", team)):
+        burst = figures["burst"]
+        print(
+            f"1000-event burst ({label}): stored {burst['stored']}, received {burst['received']}, "
+            f"lost {burst['lost']}, reordered {burst['reordered']}"
+        )
+    for key, what in (("warm_rate", "warm pool"), ("cold_rate", "pool off")):
+        e, t = embedded[key], team[key]
+        print(
+            f"runs per second, fresh container each ({what}): embedded {e:.2f}, team {t:.2f}"
+            f" ({t / e:.2f}x)"
+        )
+
+
+if __name__ == "__main__":
+    main()

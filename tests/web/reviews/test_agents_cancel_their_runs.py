@@ -1,0 +1,109 @@
+"""An agent cancels the run of its own submission over the API; nobody else's."""
+
+from __future__ import annotations
+
+import time
+
+import docker
+import pytest
+from django.test import Client
+
+from jazzmine_web.reviews.models import AuditEntry, ReviewPolicy, Submission
+from jazzmine_web.runs.models import Run, RunEvent
+from jazzmine_web.teams.models import Role
+from jazzmine_web.teams.services import api_token_create
+from tests.waiting import wait_until
+from tests.web.helpers import teammate
+
+from .conftest import set_policy, submit
+
+pytestmark = [pytest.mark.docker, pytest.mark.django_db(transaction=True)]
+
+SPIN = "n = 0\nwhile True:\n    n += 1\n    if n % 2000000 == 0:\n        emit_log(n)\nemit_result(n)\n"
+
+
+def cancel(client: Client, submission_id) -> tuple[int, dict]:
+    response = client.post(f"/api/v1/submissions/{submission_id}/cancel/")
+    return response.status_code, response.json()
+
+
+def running_sandboxes() -> set[str]:
+    client = docker.from_env()
+    return {c.id for c in client.containers.list(filters={"label": "jazzmine.run"})}
+
+
+def started(api, ecommerce) -> Submission:
+    set_policy(ecommerce, ReviewPolicy.NEVER)
+    created = submit(api, ecommerce, SPIN).json()
+    submission = Submission.objects.get(pk=created["id"])
+    wait_until(
+        lambda: RunEvent.objects.filter(run_id=submission.run_id, type="log").exists(),
+        timeout=120,
+        message="the script never started spinning",
+    )
+    return submission
+
+
+def test_cancel_stops_a_spinning_run_within_a_second_and_says_so_twice(api, ecommerce, worker):
+    submission = started(api, ecommerce)
+    before = running_sandboxes()
+    asked = time.monotonic()
+    status, body = cancel(api, submission.pk)
+    assert status == 202 and body["cancelled"] is True
+    run = wait_until(
+        lambda: Run.objects.filter(pk=submission.run_id, status="failed").first(), timeout=10
+    )
+    assert time.monotonic() - asked < 1.5
+    assert run.outcome == "cancelled" and "cancelled by agent ci-bot (ada)" in run.message
+    # The run's own sandbox is gone (the pool may have started fresh ones meanwhile).
+    wait_until(lambda: before - running_sandboxes(), timeout=5, message="the sandbox is left")
+    # Asked again: nothing is live any more, and that is not an error.
+    status, body = cancel(api, submission.pk)
+    assert status == 200 and body["cancelled"] is False
+    assert body["run"]["status"] == "failed"
+    assert AuditEntry.objects.filter(submission=submission, action="run_cancelled").count() == 1
+
+
+def test_only_the_submitting_agents_user_may_cancel(api, ecommerce, team, worker):
+    submission = started(api, ecommerce)
+    colleague = teammate(team, Role.MEMBER)
+    other = Client(HTTP_AUTHORIZATION=f"Bearer {api_token_create(user=colleague, name='x').raw}")
+    status, body = cancel(other, submission.pk)
+    assert status == 403 and body["error"]["code"] == "not_your_submission"
+    assert Run.objects.get(pk=submission.run_id).status == "running"
+    cancel(api, submission.pk)
+
+
+def test_a_submission_waiting_for_review_has_no_run_to_cancel(api, ecommerce):
+    set_policy(ecommerce, ReviewPolicy.ALWAYS)
+    created = submit(api, ecommerce).json()
+    status, body = cancel(api, created["id"])
+    assert status == 409 and body["error"]["code"] == "no_run"
+    assert "pending" in body["error"]["message"]
+    assert Submission.objects.get(pk=created["id"]).status == "pending"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/v1/submissions/00000000-0000-0000-0000-000000000000/cancel/",
+        "/api/v1/submissions/not-a-uuid/cancel/",
+    ],
+)
+def test_an_unknown_submission_is_not_found(api, path):
+    assert api.post(path).status_code == 404
+
+
+def test_cancel_is_a_post_with_a_token(api, ecommerce):
+    set_policy(ecommerce, ReviewPolicy.ALWAYS)
+    created = submit(api, ecommerce).json()
+    assert api.get(f"/api/v1/submissions/{created['id']}/cancel/").status_code == 405
+    assert Client().post(f"/api/v1/submissions/{created['id']}/cancel/").status_code == 401
+
+
+def test_an_outsiders_agent_cannot_find_the_submission(api, ecommerce, outsider):
+    set_policy(ecommerce, ReviewPolicy.ALWAYS)
+    created = submit(api, ecommerce).json()
+    stranger = Client(HTTP_AUTHORIZATION=f"Bearer {api_token_create(user=outsider, name='s').raw}")
+    status, body = cancel(stranger, created["id"])
+    assert status == 404 and body["error"]["code"] == "submission_not_found"
