@@ -18,7 +18,7 @@ from ..teams.models import Role
 from ..teams.selectors import team_ids_with_role
 from .crypto import decrypt
 from .models import BuildStatus, ImageBuild, Sandbox, SecretValue, Tool, ToolVersion
-from .services import registry_for_sandbox
+from .services.registry import registry_for_sandbox
 
 AnyUser = AbstractBaseUser | AnonymousUser
 

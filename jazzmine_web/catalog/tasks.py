@@ -7,7 +7,7 @@ from celery import shared_task
 from ..runs.worker import execute_claimed, heartbeat_register
 from ..studio.claims import rows_heartbeat
 from .models import BuildStatus, ImageBuild
-from .services import image_build_claim, image_build_run, image_builds_reap
+from .services.builds import image_build_claim, image_build_run, image_builds_reap
 
 heartbeat_register(
     "build",

@@ -16,7 +16,7 @@ from jazzmine.llm import LLMConfig
 
 from ..catalog.crypto import decrypt, encrypt
 from ..catalog.models import Sandbox, Tool
-from ..catalog.services import registry_for_sandbox
+from ..catalog.services.registry import registry_for_sandbox
 from ..runs.models import Language
 from ..runs.services import RunRefused, run_create
 from .checks import EditorCheck, bash_check, python_check

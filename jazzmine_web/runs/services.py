@@ -18,7 +18,7 @@ from jazzmine.core.tools import ScriptGenerator, body_offset
 from jazzmine.sandbox import Outcome
 
 from ..catalog.models import Sandbox
-from ..catalog.services import registry_for_sandbox
+from ..catalog.services.registry import registry_for_sandbox
 from ..celery import app as celery_app
 from ..studio.live import group_send
 from .models import Language, Run, RunEvent, RunStatus, code_sha256

@@ -12,7 +12,7 @@ from jazzmine.gate import Doubt, read_calls
 from jazzmine.scripttools import LintItem, ScriptTool, TrialStatus, lint_tool
 
 from ..catalog.models import Sandbox, Tool, ToolKind
-from ..catalog.services import script_tool_from_row
+from ..catalog.services.registry import script_tool_from_row
 from .models import TrialRun
 
 

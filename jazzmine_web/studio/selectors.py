@@ -10,7 +10,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from jazzmine.core.tools import RegisteredTool, ToolRegistry
 
 from ..catalog.selectors import sandboxes_for_user
-from ..catalog.services import registry_for_sandbox
+from ..catalog.services.registry import registry_for_sandbox
 
 
 @dataclass(frozen=True)
