@@ -10,6 +10,7 @@ from celery.worker.control import control_command
 from django.conf import settings
 
 from . import lifecycle
+from .executor import executor
 from .worker import worker_process, worker_process_start, worker_process_stop
 
 logger = logging.getLogger(__name__)
@@ -41,8 +42,6 @@ def run_cancel(state: Any, run_id: str, reason: str) -> dict[str, Any]:
 @control_command(args=[("sandbox_id", int)], signature="<sandbox_id>")
 def sandbox_prewarm(state: Any, sandbox_id: int) -> dict[str, Any]:
     """Start filling this worker's pool of a sandbox, so that its next run starts warm."""
-    from .executor import executor
-
     if worker_process() is not None:
         executor().prewarm(sandbox_id)
     return {"ok": True}

@@ -8,3 +8,11 @@ class ScriptToolsConfig(AppConfig):
 
     name = "jazzmine_web.scripttools"
     label = "scripttools"
+
+    def ready(self) -> None:
+        # Here, not at the top: models and views load only once the app registry is ready.
+        from ..catalog.models import ToolKind
+        from ..catalog.panels import tool_panel_register
+        from .views import panel_context
+
+        tool_panel_register(kind=ToolKind.SCRIPT, panel=panel_context)

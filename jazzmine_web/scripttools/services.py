@@ -83,12 +83,8 @@ def script_tools_import(
                 continue
             if existing is None:
                 report.created.append(tool.name)
-            elif change.new_version is not None:
-                report.changed.append(tool.name)
-            elif change.changed:
-                report.updated.append(tool.name)
             else:
-                report.unchanged.append(tool.name)
+                report.tool_count(name=tool.name, change=change)
         if problems:
             transaction.set_rollback(True)
     if problems:

@@ -14,7 +14,7 @@ from ...teams.models import Team
 from ..importer import ImportProblem, ImportRefused, parse_files
 from ..models import Sandbox, Tool
 from .sandboxes import sandbox_create, sandbox_update
-from .tools import tool_create, tool_update
+from .tools import ToolChange, tool_create, tool_update
 
 
 @dataclass
@@ -41,6 +41,15 @@ class ImportReport:
             or self.sandboxes_created
             or self.sandboxes_updated
         )
+
+    def tool_count(self, *, name: str, change: ToolChange) -> None:
+        """Count a tool the import saved again, under what its change did."""
+        if change.new_version is not None:
+            self.changed.append(name)
+        elif change.changed:
+            self.updated.append(name)
+        else:
+            self.unchanged.append(name)
 
     def summary(self) -> str:
         """Return one line saying what happened."""
@@ -130,12 +139,7 @@ def tools_import(
             except (ValidationError, PermissionDenied) as exc:
                 problems.append(ImportProblem(item.filename, item.line, _messages(exc)))
                 continue
-            if change.new_version is not None:
-                report.changed.append(item.name)
-            elif change.changed:
-                report.updated.append(item.name)
-            else:
-                report.unchanged.append(item.name)
+            report.tool_count(name=item.name, change=change)
         if problems:
             transaction.set_rollback(True)
     if problems:
