@@ -173,6 +173,3 @@ def image_build_run(*, build_id: int, builder_factory: BuilderFactory | None = N
         )
     build.refresh_from_db()
     return build
-
-
-# Import

@@ -147,6 +147,3 @@ def sandbox_delete(*, sandbox: Sandbox, actor: AbstractBaseUser | None = None) -
     """Delete a sandbox with its tools, versions, secrets and builds (team admins only)."""
     admin_check(actor=actor, team=sandbox.team, fields=["sandboxes (delete)"])
     sandbox.delete()
-
-
-# Tools

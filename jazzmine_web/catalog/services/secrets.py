@@ -57,6 +57,3 @@ def secret_value_clear(
                 changes={"value": ("set", "not set")},
             )
     return deleted > 0
-
-
-# Image builds

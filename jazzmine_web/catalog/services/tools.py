@@ -94,9 +94,6 @@ def tool_spec_check(
     return registered
 
 
-# Sandboxes
-
-
 def tool_version_create(*, tool: Tool, author: AbstractBaseUser | None, note: str) -> ToolVersion:
     """Record the tool as it is now as its next version."""
     last = tool.versions.order_by("-number").values_list("number", flat=True).first() or 0
@@ -351,6 +348,3 @@ def tool_delete(*, tool: Tool, actor: AbstractBaseUser | None = None) -> None:
             tool=tool, actor=actor, action="tool_deleted", before=tool_audit_state(tool)
         )
         tool.delete()
-
-
-# Secrets
