@@ -7,6 +7,7 @@ import secrets
 from pathlib import Path
 from typing import Any
 
+import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 _TRUE = {"1", "true", "yes", "on"}
@@ -87,8 +88,6 @@ def env_database(name: str, *, sqlite_path: Path, test_suffix: str) -> dict[str,
     gets psycopg's connection pool, so a burst of events reuses connections instead of opening
     one a write.
     """
-    import dj_database_url
-
     url = os.environ.get(name, "").strip()
     if not url:
         url = f"sqlite:///{sqlite_path}"

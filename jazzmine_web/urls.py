@@ -6,10 +6,14 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
+from .catalog.views import home
+
 urlpatterns = [
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
+    # The home page lists the catalog's sandboxes; outside the `catalog:` names, as it always was.
+    path("", home, name="home"),
     path("", include("jazzmine_web.catalog.urls")),
     path("", include("jazzmine_web.runs.urls")),
     path("", include("jazzmine_web.playground.urls")),

@@ -7,7 +7,7 @@ from typing import Any
 from jazzmine.core.tools import ToolParameter
 
 from .models import Sandbox, Tool, ToolKind
-from .services import SANDBOX_CONFIG_FIELDS
+from .services.rules import SANDBOX_CONFIG_FIELDS
 
 
 def _parameter(data: dict[str, Any]) -> str:

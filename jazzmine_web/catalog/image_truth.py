@@ -11,9 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import docker
+
+from jazzmine.sandbox.builder import SandboxBuilder
+
 from .models import ImageBuild, Sandbox
 from .selectors import ImageStatus
-from .services import registry_for_sandbox
+from .services.registry import registry_for_sandbox
 
 # The page waits at most this long for the engine before it falls back to the build rows.
 ENGINE_TIMEOUT_SECONDS = 2
@@ -60,13 +64,9 @@ class ImageTruth:
 
 def engine_images(sandbox: Sandbox, *, client: Any = None) -> EngineImages | None:
     """Ask the engine for the sandbox's images; None when it cannot be asked."""
-    from jazzmine.sandbox.builder import SandboxBuilder
-
     own_client = client is None
     try:
         if own_client:
-            import docker
-
             client = docker.from_env(timeout=ENGINE_TIMEOUT_SECONDS)
         tag = SandboxBuilder(registry_for_sandbox(sandbox), client=client).image_tag(sandbox.name)
         repository = tag.rsplit(":", 1)[0]

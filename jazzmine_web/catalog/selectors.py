@@ -1,7 +1,8 @@
-"""Reads of the catalog: what a user may see, search, statuses, diffs and the export."""
+"""Reads of the catalog: what a user may see, search, statuses, diffs, the export, the home page."""
 
 from __future__ import annotations
 
+import importlib
 import json
 from dataclasses import dataclass
 from datetime import datetime
@@ -10,15 +11,17 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Q, QuerySet
 
-from jazzmine.core.tools import ToolRegistry
+from jazzmine.core.tools import RegisteredTool, ToolRegistry
 from jazzmine.core.tools.lint import LintItem, lint_python_tool
+from jazzmine.gate import Doubt, read_calls
 
 from ..studio.diffs import unified_diff
 from ..teams.models import Role
 from ..teams.selectors import team_ids_with_role
 from .crypto import decrypt
+from .exporter import render_module
 from .models import BuildStatus, ImageBuild, Sandbox, SecretValue, Tool, ToolVersion
-from .services import registry_for_sandbox
+from .services.registry import registry_for_sandbox
 
 AnyUser = AbstractBaseUser | AnonymousUser
 
@@ -293,8 +296,6 @@ def tool_image_sandboxes(tool: Tool) -> list[Sandbox]:
 
 def sandbox_export_module(sandbox: Sandbox) -> str:
     """Return a `.py` module that registers the sandbox and its tools with the core."""
-    from .exporter import render_module
-
     return render_module(sandbox, list(sandbox.tools.order_by("name")))
 
 
@@ -306,3 +307,87 @@ def tools_prompt_payload(sandbox: Sandbox) -> dict[str, Any]:
         "checksum": registry.sandbox_checksum(sandbox.name),
         "prompt": registry.build_tools_prompt(sandbox.name),
     }
+
+
+@dataclass(frozen=True)
+class SandboxSummary:
+    """What the home page shows of one sandbox."""
+
+    name: str
+    checksum: str
+    dependencies: list[str]
+    secrets: list[str]
+    tools: list[RegisteredTool]
+    tools_prompt: str
+    pk: int | None = None
+    team: str = ""
+    tool_ids: dict[str, int] | None = None
+
+
+def demo_registry() -> ToolRegistry:
+    """Return the registry holding the demo tools (our own trusted module, imported once)."""
+    return importlib.import_module("demo.ecommerce").registry
+
+
+def team_sandbox_summaries(user: AnyUser) -> list[SandboxSummary]:
+    """Return the sandboxes of the user's teams, each built through the catalog's registry."""
+    summaries = []
+    for sandbox in sandboxes_for_user(user).prefetch_related("tools"):
+        rows = list(sandbox.tools.all())
+        reg = registry_for_sandbox(sandbox, tools=rows)
+        summaries.append(
+            SandboxSummary(
+                name=sandbox.name,
+                checksum=reg.sandbox_checksum(sandbox.name),
+                dependencies=reg.aggregate_dependencies(sandbox.name),
+                secrets=reg.aggregate_secrets(sandbox.name),
+                tools=reg.tools(sandbox.name),
+                tools_prompt=reg.build_tools_prompt(sandbox.name),
+                pk=sandbox.pk,
+                team=sandbox.team.name,
+                tool_ids={row.name: row.pk for row in rows},
+            )
+        )
+    return summaries
+
+
+def tools_called(
+    *, script: str, tools: list[Tool], language: str = "python", body_offset: int = 0
+) -> list[dict[str, Any]]:
+    """Return every published tool a script calls or may call, with why, for the review policy.
+
+    `script` must be the text that runs (the assembled Python script, or the bash script), so
+    the gate and the sandbox read the same thing. Each entry says whether the call is certain
+    and why the tool is listed; a tool the reading cannot rule out is listed as a possible call
+    (fail closed). Unpublished tools are not in a run's sandbox, so they never count.
+    """
+    rows = {t.name: t for t in tools if t.published}
+    reading = read_calls(script, language=language, tools=rows.keys())
+    entries = []
+    for name in sorted(rows):
+        if not reading.may_call(name):
+            continue
+        line = reading.calls.get(name)
+        if name in reading.calls:
+            why = f"called on line {max(1, line - body_offset)}" if line else "called as a command"
+        else:
+            why = "; ".join(_doubt_text(d, body_offset) for d in reading.doubts_about(name))
+        row = rows[name]
+        entries.append(
+            {
+                "name": name,
+                "kind": row.kind,
+                # Asked for and accepted by an admin for the current code, never just asked.
+                "always_allow": row.is_always_allowed,
+                "secrets": list(row.secrets),
+                "certain": name in reading.calls,
+                "why": why,
+            }
+        )
+    return entries
+
+
+def _doubt_text(doubt: Doubt, body_offset: int) -> str:
+    if doubt.line is None:
+        return f"may be called: {doubt.reason}"
+    return f"may be called: line {max(1, doubt.line - body_offset)}: {doubt.reason}"

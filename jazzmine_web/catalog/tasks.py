@@ -7,7 +7,7 @@ from celery import shared_task
 from ..studio.claims import rows_heartbeat
 from ..workers.process import execute_claimed, kind_register
 from .models import BuildStatus, ImageBuild
-from .services import image_build_claim, image_build_run, image_builds_reap
+from .services.builds import image_build_claim, image_build_run, image_builds_reap
 
 kind_register(
     "build",

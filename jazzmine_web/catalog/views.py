@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
@@ -15,6 +16,7 @@ from . import selectors, services
 from .forms import ImportForm, SandboxForm, SecretValueForm, ToolForm
 from .importer import ImportRefused, source_file_from_upload
 from .models import Sandbox, Tool
+from .panels import TOOL_PANELS
 
 PAGE_SIZE = 100
 
@@ -24,6 +26,13 @@ def _int_or_none(value: str | None) -> int | None:
         return int(value) if value else None
     except ValueError:
         return None
+
+
+@require_GET
+def home(request: HttpRequest) -> HttpResponse:
+    """List the sandboxes of the user's teams, their tools and the XML prompt the LLM reads."""
+    context = {"sandboxes": selectors.team_sandbox_summaries(request.user)}
+    return render(request, "catalog/home.html", context)
 
 
 @require_GET
@@ -66,10 +75,9 @@ def tool_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "image_sandboxes": selectors.tool_image_sandboxes(tool),
         "can_administer": services.actor_is_admin(actor=request.user, team=tool.sandbox.team),
     }
-    if tool.is_script:
-        from ..scripttools.views import panel_context
-
-        context.update(panel_context(tool))
+    panel = TOOL_PANELS.get(tool.kind)
+    if panel is not None:  # script tools: the scripttools app's trials and publish gate
+        context.update(panel(tool))
     else:
         lint = selectors.python_tool_lint(tool)
         context.update(lint=lint, lint_failed=sum(1 for item in lint if not item.passed))
@@ -345,8 +353,6 @@ def sandbox_create(request: HttpRequest) -> HttpResponse:
 
 
 def _sandbox_initial(sandbox: Sandbox | None = None) -> dict:
-    from django.conf import settings
-
     if sandbox is None:
         return {"base_image": settings.JAZZMINE_BASE_IMAGE}
     keys = ("name", "description", *services.SANDBOX_CONFIG_FIELDS, *services.BASH_LIMIT_FIELDS)

@@ -7,6 +7,8 @@ import uuid
 from django.conf import settings
 from django.db import models
 
+from jazzmine.core.tools import ScriptGenerator
+
 from ..catalog.models import Sandbox
 from ..runs.models import Language, Run
 
@@ -105,8 +107,6 @@ class Attempt(models.Model):
     def error_text(self) -> str:
         """Return what went wrong, as the next attempt's `previous_error`."""
         if self.violations:
-            from jazzmine.core.tools import ScriptGenerator
-
             return ScriptGenerator.validation_error_message(list(self.violations))
         if self.run_id is not None and self.run.status == "failed":
             return self.run.error or self.run.message

@@ -10,14 +10,17 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 from django.db.models import Max
 
+from jazzmine.bash import specs_for_sandbox
+from jazzmine.bash.generator import BashScriptGenerator
 from jazzmine.core.tools import ScriptGenerator
 from jazzmine.core.tools.generator import retry_hint
 from jazzmine.llm import LLMConfig
 
 from ..catalog.crypto import decrypt, encrypt
 from ..catalog.models import Sandbox, Tool
-from ..catalog.services import registry_for_sandbox
+from ..catalog.services.registry import registry_for_sandbox, script_tool_from_row
 from ..runs.models import Language
+from ..runs.preparation import bash_limits_for
 from ..runs.services import RunRefused, run_create
 from .checks import EditorCheck, bash_check, python_check
 from .models import Attempt, AttemptSource, LLMSettings, PlaygroundSession
@@ -44,12 +47,6 @@ def script_generator_for(*, sandbox: Sandbox, language: str = Language.PYTHON) -
     registry = registry_for_sandbox(sandbox)
     if language != Language.BASH:
         return ScriptGenerator(registry)
-    from jazzmine.bash import specs_for_sandbox
-    from jazzmine.bash.generator import BashScriptGenerator
-
-    from ..catalog.services import script_tool_from_row
-    from ..runs.preparation import bash_limits_for
-
     script_tools = [t for t in map(script_tool_from_row, sandbox.tools.all()) if t is not None]
     specs = specs_for_sandbox(registry, sandbox.name, script_tools=script_tools)
     return BashScriptGenerator(

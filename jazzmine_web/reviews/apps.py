@@ -9,5 +9,6 @@ class ReviewsConfig(AppConfig):
     verbose_name = "Reviews"
 
     def ready(self) -> None:
-        # Connects the receiver of runs' `run_finished` signal.
+        # Connects the receiver of runs' `run_finished` signal; here, not at the top, because
+        # services import models, which load only once the app registry is ready.
         from . import services  # noqa: F401

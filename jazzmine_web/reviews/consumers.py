@@ -13,6 +13,7 @@ from ..studio.live import connecting_user
 from ..teams.selectors import team_ids_with_role
 from . import selectors
 from .live import queue_group
+from .views import queue_filters
 
 
 class SubmissionPayload(TypedDict):
@@ -41,8 +42,6 @@ class ReviewQueueConsumer(AsyncJsonWebsocketConsumer):
         user = await connecting_user(self)
         if user is None:
             return
-        from .views import queue_filters
-
         query = {k: v[0] for k, v in parse_qs(self.scope.get("query_string", b"").decode()).items()}
         self.filters = queue_filters(query)
         self.badge_only = query.get("badge") == "1"

@@ -350,6 +350,7 @@ def _after_commit(submission: Submission, *, webhook_event: str | None) -> None:
     team_id, pk, status = submission.sandbox.team_id, submission.pk, submission.status
     transaction.on_commit(lambda: queue_broadcast(team_id=team_id, submission_id=pk, status=status))
     if webhook_event is not None:
+        # Here, not at the top: webhooks imports this module (SubmissionInvalid).
         from .webhooks import webhook_enqueue
 
         webhook_enqueue(submission_id=pk, event=webhook_event)

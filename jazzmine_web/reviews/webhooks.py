@@ -31,6 +31,7 @@ from ..celery import app as celery_app
 from ..studio.outbound import outbound_policy
 from ..teams.models import ApiToken
 from .models import DeliveryStatus, Submission, WebhookAttempt, WebhookDelivery, WebhookEndpoint
+from .selectors import submission_state
 from .services import SubmissionInvalid
 
 logger = logging.getLogger(__name__)
@@ -77,8 +78,6 @@ def webhook_clear(*, token: ApiToken) -> bool:
 
 def webhook_enqueue(*, submission_id: Any, event: str) -> WebhookDelivery | None:
     """Queue one event for the webhook of the token that made a submission, if it has one."""
-    from .selectors import submission_state
-
     submission = (
         Submission.objects.select_related(
             "sandbox", "sandbox__team", "api_token", "decided_by", "run", "previous"

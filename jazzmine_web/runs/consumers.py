@@ -14,6 +14,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from ..studio.live import connecting_user
+from .models import Run
 from .selectors import run_events_after, run_for_user, run_state
 from .services import run_group
 
@@ -117,7 +118,5 @@ def _after(scope: dict[str, Any]) -> int:
 
 
 def _stored(run_id: str, after: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    from .models import Run
-
     run = Run.objects.select_related("sandbox").get(pk=run_id)
     return run_events_after(run, after), run_state(run)

@@ -31,10 +31,10 @@ from jazzmine.sandbox.docker_runner import DockerRunner, remove_labelled
 from jazzmine.sandbox.pool import WarmPool
 
 from . import services
+from .credentials import run_credentials_revoke
 from .models import RunStatus
 from .preparation import (
     Prepared,
-    run_keychain_revoke,
     run_prepare,
     sandbox_current_image,
 )
@@ -150,7 +150,7 @@ class RunExecutor:
                 return await self._execute_bash(prepared)
             return await self._execute_python(prepared)
         finally:
-            await self._in_db(run_keychain_revoke, run_id=run_id)
+            await self._in_db(run_credentials_revoke, run_id=run_id)
 
     async def _execute_python(self, prepared: Prepared) -> str:
         run_id = prepared.run_id

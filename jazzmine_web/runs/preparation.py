@@ -22,8 +22,8 @@ from jazzmine.sandbox.bwrap_runner import stage_run_dir
 from ..catalog.models import Sandbox, Tool
 from ..catalog.selectors import sandbox_secret_values
 from ..catalog.services import registry_for_sandbox, script_tool_from_row
-from ..scripttools.services import keychain_environment_per_tool, keychain_tokens_revoke
 from . import services
+from .credentials import run_credentials_issue
 from .models import Run, RunStatus
 
 
@@ -93,9 +93,9 @@ def run_prepare(*, run_id: Any, known_images: set[str]) -> Prepared:
         secret_store=sandbox_secret_values(sandbox, names=declared),
         body_offset=run.body_offset,
     )
-    keychain = _keychain_env(run, sandbox.timeout_seconds)
-    if keychain:
-        request = dataclasses.replace(request, secrets={**request.secrets, **keychain})
+    issued = run_credentials_issue(run=run, lifetime=sandbox.timeout_seconds)
+    if issued:
+        request = dataclasses.replace(request, secrets={**request.secrets, **issued})
     # The harness refuses any other tool: the review decision holds where the code runs.
     request = dataclasses.replace(request, allowed_tools=_allowed_tools(run))
     builder = SandboxBuilder(registry)
@@ -125,20 +125,6 @@ def sandbox_current_image(*, sandbox_id: int) -> tuple[str, RunLimits] | None:
     return (tag, run_limits_for(sandbox)) if builder.image_exists(tag) else None
 
 
-def run_keychain_revoke(*, run_id: Any) -> None:
-    """Forget the keychain tokens of a run that has ended."""
-    keychain_tokens_revoke(run_id=run_id)
-
-
-def _keychain_env(run: Run, lifetime: float) -> dict[str, str]:
-    """Return the keychain URL and one token per script tool (network-enabled sandboxes only).
-
-    Each token answers only for the secrets its own tool declares.
-    """
-
-    return keychain_environment_per_tool(sandbox=run.sandbox, lifetime=lifetime, run=run)
-
-
 def _allowed_tools(run: Run) -> frozenset[str] | None:
     """Return the tools a run may call (None: all), as its row records the decision."""
     return None if run.allowed_tools is None else frozenset(run.allowed_tools)
@@ -165,7 +151,7 @@ def _prepare_bash(run: Run, known_images: set[str]) -> Prepared:
     bash_limits = bash_limits_for(sandbox)
     declared = registry.aggregate_secrets(sandbox.name)
     environment = sandbox_secret_values(sandbox, names=declared)
-    environment.update(_keychain_env(run, bash_limits.timeout_seconds))
+    environment.update(run_credentials_issue(run=run, lifetime=bash_limits.timeout_seconds))
     builder = SandboxBuilder(registry)
     tag = builder.image_tag(sandbox.name)
     if tag not in known_images:

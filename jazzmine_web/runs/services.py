@@ -18,7 +18,8 @@ from jazzmine.core.tools import ScriptGenerator, body_offset
 from jazzmine.sandbox import Outcome
 
 from ..catalog.models import Sandbox
-from ..catalog.services import registry_for_sandbox
+from ..catalog.selectors import tools_called
+from ..catalog.services.registry import registry_for_sandbox
 from ..celery import app as celery_app
 from ..studio.live import group_send
 from .models import Language, Run, RunEvent, RunStatus, code_sha256
@@ -143,8 +144,6 @@ def run_tools_called(
     `always_allow` needs a human decision. The reading works on the script that runs (fences
     stripped, as assembled), never on the raw body; pass `script` when it is already built.
     """
-    from ..scripttools.selectors import tools_called
-
     if script is None:
         script, _violations = script_check(sandbox=sandbox, body=body, language=language)
     return tools_called(

@@ -18,7 +18,7 @@ from ..catalog.forms import (
     disable_fields,
 )
 from ..catalog.models import Sandbox
-from ..catalog.services import ADMIN_TOOL_FIELDS
+from ..catalog.services.rules import ADMIN_TOOL_FIELDS
 
 NEW_SCHEMA = {
     "type": "object",

@@ -1,18 +1,16 @@
-"""Reads of script tools: their lint, trials, publish state and the tools a script calls."""
+"""Reads of script tools: their lint, trials and publish state."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
 
 from django.db.models import QuerySet
 
-from jazzmine.gate import Doubt, read_calls
 from jazzmine.scripttools import LintItem, ScriptTool, TrialStatus, lint_tool
 
 from ..catalog.models import Sandbox, Tool, ToolKind
-from ..catalog.services import script_tool_from_row
+from ..catalog.services.registry import script_tool_from_row
 from .models import TrialRun
 
 
@@ -87,45 +85,3 @@ def pretty_output(text: str) -> tuple[bool, str]:
         return True, json.dumps(json.loads(text), indent=2, ensure_ascii=False)
     except ValueError:
         return False, text
-
-
-def tools_called(
-    *, script: str, tools: list[Tool], language: str = "python", body_offset: int = 0
-) -> list[dict[str, Any]]:
-    """Return every published tool a script calls or may call, with why, for the review policy.
-
-    `script` must be the text that runs (the assembled Python script, or the bash script), so
-    the gate and the sandbox read the same thing. Each entry says whether the call is certain
-    and why the tool is listed; a tool the reading cannot rule out is listed as a possible call
-    (fail closed). Unpublished tools are not in a run's sandbox, so they never count.
-    """
-    rows = {t.name: t for t in tools if t.published}
-    reading = read_calls(script, language=language, tools=rows.keys())
-    entries = []
-    for name in sorted(rows):
-        if not reading.may_call(name):
-            continue
-        line = reading.calls.get(name)
-        if name in reading.calls:
-            why = f"called on line {max(1, line - body_offset)}" if line else "called as a command"
-        else:
-            why = "; ".join(_doubt_text(d, body_offset) for d in reading.doubts_about(name))
-        row = rows[name]
-        entries.append(
-            {
-                "name": name,
-                "kind": row.kind,
-                # Asked for and accepted by an admin for the current code, never just asked.
-                "always_allow": row.is_always_allowed,
-                "secrets": list(row.secrets),
-                "certain": name in reading.calls,
-                "why": why,
-            }
-        )
-    return entries
-
-
-def _doubt_text(doubt: Doubt, body_offset: int) -> str:
-    if doubt.line is None:
-        return f"may be called: {doubt.reason}"
-    return f"may be called: line {max(1, doubt.line - body_offset)}: {doubt.reason}"

@@ -8,7 +8,7 @@ import hashlib
 import logging
 import secrets as token_secrets
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
@@ -17,18 +17,17 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from jazzmine.sandbox import RunLimits, SandboxBuilder
 from jazzmine.scripttools import ScriptTool, TrialResult, TrialStatus, export_zip, trial_run
 from jazzmine.scripttools.adapter import KEYCHAIN_TOKEN_PREFIX
 from jazzmine.scripttools.trial import START_GRACE_SECONDS
 
 from ..catalog.models import Sandbox, Tool, ToolKind
 from ..catalog.selectors import sandbox_secret_values
-from ..catalog.services import (
-    registry_for_sandbox,
-    script_tool_from_row,
-    script_tool_save,
-    tool_publish,
-)
+from ..catalog.services.imports import ImportReport
+from ..catalog.services.registry import registry_for_sandbox, script_tool_from_row
+from ..catalog.services.script_tools import script_tool_save
+from ..catalog.services.tools import tool_publish
 from ..celery import app as celery_app
 from ..runs.models import Run, RunStatus
 from ..studio.claims import heartbeat_cutoff, never_started_cutoff, row_claim
@@ -50,30 +49,6 @@ class PublishRefused(ValidationError):
 # Saving and importing
 
 
-@dataclass
-class ScriptImportReport:
-    """What an import of script tools did, tool by tool."""
-
-    created: list[str] = field(default_factory=list)
-    changed: list[str] = field(default_factory=list)  # new code: a new version, unpublished
-    updated: list[str] = field(default_factory=list)
-    unchanged: list[str] = field(default_factory=list)
-
-    def summary(self) -> str:
-        """Return one line saying what happened."""
-        parts = [
-            f"{label}: {', '.join(names)}"
-            for label, names in (
-                ("created", self.created),
-                ("changed (new version, needs a trial run)", self.changed),
-                ("updated", self.updated),
-                ("unchanged", self.unchanged),
-            )
-            if names
-        ]
-        return "; ".join(parts) or "nothing to import"
-
-
 def script_tools_import(
     *,
     sandbox: Sandbox,
@@ -81,9 +56,9 @@ def script_tools_import(
     author: AbstractBaseUser | None,
     origin: str = "upload",
     actor: AbstractBaseUser | None = None,
-) -> ScriptImportReport:
+) -> ImportReport:
     """Create or update script tools in a sandbox from loaded layouts; all or nothing."""
-    report = ScriptImportReport()
+    report = ImportReport(changed_note="new version, needs a trial run")
     problems: list[str] = []
     with transaction.atomic():
         for tool in tools:
@@ -108,12 +83,8 @@ def script_tools_import(
                 continue
             if existing is None:
                 report.created.append(tool.name)
-            elif change.new_version is not None:
-                report.changed.append(tool.name)
-            elif change.changed:
-                report.updated.append(tool.name)
             else:
-                report.unchanged.append(tool.name)
+                report.tool_count(name=tool.name, change=change)
         if problems:
             transaction.set_rollback(True)
     if problems:
@@ -212,8 +183,6 @@ def _trial_image(tool: Tool, script_tool: ScriptTool) -> str:
     sandbox = tool.sandbox
     if not script_tool.dependencies:
         return sandbox.base_image
-    from jazzmine.sandbox import SandboxBuilder
-
     # The sandbox's own image, with this (maybe unpublished) tool's dependencies in it.
     rows = [t for t in sandbox.tools.all() if t.published or t.pk == tool.pk]
     registry = registry_for_sandbox(sandbox, tools=rows, include_unpublished=True)
@@ -230,8 +199,6 @@ def trial_execute(*, trial_id: Any) -> TrialRun:
     try:
         if script_tool is None:
             raise ValueError(f"{tool.name} is no longer a script tool")
-        from jazzmine.sandbox import RunLimits
-
         image = _trial_image(tool, script_tool)
         limits = RunLimits.from_sandbox(sandbox.to_config())
         environment = sandbox_secret_values(sandbox, names=list(script_tool.secrets))

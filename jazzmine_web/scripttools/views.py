@@ -16,7 +16,7 @@ from jazzmine.scripttools import ScriptToolError, load_zip
 
 from ..catalog.models import Tool, ToolKind
 from ..catalog.selectors import sandboxes_for_user, tools_for_user
-from ..catalog.services import actor_is_admin
+from ..catalog.services.rules import actor_is_admin
 from ..studio.http import FORM_REFUSED, form_status
 from . import selectors, services
 from .forms import NEW_SCHEMA, NEW_SCRIPT, ScriptToolForm, ScriptToolUploadForm, trial_form_for

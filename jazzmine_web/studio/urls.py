@@ -5,6 +5,5 @@ from django.urls import path
 from . import views
 
 urlpatterns = [
-    path("", views.home, name="home"),
     path("pygments.css", views.pygments_css, name="pygments-css"),
 ]

@@ -42,7 +42,7 @@ def test_it_shows_only_the_users_teams_sandboxes(logged_in) -> None:
 
 
 def test_the_demo_tools_prompt_is_well_formed_xml() -> None:
-    from jazzmine_web.studio.selectors import demo_registry
+    from jazzmine_web.catalog.selectors import demo_registry
 
     root = ET.fromstring(demo_registry().build_tools_prompt("ecommerce"))
     assert len(root.findall("tool")) == 5

@@ -33,7 +33,7 @@ get_user --user_id U-1
 @pytest.fixture
 def slipped(monkeypatch, ecommerce):
     """Make the gate read every script as calling nothing, and let the policy decide."""
-    monkeypatch.setattr("jazzmine_web.scripttools.selectors.read_calls", lambda *a, **k: Reading())
+    monkeypatch.setattr("jazzmine_web.catalog.selectors.read_calls", lambda *a, **k: Reading())
     set_policy(ecommerce, ReviewPolicy.UNLISTED_TOOLS)
     allow_tools(ecommerce, "get_orders")
     return ecommerce

@@ -14,7 +14,7 @@ from django.test import override_settings
 from jazzmine_web.catalog.crypto import encrypt
 from jazzmine_web.catalog.models import SecretValue
 from jazzmine_web.catalog.services import script_tool_save
-from jazzmine_web.runs import preparation as run_preparation
+from jazzmine_web.runs.credentials import run_credentials_issue
 from jazzmine_web.runs.lifecycle import run_cancel
 from jazzmine_web.runs.models import Run, RunEvent, RunStatus
 from jazzmine_web.runs.services import run_create
@@ -67,7 +67,7 @@ def test_each_script_tool_gets_a_token_that_answers_only_for_its_own_secrets(
     client, shared, member
 ) -> None:
     run = Run.objects.create(sandbox=shared, body="x", script="x", status=RunStatus.RUNNING)
-    env = run_preparation._keychain_env(run, 30)
+    env = run_credentials_issue(run=run, lifetime=30)
     assert "JAZZMINE_KEYCHAIN_TOKEN" not in env  # no token that answers for every tool
     snoop, vault = env["JAZZMINE_KEYCHAIN_TOKEN_snoop"], env["JAZZMINE_KEYCHAIN_TOKEN_vault"]
     assert _key(client, snoop, "SNOOP_KEY").json() == {"value": "snoop-secret"}

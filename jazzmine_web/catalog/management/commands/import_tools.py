@@ -9,7 +9,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from jazzmine_web.catalog.importer import ImportRefused, source_file_from_path
-from jazzmine_web.catalog.services import tools_import
+from jazzmine_web.catalog.services.imports import tools_import
 from jazzmine_web.teams.models import Team
 
 

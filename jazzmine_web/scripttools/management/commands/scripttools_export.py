@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from jazzmine.scripttools import save_tool_dir
 from jazzmine_web.catalog.models import Sandbox, ToolKind
-from jazzmine_web.catalog.services import script_tool_from_row
+from jazzmine_web.catalog.services.registry import script_tool_from_row
 
 
 class Command(BaseCommand):

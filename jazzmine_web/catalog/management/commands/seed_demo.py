@@ -19,7 +19,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from jazzmine_web.catalog.importer import ImportRefused, source_file_from_path
 from jazzmine_web.catalog.models import Sandbox
-from jazzmine_web.catalog.services import tools_import
+from jazzmine_web.catalog.services.imports import tools_import
 from jazzmine_web.teams.models import Role
 from jazzmine_web.teams.services import membership_set, team_get_or_create
 

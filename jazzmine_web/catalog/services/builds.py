@@ -1,0 +1,175 @@
+"""Image builds of sandboxes: queue one, claim it on a worker, run it, stream its log."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any, TypedDict
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import F, Value
+from django.db.models.functions import Concat
+from django.utils import timezone
+
+from jazzmine.core.tools import ToolRegistry
+from jazzmine.sandbox.builder import BuildPolicy, SandboxBuilder
+from jazzmine.sandbox.wheels import PipIndexes
+
+from ...celery import app as celery_app
+from ...studio.claims import heartbeat_cutoff, never_started_cutoff, row_claim
+from .. import live
+from ..models import BuildStatus, ImageBuild, Sandbox
+from .registry import registry_for_sandbox
+from .rules import base_images_allowed
+
+logger = logging.getLogger(__name__)
+
+
+class BuildLineEvent(TypedDict):
+    """A channel-layer message: one more line of a build's log."""
+
+    type: str  # "build.line"
+    build_id: int
+    seq: int
+    line: str
+
+
+class BuildStatusEvent(TypedDict):
+    """A channel-layer message: a build changed status."""
+
+    type: str  # "build.status"
+    build_id: int
+    status: str
+
+
+BuilderFactory = Callable[[ToolRegistry], Any]
+
+
+def build_policy() -> Any:
+    """Return the builder's walls from the deployment settings (base images, pulls, indexes)."""
+    return BuildPolicy(
+        base_images=tuple(base_images_allowed()),
+        allow_pull=bool(settings.JAZZMINE_BASE_IMAGE_PULL),
+        indexes=PipIndexes(
+            index_url=settings.JAZZMINE_PIP_INDEX_URL,
+            extra_index_urls=tuple(settings.JAZZMINE_PIP_EXTRA_INDEX_URLS),
+        ),
+    )
+
+
+def _default_builder(registry: ToolRegistry) -> Any:
+    return SandboxBuilder(registry, policy=build_policy())
+
+
+def image_build_start(
+    *,
+    sandbox: Sandbox,
+    user: AbstractBaseUser | None,
+    background: bool = True,
+) -> ImageBuild:
+    """Queue a build of a sandbox's image for a worker; reuse one in progress, never a stale one."""
+    running = sandbox.builds.filter(status__in=[BuildStatus.QUEUED, BuildStatus.BUILDING]).first()
+    if running is not None and not image_build_fail_if_stale(build=running):
+        return running
+    registry = registry_for_sandbox(sandbox)
+    build = ImageBuild.objects.create(
+        sandbox=sandbox,
+        checksum=registry.sandbox_checksum(sandbox.name),
+        tool_checksums={t.name: t.checksum for t in registry.tools(sandbox.name)},
+        requested_by=user,
+    )
+    if background:
+        # After commit: the worker's own connection must see the row. By name: the task
+        # module is the worker's side.
+        build_id = build.pk
+        transaction.on_commit(lambda: celery_app.send_task("catalog.image_build", args=[build_id]))
+    return build
+
+
+def image_build_claim(*, build_id: int, worker: str) -> bool:
+    """Make a queued build this worker's; False when another worker (or the reaper) got it."""
+    rows = ImageBuild.objects.filter(pk=build_id, status=BuildStatus.QUEUED)
+    return row_claim(rows, worker=worker, status=BuildStatus.BUILDING)
+
+
+def image_build_fail_if_stale(*, build: ImageBuild) -> bool:
+    """End a build whose worker went silent, or that no worker took; tell whether it was."""
+    now = timezone.now()
+    if build.status == BuildStatus.BUILDING:
+        beat = build.heartbeat_at or build.created_at
+        if beat >= heartbeat_cutoff(now):
+            return False
+        why = f"the worker building it ({build.worker or 'unknown'}) stopped answering"
+        rows = ImageBuild.objects.filter(
+            pk=build.pk, status=BuildStatus.BUILDING, heartbeat_at=build.heartbeat_at
+        )
+    elif build.status == BuildStatus.QUEUED:
+        if build.created_at >= never_started_cutoff(now):
+            return False
+        why = "no worker took it (is a worker running?)"
+        rows = ImageBuild.objects.filter(pk=build.pk, status=BuildStatus.QUEUED)
+    else:
+        return False
+    if not rows.update(status=BuildStatus.FAILED, error=why, finished_at=now):
+        return False  # it moved meanwhile: its worker is alive after all
+    image_build_append_line(build_id=build.pk, line=f"ERROR: {why}; the build was abandoned")
+    image_build_set_status(build_id=build.pk, status=BuildStatus.FAILED, error=why)
+    return True
+
+
+def image_builds_reap() -> int:
+    """End every build whose worker went silent or that nobody took; return how many."""
+    stale = ImageBuild.objects.filter(status__in=[BuildStatus.QUEUED, BuildStatus.BUILDING])
+    return sum(image_build_fail_if_stale(build=build) for build in stale)
+
+
+def image_build_append_line(*, build_id: int, line: str) -> int:
+    """Append a line to a build's log, store it, and stream it; return its sequence number."""
+    line = line.rstrip("\n")
+    with transaction.atomic():
+        ImageBuild.objects.filter(pk=build_id).update(
+            log=Concat(F("log"), Value(line + "\n")), line_count=F("line_count") + 1
+        )
+        seq = ImageBuild.objects.filter(pk=build_id).values_list("line_count", flat=True).get()
+    # Stored first, then sent: a consumer that reads the log after joining the group misses
+    # nothing and can drop the duplicates by sequence number.
+    event: BuildLineEvent = {"type": "build.line", "build_id": build_id, "seq": seq, "line": line}
+    live.group_send(live.build_group(build_id), dict(event))
+    return seq
+
+
+def image_build_set_status(*, build_id: int, status: str, **fields: Any) -> None:
+    """Change a build's status and tell its watchers."""
+    if status in (BuildStatus.SUCCEEDED, BuildStatus.FAILED):
+        fields["finished_at"] = timezone.now()
+    ImageBuild.objects.filter(pk=build_id).update(status=status, **fields)
+    event: BuildStatusEvent = {"type": "build.status", "build_id": build_id, "status": status}
+    live.group_send(live.build_group(build_id), dict(event))
+
+
+def image_build_run(*, build_id: int, builder_factory: BuilderFactory | None = None) -> ImageBuild:
+    """Run a queued build now, in this thread, streaming its log; never raises on failure."""
+    build = ImageBuild.objects.select_related("sandbox").get(pk=build_id)
+    image_build_set_status(build_id=build_id, status=BuildStatus.BUILDING)
+    try:
+        registry = registry_for_sandbox(build.sandbox)
+        builder = (builder_factory or _default_builder)(registry)
+        result = builder.ensure_image(
+            build.sandbox.name,
+            on_log=lambda line: image_build_append_line(build_id=build_id, line=line),
+        )
+    except Exception as exc:
+        logger.warning("image build %s failed: %s", build_id, exc)
+        image_build_append_line(build_id=build_id, line=f"ERROR: {exc}")
+        image_build_set_status(build_id=build_id, status=BuildStatus.FAILED, error=str(exc))
+    else:
+        image_build_append_line(
+            build_id=build_id, line=f"image {result.tag} ready ({result.seconds:.1f} s)"
+        )
+        image_build_set_status(
+            build_id=build_id, status=BuildStatus.SUCCEEDED, tag=result.tag, built=result.built
+        )
+    build.refresh_from_db()
+    return build

@@ -1,0 +1,76 @@
+"""The `ToolRegistry` of a sandbox built from its catalog rows: the one way any app gets one."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from typing import Any
+
+from jazzmine.core.tools import ToolParameter, ToolRegistry
+from jazzmine.scripttools import ScriptTool, ScriptToolError, register_script_tool
+from jazzmine.scripttools.model import DEFAULT_TIMEOUT
+
+from ..models import Sandbox, Tool, ToolKind
+
+logger = logging.getLogger(__name__)
+
+
+def tool_parameters(rows: list[dict[str, Any]]) -> list[ToolParameter]:
+    """Return the core's parameters of a tool row's stored parameter dicts."""
+    return [ToolParameter.from_dict(dict(row)) for row in rows]
+
+
+def registry_for_sandbox(
+    sandbox: Sandbox, *, tools: Iterable[Tool] | None = None, include_unpublished: bool = False
+) -> ToolRegistry:
+    """Build the core `ToolRegistry` of a sandbox from its rows, without executing any tool.
+
+    Every prompt, checksum and image in the web app comes from this registry, so they are
+    exactly what `jazzmine.core.tools` computes. Pass `tools` to reuse rows already loaded.
+    Unpublished tools (script tools without a passed trial) are left out unless asked for:
+    they are never offered to an LLM nor baked into an image.
+    """
+    registry = ToolRegistry()
+    registry.register_sandbox(sandbox.to_config())
+    rows = tools if tools is not None else sandbox.tools.all()
+    for row in sorted(rows, key=lambda t: t.name):
+        if not row.published and not include_unpublished:
+            continue
+        if row.kind == ToolKind.SCRIPT:
+            script_tool = script_tool_from_row(row)
+            if script_tool is not None:
+                register_script_tool(registry, script_tool, sandbox=sandbox.name)
+            continue
+        registry.register_source(
+            row.source,
+            sandbox=sandbox.name,
+            description=row.description,
+            parameters=tool_parameters(row.parameters),
+            dependencies=list(row.dependencies),
+            secrets=list(row.secrets),
+            name=row.name,
+        )
+    return registry
+
+
+def script_tool_from_row(row: Tool) -> ScriptTool | None:
+    """Return the script tool a catalog row holds (None for a row that is not a whole one)."""
+    if row.kind != ToolKind.SCRIPT or not row.runtime:
+        return None
+    try:
+        return ScriptTool(
+            name=row.name,
+            description=row.description,
+            source=row.source,
+            parameters=dict(row.schema or {"type": "object", "properties": {}}),
+            runtime=row.runtime,  # type: ignore[arg-type]
+            always_allow=row.always_allow,
+            timeout=float(row.timeout_seconds or DEFAULT_TIMEOUT),
+            secrets=list(row.secrets),
+            dependencies=list(row.dependencies),
+            extra=dict(row.extra or {}),
+        )
+    except ScriptToolError:
+        # A bad row must not take every page of its sandbox down with it.
+        logger.warning("script tool row %s is not a valid script tool", row.pk)
+        return None

@@ -1,0 +1,117 @@
+"""Who may change what in the catalog, and which values a sandbox or tool may hold."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import PermissionDenied, ValidationError
+
+from jazzmine.requirements import RequirementError, requirements_check
+
+from ...teams.models import Role, Team
+from ...teams.selectors import user_has_team_role
+from ..limits import bounds_problems
+
+SANDBOX_CONFIG_FIELDS = (
+    "dependencies",
+    "secrets",
+    "network",
+    "memory_mb",
+    "cpus",
+    "pids_limit",
+    "timeout_seconds",
+    "max_output_bytes",
+    "base_image",
+    "backend",
+)
+# Limits of bash scripts: sandbox columns that are not part of the core's SandboxConfig.
+BASH_LIMIT_FIELDS = ("bash_max_commands", "bash_max_loop_iterations", "bash_timeout_seconds")
+TOOL_FIELDS = (
+    "description",
+    "parameters",
+    "dependencies",
+    "secrets",
+    "source",
+    "always_allow",
+    "tags",
+    "kind",
+)
+# What changes what review means or what a run may reach: team admins only (issue 10, class 3).
+# Every config field but the dependencies (the code a run may use, not what it may reach).
+ADMIN_SANDBOX_FIELDS = (
+    *(f for f in SANDBOX_CONFIG_FIELDS if f != "dependencies"),
+    *BASH_LIMIT_FIELDS,
+)
+ADMIN_TOOL_FIELDS = ("always_allow", "secrets")
+# Sandbox numbers with deployment bounds (`limits.py`).
+BOUNDED_SANDBOX_FIELDS = (
+    "memory_mb",
+    "cpus",
+    "pids_limit",
+    "timeout_seconds",
+    "max_output_bytes",
+    *BASH_LIMIT_FIELDS,
+)
+
+
+def actor_is_admin(*, actor: AbstractBaseUser | None, team: Team) -> bool:
+    """Tell whether a person may change what review means in a team's sandboxes."""
+    if actor is None or not actor.is_authenticated:
+        return False
+    return bool(getattr(actor, "is_superuser", False)) or user_has_team_role(
+        user=actor, team=team, role=Role.ADMIN
+    )
+
+
+def admin_check(*, actor: AbstractBaseUser | None, team: Team, fields: Iterable[str]) -> None:
+    """Refuse a change of admin-only fields by anyone but a team admin.
+
+    `actor` None is a trusted caller (a management command, the demo seed, a test fixture);
+    every web surface passes the person making the request.
+    """
+    names = sorted(set(fields))
+    if not names or actor is None or actor_is_admin(actor=actor, team=team):
+        return
+    raise PermissionDenied(f"Only team admins change {', '.join(names)}.")
+
+
+def admin_fields_of_new(values: dict[str, Any]) -> list[str]:
+    """Return the admin-only fields a new tool sets away from their safe defaults."""
+    fields = []
+    if values.get("always_allow"):
+        fields.append("always_allow")
+    if values.get("secrets"):
+        fields.append("secrets")
+    return fields
+
+
+def requirements_checked(dependencies: Any) -> list[str]:
+    """Return checked requirements; raise ValidationError naming the bad line."""
+    try:
+        return requirements_check(dependencies or [])
+    except RequirementError as exc:
+        raise ValidationError(f"dependencies {exc}") from None
+
+
+def base_images_allowed() -> list[str]:
+    """Return the base images a sandbox may name (the operator's list)."""
+    return list(settings.JAZZMINE_BASE_IMAGES)
+
+
+def base_image_check(base_image: str) -> None:
+    """Refuse a base image the operator does not offer."""
+    if base_image not in base_images_allowed():
+        raise ValidationError(
+            f"base image {base_image!r} is not offered here; choose one of "
+            f"{', '.join(base_images_allowed())}"
+        )
+
+
+def bounds_check(values: dict[str, Any]) -> None:
+    """Refuse sandbox numbers outside the deployment's bounds."""
+    problems = bounds_problems({k: v for k, v in values.items() if k in BOUNDED_SANDBOX_FIELDS})
+    if problems:
+        raise ValidationError(list(problems.values()))

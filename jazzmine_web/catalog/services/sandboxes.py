@@ -1,0 +1,149 @@
+"""Writes of sandboxes: create, change and delete them, checked against the core's config."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from jazzmine.core.tools import SandboxConfig
+
+from ...teams.models import Team
+from ..models import Sandbox
+from .audit import catalog_change_announce
+from .rules import (
+    ADMIN_SANDBOX_FIELDS,
+    BASH_LIMIT_FIELDS,
+    SANDBOX_CONFIG_FIELDS,
+    admin_check,
+    base_image_check,
+    bounds_check,
+    requirements_checked,
+)
+
+
+def sandbox_config_check(*, name: str, **fields: Any) -> SandboxConfig:
+    """Validate sandbox fields with the core's SandboxConfig; raise ValidationError if bad.
+
+    Dependencies must be plain requirements, the base image one the operator offers, and
+    the numbers inside the deployment's bounds.
+    """
+    if "dependencies" in fields:
+        fields["dependencies"] = requirements_checked(fields["dependencies"])
+    if "base_image" in fields:
+        base_image_check(fields["base_image"])
+    bounds_check(fields)
+    try:
+        return SandboxConfig(name=name, **fields)
+    except (TypeError, ValueError) as exc:
+        raise ValidationError(str(exc)) from exc
+
+
+def _sandbox_defaults() -> dict[str, Any]:
+    """Return what a new sandbox holds when nobody chose otherwise."""
+    values = {f: Sandbox._meta.get_field(f).get_default() for f in ADMIN_SANDBOX_FIELDS}
+    values["base_image"] = settings.JAZZMINE_BASE_IMAGE
+    return values
+
+
+def sandbox_create(
+    *,
+    team: Team,
+    name: str,
+    description: str = "",
+    actor: AbstractBaseUser | None = None,
+    **config: Any,
+) -> Sandbox:
+    """Create a sandbox in a team; only admins choose other than the defaults of admin fields."""
+    config.setdefault("base_image", settings.JAZZMINE_BASE_IMAGE)
+    defaults = _sandbox_defaults()
+    admin_check(
+        actor=actor,
+        team=team,
+        fields=[f for f in ADMIN_SANDBOX_FIELDS if f in config and config[f] != defaults[f]],
+    )
+    bash = _bash_limits_check({f: config.pop(f) for f in BASH_LIMIT_FIELDS if f in config})
+    checked = sandbox_config_check(name=name, **config)
+    if Sandbox.objects.filter(team=team, name=name).exists():
+        raise ValidationError(f"Team {team.slug!r} already has a sandbox named {name!r}")
+    values = {f: getattr(checked, f) for f in SANDBOX_CONFIG_FIELDS}
+    with transaction.atomic():
+        sandbox = Sandbox.objects.create(
+            team=team, name=name, description=description, **values, **bash
+        )
+        catalog_change_announce(
+            sandbox=sandbox,
+            actor=actor,
+            action="sandbox_created",
+            target=f"sandbox {name}",
+            changes={k: (None, v) for k, v in {**values, **bash}.items() if v != defaults.get(k)},
+        )
+    return sandbox
+
+
+def _bash_limits_check(values: dict[str, Any]) -> dict[str, Any]:
+    """Refuse bash limits that are not numbers inside the deployment's bounds."""
+    for key, value in values.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            raise ValidationError(f"{key} must be a positive number, not {value!r}")
+    bounds_check(values)
+    return values
+
+
+def sandbox_update(
+    *, sandbox: Sandbox, actor: AbstractBaseUser | None = None, **changes: Any
+) -> bool:
+    """Change a sandbox's fields; tell whether anything changed.
+
+    Only the fields that change are checked against today's rules (an older row keeps what
+    it has until someone changes it); admin-only fields need a team admin.
+    """
+    allowed = {"name", "description", *SANDBOX_CONFIG_FIELDS, *BASH_LIMIT_FIELDS}
+    unknown = set(changes) - allowed
+    if unknown:
+        raise TypeError(f"sandbox_update got unknown fields {sorted(unknown)}")
+    changed = {k: v for k, v in changes.items() if getattr(sandbox, k) != v}
+    if not changed:
+        return False
+    admin_check(actor=actor, team=sandbox.team, fields=set(changed) & set(ADMIN_SANDBOX_FIELDS))
+    _bash_limits_check({k: v for k, v in changed.items() if k in BASH_LIMIT_FIELDS})
+    if "dependencies" in changed:
+        changed["dependencies"] = requirements_checked(changed["dependencies"])
+    if "base_image" in changed:
+        base_image_check(changed["base_image"])
+    bounds_check(changed)
+    merged = {f: changed.get(f, getattr(sandbox, f)) for f in SANDBOX_CONFIG_FIELDS}
+    new_name = changed.get("name", sandbox.name)
+    try:
+        SandboxConfig(name=new_name, **merged)
+    except (TypeError, ValueError) as exc:
+        raise ValidationError(str(exc)) from exc
+    if (
+        "name" in changed
+        and Sandbox.objects.filter(team=sandbox.team, name=new_name).exclude(pk=sandbox.pk).exists()
+    ):
+        raise ValidationError(
+            f"Team {sandbox.team.slug!r} already has a sandbox named {new_name!r}"
+        )
+    before = {k: getattr(sandbox, k) for k in changed}
+    with transaction.atomic():
+        for key, value in changed.items():
+            setattr(sandbox, key, value)
+        sandbox.save()
+        catalog_change_announce(
+            sandbox=sandbox,
+            actor=actor,
+            action="sandbox_changed",
+            target=f"sandbox {sandbox.name}",
+            changes={k: (before[k], changed[k]) for k in changed},
+        )
+    return True
+
+
+def sandbox_delete(*, sandbox: Sandbox, actor: AbstractBaseUser | None = None) -> None:
+    """Delete a sandbox with its tools, versions, secrets and builds (team admins only)."""
+    admin_check(actor=actor, team=sandbox.team, fields=["sandboxes (delete)"])
+    sandbox.delete()

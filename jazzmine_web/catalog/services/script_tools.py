@@ -1,0 +1,130 @@
+"""Writes of script tools (tool.json + script) as catalog rows: check them and save them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from jazzmine.core.tools import RegisteredTool, SandboxConfig, ToolRegistry
+from jazzmine.scripttools import ScriptTool, register_script_tool
+
+from ..limits import bound
+from ..models import Sandbox, Tool, ToolKind
+from .audit import tool_audit_state, tool_change_announce
+from .rules import ADMIN_TOOL_FIELDS, admin_check, admin_fields_of_new, requirements_checked
+from .tools import ToolChange, tags_clean, tool_accept_if_admin, tool_prompt, tool_version_create
+
+
+def script_tool_check(*, tool: ScriptTool, sandbox_name: str = "default") -> RegisteredTool:
+    """Register a script tool in a scratch registry; raise ValidationError on any problem."""
+    requirements_checked(tool.dependencies)
+    problem = bound("script_timeout_seconds").problem("timeout", tool.timeout)
+    if problem:
+        raise ValidationError(problem)
+    scratch = ToolRegistry()
+    if sandbox_name != "default":
+        scratch.register_sandbox(SandboxConfig(name=sandbox_name))
+    try:
+        return register_script_tool(scratch, tool, sandbox=sandbox_name)
+    except (TypeError, ValueError) as exc:
+        raise ValidationError(str(exc)) from exc
+
+
+def _script_row_values(tool: ScriptTool, registered: RegisteredTool) -> dict[str, Any]:
+    return {
+        "name": tool.name,
+        "description": tool.description,
+        "parameters": [p.to_dict() for p in registered.tool.parameters],
+        "dependencies": list(tool.dependencies),
+        "secrets": list(tool.secrets),
+        "source": tool.source,
+        "always_allow": tool.always_allow,
+        "runtime": tool.runtime,
+        "schema": dict(tool.parameters),
+        "timeout_seconds": float(tool.timeout),
+        "extra": dict(tool.extra),
+    }
+
+
+def script_tool_save(
+    *,
+    sandbox: Sandbox,
+    tool: ScriptTool,
+    existing: Tool | None = None,
+    author: AbstractBaseUser | None = None,
+    note: str = "",
+    tags: list[str] | None = None,
+    actor: AbstractBaseUser | None = None,
+) -> tuple[Tool, ToolChange]:
+    """Create or change a script tool row; new code makes a new version and unpublishes it.
+
+    A script tool is published only after a trial run of its current code passes, so any
+    change of code, runtime, timeout or dependencies takes it out of the LLM's reach again.
+    `always_allow` and `secrets` are admin-only (`actor`); changing them makes a version too.
+    """
+    registered = script_tool_check(tool=tool, sandbox_name=sandbox.name)
+    values = _script_row_values(tool, registered)
+    clash = Tool.objects.filter(sandbox=sandbox, name=tool.name)
+    if existing is not None:
+        clash = clash.exclude(pk=existing.pk)
+    if clash.exists():
+        raise ValidationError(f"Sandbox {sandbox.name!r} already has a tool named {tool.name!r}")
+    with transaction.atomic():
+        if existing is None:
+            admin_check(actor=actor, team=sandbox.team, fields=admin_fields_of_new(values))
+            row = Tool(
+                sandbox=sandbox,
+                kind=ToolKind.SCRIPT,
+                function_name=registered.function_name,
+                is_async=registered.is_async,
+                checksum=registered.checksum,
+                tags=tags_clean(tags or []),
+                published=False,
+                **values,
+            )
+            tool_accept_if_admin(tool=row, actor=actor)
+            row.save()
+            version = tool_version_create(tool=row, author=author, note=note or "Created")
+            tool_change_announce(
+                tool=row, actor=actor, action="tool_created", before={}, version=version
+            )
+            return row, ToolChange(changed=True, new_version=version)
+        if tags is not None:
+            values["tags"] = tags_clean(tags)
+        changed = {k: v for k, v in values.items() if getattr(existing, k) != v}
+        code_changed = registered.checksum != existing.checksum
+        if not changed and not code_changed:
+            return existing, ToolChange(changed=False)
+        prompt_changed = tool_prompt(existing) != registered.tool.build_prompt()
+        admin_check(actor=actor, team=sandbox.team, fields=set(changed) & set(ADMIN_TOOL_FIELDS))
+        before = tool_audit_state(existing)
+        for key, value in changed.items():
+            setattr(existing, key, value)
+        existing.kind = ToolKind.SCRIPT
+        existing.function_name = registered.function_name
+        existing.checksum = registered.checksum
+        if code_changed:
+            existing.published = False
+            existing.published_at = None
+        if code_changed or "always_allow" in changed:
+            tool_accept_if_admin(tool=existing, actor=actor)
+        existing.save()
+        # tool.json is versioned whole (`tool_json`): any change of it is a version, the
+        # prompt's fields included; tags alone are not.
+        version = (
+            tool_version_create(tool=existing, author=author, note=note or "Edited")
+            if code_changed or prompt_changed or set(changed) - {"tags"}
+            else None
+        )
+        tool_change_announce(
+            tool=existing, actor=actor, action="tool_changed", before=before, version=version
+        )
+    return existing, ToolChange(
+        changed=True,
+        new_version=version,
+        code_changed=code_changed,
+        prompt_changed=prompt_changed,
+    )

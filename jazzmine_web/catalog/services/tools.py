@@ -1,0 +1,350 @@
+"""Writes of tools: create, change, accept, publish and delete them, each change a version."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from jazzmine.core.tools import RegisteredTool, SandboxConfig, ToolRegistry
+from jazzmine.core.tools import Tool as CoreTool
+
+from ..models import Sandbox, Tool, ToolKind, ToolVersion
+from .audit import catalog_change_announce, tool_audit_state, tool_change_announce
+from .registry import script_tool_from_row, tool_parameters
+from .rules import (
+    ADMIN_TOOL_FIELDS,
+    TOOL_FIELDS,
+    actor_is_admin,
+    admin_check,
+    admin_fields_of_new,
+    requirements_checked,
+)
+
+
+def tool_accept_if_admin(*, tool: Tool, actor: AbstractBaseUser | None) -> None:
+    """Accept the tool's current code as always-allowed when an admin wrote this change."""
+    if tool.always_allow and actor_is_admin(actor=actor, team=tool.sandbox.team):
+        tool.always_allow_accepted_checksum = tool.checksum
+        tool.always_allow_accepted_by = actor  # type: ignore[assignment]
+        tool.always_allow_accepted_at = timezone.now()
+
+
+def tool_publish(*, tool: Tool, published: bool = True) -> Tool:
+    """Offer a tool to LLMs (or withdraw it); callers check the trial gate first."""
+    tool.published = published
+    tool.published_at = timezone.now() if published else None
+    tool.save(update_fields=["published", "published_at", "updated_at"])
+    return tool
+
+
+def _accepted_arguments(source: str) -> set[str] | None:
+    """Return the argument names of the source's function (None when it takes **kwargs)."""
+    node = next(
+        n for n in ast.parse(source).body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+    )
+    if node.args.kwarg is not None:
+        return None
+    args = node.args
+    return {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
+
+
+def tool_spec_check(
+    *,
+    name: str,
+    description: str,
+    parameters: list[dict[str, Any]],
+    dependencies: list[str],
+    secrets: list[str],
+    source: str,
+    sandbox_name: str = "default",
+) -> RegisteredTool:
+    """Register a tool's fields in a scratch registry; raise ValidationError on any problem."""
+    dependencies = requirements_checked(dependencies)
+    scratch = ToolRegistry()
+    if sandbox_name != "default":
+        scratch.register_sandbox(SandboxConfig(name=sandbox_name))
+    try:
+        params = tool_parameters(parameters)
+        registered = scratch.register_source(
+            source,
+            sandbox=sandbox_name,
+            description=description,
+            parameters=params,
+            dependencies=dependencies,
+            secrets=secrets,
+            name=name or None,
+        )
+    except (TypeError, ValueError) as exc:
+        raise ValidationError(str(exc)) from exc
+    accepted = _accepted_arguments(registered.source)
+    if accepted is not None:
+        unknown = [p.name for p in params if p.name not in accepted]
+        if unknown:
+            raise ValidationError(
+                f"Tool {registered.name!r} documents parameters {unknown} that "
+                f"{registered.function_name}() does not accept"
+            )
+    return registered
+
+
+def tool_version_create(*, tool: Tool, author: AbstractBaseUser | None, note: str) -> ToolVersion:
+    """Record the tool as it is now as its next version."""
+    last = tool.versions.order_by("-number").values_list("number", flat=True).first() or 0
+    return ToolVersion.objects.create(
+        tool=tool,
+        number=last + 1,
+        source=tool.source,
+        dependencies=list(tool.dependencies),
+        checksum=tool.checksum,
+        always_allow=tool.always_allow,
+        secrets=list(tool.secrets),
+        tool_json=_tool_json_of(tool),
+        interface=tool_interface(tool),
+        prompt=tool_prompt(tool),
+        author=author,
+        note=note[:300],
+    )
+
+
+# What the LLM reads of a tool: the `<tool>` XML is built from these fields and nothing else
+# (`jazzmine.core.tools.Tool.build_prompt`); a change of any is a change of the prompt.
+PROMPT_FIELDS = ("name", "description", "parameters")
+
+
+def tool_interface(tool: Tool) -> dict[str, Any]:
+    """Return the fields of a tool row that the XML prompt is built from."""
+    return {
+        "name": tool.name,
+        "description": tool.description,
+        "parameters": [dict(p) for p in tool.parameters],
+    }
+
+
+def tool_prompt(tool: Tool) -> str | None:
+    """Return the `<tool>` XML the LLM reads for a tool row (None for a row the core refuses)."""
+    try:
+        return CoreTool(
+            name=tool.name,
+            description=tool.description,
+            parameters=tool_parameters(tool.parameters),
+        ).build_prompt()
+    except (TypeError, ValueError):
+        return None
+
+
+def _tool_json_of(tool: Tool) -> dict[str, Any]:
+    script_tool = script_tool_from_row(tool)
+    if script_tool is None:
+        return {}
+    return {"runtime": script_tool.runtime, "tool.json": script_tool.to_json_dict()}
+
+
+def tool_create(
+    *,
+    sandbox: Sandbox,
+    name: str,
+    description: str,
+    source: str,
+    parameters: list[dict[str, Any]] | None = None,
+    dependencies: list[str] | None = None,
+    secrets: list[str] | None = None,
+    always_allow: bool = False,
+    tags: list[str] | None = None,
+    kind: str = ToolKind.PYTHON,
+    author: AbstractBaseUser | None = None,
+    note: str = "Created",
+    actor: AbstractBaseUser | None = None,
+) -> Tool:
+    """Create a tool and its first version; `always_allow` and `secrets` are admin-only."""
+    registered = tool_spec_check(
+        name=name,
+        description=description,
+        parameters=parameters or [],
+        dependencies=dependencies or [],
+        secrets=secrets or [],
+        source=source,
+        sandbox_name=sandbox.name,
+    )
+    admin_check(
+        actor=actor,
+        team=sandbox.team,
+        fields=admin_fields_of_new({"always_allow": always_allow, "secrets": secrets}),
+    )
+    if Tool.objects.filter(sandbox=sandbox, name=registered.name).exists():
+        raise ValidationError(
+            f"Sandbox {sandbox.name!r} already has a tool named {registered.name!r}"
+        )
+    with transaction.atomic():
+        tool = Tool(
+            sandbox=sandbox,
+            name=registered.name,
+            description=description,
+            parameters=[p.to_dict() for p in registered.tool.parameters],
+            dependencies=list(dependencies or []),
+            secrets=list(secrets or []),
+            kind=kind,
+            source=registered.source,
+            function_name=registered.function_name,
+            is_async=registered.is_async,
+            always_allow=always_allow,
+            tags=tags_clean(tags or []),
+            checksum=registered.checksum,
+        )
+        tool_accept_if_admin(tool=tool, actor=actor)
+        tool.save()
+        version = tool_version_create(tool=tool, author=author, note=note)
+        tool_change_announce(
+            tool=tool, actor=actor, action="tool_created", before={}, version=version
+        )
+    return tool
+
+
+def tags_clean(tags: Iterable[str]) -> list[str]:
+    """Return tags lower-cased, without commas or blanks, sorted and each once."""
+    cleaned = {t.strip().lower().replace(",", "-") for t in tags}
+    return sorted(t for t in cleaned if t)
+
+
+@dataclass(frozen=True)
+class ToolChange:
+    """What `tool_update` did: whether anything changed, the version it made, and what kind."""
+
+    changed: bool
+    new_version: ToolVersion | None = None
+    # The code or dependencies changed: a new checksum, so the sandbox's image is rebuilt.
+    code_changed: bool = False
+    # The XML the LLM reads changed (name, description, parameters).
+    prompt_changed: bool = False
+    remarks: tuple[str, ...] = ()
+
+    def summary(self) -> str:
+        """Return what the change was, as a person reads it."""
+        if not self.changed:
+            return "nothing changed: no new version"
+        if self.new_version is None:
+            return "neither the prompt nor the code changed: no new version"
+        if self.code_changed:
+            both = "the prompt and the code" if self.prompt_changed else "the code"
+            return f"{both} changed: a new checksum, the image needs a rebuild"
+        if self.prompt_changed:
+            return "the prompt changed, the code did not: same checksum, no image rebuild"
+        return "what review allows changed"
+
+
+def tool_update(
+    *,
+    tool: Tool,
+    author: AbstractBaseUser | None = None,
+    note: str = "",
+    actor: AbstractBaseUser | None = None,
+    **changes: Any,
+) -> ToolChange:
+    """Change a tool; a change of the prompt, code, dependencies, secrets or always_allow is a
+    new version (with `note`). Only code and dependencies change the checksum (and the image).
+
+    A member's code change to an always-allowed tool is stored but not in effect for review
+    until an admin accepts it (`tool_always_allow_accept`); an admin's own change is accepted.
+    """
+    unknown = set(changes) - {"name", *TOOL_FIELDS}
+    if unknown:
+        raise TypeError(f"tool_update got unknown fields {sorted(unknown)}")
+    if "tags" in changes:
+        changes["tags"] = tags_clean(changes["tags"])
+    merged = {f: changes.get(f, getattr(tool, f)) for f in ("name", *TOOL_FIELDS)}
+    registered = tool_spec_check(
+        name=merged["name"],
+        description=merged["description"],
+        parameters=merged["parameters"],
+        dependencies=merged["dependencies"],
+        secrets=merged["secrets"],
+        source=merged["source"],
+        sandbox_name=tool.sandbox.name,
+    )
+    merged["source"] = registered.source
+    merged["parameters"] = [p.to_dict() for p in registered.tool.parameters]
+    merged["name"] = registered.name
+    changed = {k: v for k, v in merged.items() if getattr(tool, k) != v}
+    if not changed:
+        return ToolChange(changed=False)
+    admin_check(actor=actor, team=tool.sandbox.team, fields=set(changed) & set(ADMIN_TOOL_FIELDS))
+    if (
+        "name" in changed
+        and Tool.objects.filter(sandbox=tool.sandbox, name=merged["name"])
+        .exclude(pk=tool.pk)
+        .exists()
+    ):
+        raise ValidationError(
+            f"Sandbox {tool.sandbox.name!r} already has a tool named {merged['name']!r}"
+        )
+    code_changed = registered.checksum != tool.checksum
+    prompt_changed = tool_prompt(tool) != registered.tool.build_prompt()
+    before = tool_audit_state(tool)
+    with transaction.atomic():
+        for key, value in changed.items():
+            setattr(tool, key, value)
+        tool.function_name = registered.function_name
+        tool.is_async = registered.is_async
+        tool.checksum = registered.checksum
+        if code_changed or "always_allow" in changed:
+            tool_accept_if_admin(tool=tool, actor=actor)
+        tool.save()
+        version = (
+            tool_version_create(tool=tool, author=author, note=note or "Edited")
+            if code_changed or prompt_changed or set(changed) & set(ADMIN_TOOL_FIELDS)
+            else None
+        )
+        tool_change_announce(
+            tool=tool, actor=actor, action="tool_changed", before=before, version=version
+        )
+    return ToolChange(
+        changed=True,
+        new_version=version,
+        code_changed=code_changed,
+        prompt_changed=prompt_changed,
+    )
+
+
+def tool_always_allow_accept(*, tool: Tool, actor: AbstractBaseUser | None) -> Tool:
+    """Accept a tool's current code as always-allowed (team admins only); audited."""
+    if actor is None or not actor_is_admin(actor=actor, team=tool.sandbox.team):
+        raise PermissionDenied("Only team admins accept a tool as always-allowed.")
+    if not tool.always_allow:
+        raise ValidationError(f"Tool {tool.name!r} does not ask to be always allowed")
+    if tool.is_always_allowed:
+        return tool
+    before = tool.always_allow_accepted_checksum
+    with transaction.atomic():
+        tool_accept_if_admin(tool=tool, actor=actor)
+        tool.save(
+            update_fields=[
+                "always_allow_accepted_checksum",
+                "always_allow_accepted_by",
+                "always_allow_accepted_at",
+            ]
+        )
+        catalog_change_announce(
+            sandbox=tool.sandbox,
+            actor=actor,
+            action="tool_accepted",
+            target=f"tool {tool.name}",
+            changes={"accepted_code_checksum": (before or None, tool.checksum)},
+            sha256=tool.checksum,
+        )
+    return tool
+
+
+def tool_delete(*, tool: Tool, actor: AbstractBaseUser | None = None) -> None:
+    """Delete a tool and its versions (team admins only); the audit keeps the deletion."""
+    admin_check(actor=actor, team=tool.sandbox.team, fields=["tools (delete)"])
+    with transaction.atomic():
+        tool_change_announce(
+            tool=tool, actor=actor, action="tool_deleted", before=tool_audit_state(tool)
+        )
+        tool.delete()
