@@ -7,8 +7,17 @@ LOG_FILE="$LOG_DIR/jazzmine-dockerd.log"
 WAIT_SECONDS="${JAZZMINE_DOCKERD_WAIT:-60}"
 
 if docker info >/dev/null 2>&1; then
-  echo "ensure-docker: engine already answering"
-  exit 0
+  # An engine whose default bridge was removed (a second dockerd started with --bridge=none
+  # deletes docker0) starts no sandbox with a network: start it again, it recreates the bridge.
+  if [ "$(id -u)" = "0" ] && command -v ip >/dev/null 2>&1 && ! ip link show docker0 >/dev/null 2>&1 \
+      && pgrep -x dockerd >/dev/null; then
+    echo "ensure-docker: docker0 is gone; restarting dockerd to recreate it"
+    pkill -x dockerd || true
+    for _ in $(seq 1 30); do pgrep -x dockerd >/dev/null || break; sleep 1; done
+  else
+    echo "ensure-docker: engine already answering"
+    exit 0
+  fi
 fi
 
 if ! command -v dockerd >/dev/null 2>&1; then

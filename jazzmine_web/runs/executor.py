@@ -57,6 +57,7 @@ class RunExecutor:
         self._current: dict[int, tuple[str, RunLimits]] = {}  # sandbox id -> its pool's key
         self._docker: DockerRunner | None = None
         self._futures: dict[str, concurrent.futures.Future[str]] = {}
+        self._tasks: dict[str, asyncio.Task[str]] = {}  # run id -> its task (loop thread only)
         self._cancelled: dict[str, str] = {}  # run id -> why a person cancelled it
         self._known_images: set[str] = set()  # image tags known to exist in the engine
         self._started = threading.Event()
@@ -79,8 +80,15 @@ class RunExecutor:
         if future is None or future.done():
             return False
         self._cancelled[str(run_id)] = reason
-        future.cancel()  # cancels the run's task on the loop: its sandbox is removed on the way out
+        # Cancel the run's task on the loop, not the future: the task records the cancel and
+        # removes the sandbox, and the future then resolves to the run's final status.
+        self._loop.call_soon_threadsafe(self._cancel_task, str(run_id))
         return True
+
+    def _cancel_task(self, run_id: str) -> None:
+        task = self._tasks.get(run_id)
+        if task is not None:
+            task.cancel()
 
     def prewarm(self, sandbox_id: int) -> None:
         """Start filling the pool of a sandbox whose image exists, so its first run is warm."""
@@ -115,7 +123,11 @@ class RunExecutor:
         return await self._loop.run_in_executor(self._db, lambda: _with_connection(fn, **kwargs))
 
     async def _execute(self, run_id: Any) -> str:
+        key = str(run_id)
+        self._tasks[key] = asyncio.current_task()  # type: ignore[assignment]
         try:
+            if key in self._cancelled:  # cancelled between its submission and this start
+                raise asyncio.CancelledError
             return await self._execute_unsafe(run_id)
         except asyncio.CancelledError:
             reason = self._cancelled.pop(str(run_id), None)
@@ -134,6 +146,8 @@ class RunExecutor:
                 message=f"the run worker failed: {exc}",
             )
             return RunStatus.FAILED
+        finally:
+            self._tasks.pop(key, None)
 
     async def _execute_unsafe(self, run_id: Any) -> str:
         # The run is already PREPARING: the worker's claim moved it there.
@@ -150,7 +164,8 @@ class RunExecutor:
                 return await self._execute_bash(prepared)
             return await self._execute_python(prepared)
         finally:
-            await self._in_db(run_credentials_revoke, run_id=run_id)
+            # Shielded: a cancel that lands now must not leave the run's tokens alive.
+            await asyncio.shield(self._in_db(run_credentials_revoke, run_id=run_id))
 
     async def _execute_python(self, prepared: Prepared) -> str:
         run_id = prepared.run_id

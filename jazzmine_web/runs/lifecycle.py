@@ -89,20 +89,24 @@ def run_cancel_request(*, run_id: Any, reason: str) -> str:
 
 
 def runs_heartbeat(*, worker: str, ids: list[str]) -> list[str]:
-    """Say a worker's runs are alive; return those that have ended meanwhile.
+    """Say a worker's runs are alive; return those that were ended for it meanwhile.
 
-    A run the reaper has failed (its worker was too slow to say it was alive) must stop: the
-    worker cancels what this returns.
+    A run the reaper has failed (its worker was too slow to say it was alive), or whose row is
+    gone, must stop: the worker cancels what this returns. A run that just ended by itself is
+    not among them: its worker is only finishing up (cancelling that would cut its clean-up).
     """
     Run.objects.filter(pk__in=ids, worker=worker, status__in=ACTIVE).update(
         heartbeat_at=timezone.now()
     )
-    still = set(
-        Run.objects.filter(pk__in=ids, worker=worker, status__in=ACTIVE).values_list(
-            "pk", flat=True
-        )
+    outcomes = dict(
+        Run.objects.filter(pk__in=ids).exclude(status__in=ACTIVE).values_list("pk", "outcome")
     )
-    return [run_id for run_id in ids if _uuid(run_id) not in still]
+    present = set(Run.objects.filter(pk__in=ids).values_list("pk", flat=True))
+    return [
+        run_id
+        for run_id in ids
+        if _uuid(run_id) not in present or outcomes.get(_uuid(run_id)) == Outcome.WORKER_LOST
+    ]
 
 
 def runs_reap(*, now: datetime.datetime | None = None) -> dict[str, int]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import logging
 from typing import Any
 
@@ -41,6 +42,11 @@ def run_execute(run_id: str) -> str | None:
 def _execute(run_id: str) -> str:
     try:
         return executor().submit(run_id).result()
+    except concurrent.futures.CancelledError:
+        # The worker is stopping after its drain: the reaper ends the run once its heartbeat
+        # stops, with a message saying so.
+        logger.warning("run %s was stopped with its worker", run_id)
+        return RunStatus.FAILED
     except Exception:
         logger.exception("run %s ended in the worker", run_id)
         return RunStatus.FAILED

@@ -82,15 +82,18 @@ def test_a_queued_run_nobody_claimed_is_queued_again(ecommerce, member, settings
     assert run.enqueued_at > ago(5)
 
 
-def test_the_heartbeat_keeps_runs_alive_and_names_those_that_ended(ecommerce, member):
-    alive, ended = queued(ecommerce, member), queued(ecommerce, member)
+def test_the_heartbeat_keeps_runs_alive_and_names_those_ended_for_their_worker(ecommerce, member):
+    alive, reaped, done, gone = (queued(ecommerce, member) for _ in range(4))
     worker_register(name="w1@host", boot="b", hostname="h", pid=1, docker_host="", concurrency=2)
-    for run in (alive, ended):
+    for run in (alive, reaped, done, gone):
         run_claim(run_id=run.pk, worker="w1@host")
-    Run.objects.filter(pk__in=[alive.pk, ended.pk]).update(heartbeat_at=ago(60))
-    Run.objects.filter(pk=ended.pk).update(status=RunStatus.FAILED)
-    gone = runs_heartbeat(worker="w1@host", ids=[str(alive.pk), str(ended.pk)])
-    assert gone == [str(ended.pk)]
+    Run.objects.filter(pk=alive.pk).update(heartbeat_at=ago(60))
+    Run.objects.filter(pk=reaped.pk).update(status=RunStatus.FAILED, outcome="worker_lost")
+    # Ended by itself: its worker is only finishing up, and must not be cut short.
+    Run.objects.filter(pk=done.pk).update(status=RunStatus.SUCCEEDED, outcome="result")
+    Run.objects.filter(pk=gone.pk).delete()
+    ids = [str(run.pk) for run in (alive, reaped, done, gone)]
+    assert runs_heartbeat(worker="w1@host", ids=ids) == [str(reaped.pk), str(gone.pk)]
     assert Run.objects.get(pk=alive.pk).heartbeat_at > ago(5)
 
 
