@@ -31,7 +31,8 @@ from .errors import SandboxError, UnrestrictedRefused
 from .events import Event
 from .harness import UNRESTRICTED_ENV
 from .request import RunLimits, RunRequest
-from .session import ExitInfo, Stream, drive, engine_unavailable
+from .session import ExitInfo, drive, engine_unavailable
+from .streams import Stream
 
 if TYPE_CHECKING:
     from .builder import SandboxBuilder

@@ -13,14 +13,8 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
-from .docker_runner import (
-    POOL_LABEL,
-    DockerRunner,
-    EngineUnavailable,
-    ImageMissing,
-    remove_labelled,
-    start_failure,
-)
+from .containers import EngineUnavailable, ImageMissing, remove_labelled
+from .docker_runner import POOL_LABEL, DockerRunner, start_failure
 from .events import Event
 from .request import RunLimits, RunRequest
 from .session import drive
