@@ -109,7 +109,7 @@ class DockerProcess:
 
 
 class DockerRunner:
-    """Run scripts in fresh hardened containers (cold), or start processes for a warm pool."""
+    """The Docker backend: an engine connection and the policy its sandboxes start under."""
 
     backend = "docker"
 
@@ -146,17 +146,38 @@ class DockerRunner:
         )
         return await DockerProcess.ready(container)
 
-    async def run(self, image: str, request: RunRequest, limits: RunLimits) -> AsyncIterator[Event]:
+    def bind(self, image: str, limits: RunLimits) -> DockerOneShot:
+        """Return the runner of one image and limits: a fresh container for every request."""
+        return DockerOneShot(self, image, limits)
+
+    def run(self, image: str, request: RunRequest, limits: RunLimits) -> AsyncIterator[Event]:
+        """Run one request in a new container (kept until the run worker uses `bind`)."""
+        return self.bind(image, limits).run(request)
+
+
+class DockerOneShot:
+    """A `Runner` that starts a new container of one image for each request (a cold start)."""
+
+    backend = "docker"
+
+    def __init__(self, runner: DockerRunner, image: str, limits: RunLimits) -> None:
+        self.runner = runner
+        self.image = image
+        self.limits = limits
+
+    async def run(self, request: RunRequest) -> AsyncIterator[Event]:
         """Run one request in a new container and yield its events as they arrive."""
-        self.check(request)
+        self.runner.check(request)
         try:
-            process = await self.start_process(image, limits, labels={POOL_LABEL: "none"})
+            process = await self.runner.start_process(
+                self.image, self.limits, labels={POOL_LABEL: "none"}
+            )
         except (EngineUnavailable, ImageMissing) as exc:
             for event in start_failure(self.backend, exc):
                 yield event
             return
         try:
-            async for event in drive(process, request, limits):
+            async for event in drive(process, request, self.limits):
                 yield event
         finally:
             await process.remove()

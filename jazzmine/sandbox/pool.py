@@ -21,7 +21,9 @@ from .session import drive
 
 
 class WarmPool:
-    """Keep `size` ready sandboxes of one image and limits; run each request on a fresh one."""
+    """A `Runner` keeping `size` ready sandboxes of one image and limits; one per request."""
+
+    backend = "docker"
 
     def __init__(
         self,
@@ -111,7 +113,7 @@ class WarmPool:
             raise RuntimeError("this warm pool is closed")
         item = await self._take()
         if isinstance(item, Exception):
-            for event in start_failure(self.runner.backend, item):
+            for event in start_failure(self.backend, item):
                 yield event
             return
         try:
