@@ -60,7 +60,7 @@ async def bench_pool(runner: DockerRunner, image: str, limits: RunLimits) -> tup
 async def bench_cold(runner: DockerRunner, image: str, limits: RunLimits) -> tuple[list, list]:
     firsts, results = [], []
     for _ in range(RUNS):
-        first, result, _ = await timed(runner.run(image, RunRequest(script=SCRIPT), limits))
+        first, result, _ = await timed(runner.bind(image, limits).run(RunRequest(script=SCRIPT)))
         firsts.append(first)
         results.append(result)
     return firsts, results

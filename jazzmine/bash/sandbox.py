@@ -20,9 +20,9 @@ from pathlib import Path
 import docker
 import docker.errors
 
+from jazzmine.sandbox.containers import run_one_shot
 from jazzmine.sandbox.errors import BuildError
 from jazzmine.sandbox.request import RunLimits
-from jazzmine.scripttools.container import run_container
 
 from .engine import BashCall, BashLimits, BashResult, ToolSpec
 
@@ -171,7 +171,7 @@ async def run_bash_in_sandbox(
         elif message.get("type") in ("result", "error"):
             final.update(message)
 
-    outcome = await run_container(
+    outcome = await run_one_shot(
         image,
         ["python3", "-I", f"{BASH_DIR}/runner.py"],
         stdin=(json.dumps(request) + "\n").encode(),

@@ -31,7 +31,8 @@ from .errors import SandboxError, UnrestrictedRefused
 from .events import Event
 from .harness import UNRESTRICTED_ENV
 from .request import RunLimits, RunRequest
-from .session import ExitInfo, Stream, drive, engine_unavailable
+from .session import ExitInfo, drive, engine_unavailable
+from .streams import Stream
 
 if TYPE_CHECKING:
     from .builder import SandboxBuilder
@@ -219,7 +220,7 @@ def _dedupe(args: list[str]) -> tuple[str, ...]:
 def stage_run_dir(builder: SandboxBuilder, sandbox_name: str) -> Path:
     """Stage a sandbox's runtime into a new per-run directory; remove it if staging fails.
 
-    Pass it to `BwrapRunner.run(..., remove_runtime_dir=True)`, which removes it after the run.
+    Bind it with `BwrapRunner.bind(..., remove_runtime_dir=True)`: the run removes it.
     Directories far older than any run can last were left by a worker that died: removed here.
     """
     runtime_dir = Path(tempfile.mkdtemp(prefix=RUN_DIR_PREFIX))
@@ -392,7 +393,24 @@ class BwrapRunner:
             raise RuntimeError(f"the bwrap sandbox exited before its harness was ready: {detail}")
         return sandbox
 
-    async def run(
+    def check(self, request: RunRequest) -> None:
+        """Refuse what this runner may not run."""
+        if request.unrestricted and not self.allow_unrestricted:
+            raise UnrestrictedRefused(
+                "unrestricted runs need a runner with allow_unrestricted=True"
+            )
+
+    def bind(
+        self, runtime_dir: Path, limits: RunLimits, *, remove_runtime_dir: bool = False
+    ) -> BwrapOneShot:
+        """Return the runner of one runtime directory and limits: a new sandbox per request.
+
+        With `remove_runtime_dir` the runner owns its (per-run) directory and removes it
+        however its run ends: result, error, timeout, kill or the caller walking away.
+        """
+        return BwrapOneShot(self, runtime_dir, limits, remove_runtime_dir=remove_runtime_dir)
+
+    def run(
         self,
         runtime_dir: Path,
         request: RunRequest,
@@ -400,30 +418,46 @@ class BwrapRunner:
         *,
         remove_runtime_dir: bool = False,
     ) -> AsyncIterator[Event]:
-        """Run one request in a new bubblewrap sandbox and yield its events as they arrive.
+        """Run one request in a new sandbox (kept until the run worker uses `bind`)."""
+        return self.bind(runtime_dir, limits, remove_runtime_dir=remove_runtime_dir).run(request)
 
-        With `remove_runtime_dir` the run owns its (per-run) directory and removes it however
-        the run ends: result, error, timeout, kill or the caller walking away.
-        """
+
+class BwrapOneShot:
+    """A `Runner` that starts a new bubblewrap sandbox from one runtime directory per request."""
+
+    backend = "bwrap"
+
+    def __init__(
+        self,
+        runner: BwrapRunner,
+        runtime_dir: Path,
+        limits: RunLimits,
+        *,
+        remove_runtime_dir: bool = False,
+    ) -> None:
+        self.runner = runner
+        self.runtime_dir = runtime_dir
+        self.limits = limits
+        self.remove_runtime_dir = remove_runtime_dir
+
+    async def run(self, request: RunRequest) -> AsyncIterator[Event]:
+        """Run one request in a new bubblewrap sandbox and yield its events as they arrive."""
         try:
-            if request.unrestricted and not self.allow_unrestricted:
-                raise UnrestrictedRefused(
-                    "unrestricted runs need a runner with allow_unrestricted=True"
-                )
+            self.runner.check(request)
             try:
-                sandbox = await self.start_process(runtime_dir, limits)
+                sandbox = await self.runner.start_process(self.runtime_dir, self.limits)
             except (OSError, RuntimeError, SandboxError) as exc:
                 for event in engine_unavailable(self.backend, f"bubblewrap sandbox failed: {exc}"):
                     yield event
                 return
             try:
-                async for event in drive(sandbox, request, limits):
+                async for event in drive(sandbox, request, self.limits):
                     yield event
             finally:
                 await sandbox.remove()
         finally:
-            if remove_runtime_dir:
-                shutil.rmtree(runtime_dir, ignore_errors=True)
+            if self.remove_runtime_dir:
+                shutil.rmtree(self.runtime_dir, ignore_errors=True)
 
 
 async def _await_ready(sandbox: BwrapProcess) -> bool:

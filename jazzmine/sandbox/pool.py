@@ -13,21 +13,17 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
-from .docker_runner import (
-    POOL_LABEL,
-    DockerRunner,
-    EngineUnavailable,
-    ImageMissing,
-    remove_labelled,
-    start_failure,
-)
+from .containers import EngineUnavailable, ImageMissing, remove_labelled
+from .docker_runner import POOL_LABEL, DockerRunner, start_failure
 from .events import Event
 from .request import RunLimits, RunRequest
 from .session import drive
 
 
 class WarmPool:
-    """Keep `size` ready sandboxes of one image and limits; run each request on a fresh one."""
+    """A `Runner` keeping `size` ready sandboxes of one image and limits; one per request."""
+
+    backend = "docker"
 
     def __init__(
         self,
@@ -117,7 +113,7 @@ class WarmPool:
             raise RuntimeError("this warm pool is closed")
         item = await self._take()
         if isinstance(item, Exception):
-            for event in start_failure(self.runner.backend, item):
+            for event in start_failure(self.backend, item):
                 yield event
             return
         try:

@@ -7,12 +7,11 @@ chunks from, kill, and ask how it ended. Every path out of `drive` ends with exa
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Protocol
 
 from .events import (
     MAX_LINE_BYTES,
@@ -25,8 +24,7 @@ from .events import (
     parse_event,
 )
 from .request import RunLimits, RunRequest
-
-Stream = Literal["stdout", "stderr"]
+from .streams import CappedReader, Chunk, OutputLimited, TimedOut
 
 
 @dataclass(frozen=True)
@@ -45,7 +43,7 @@ class Process(Protocol):
     async def write(self, data: bytes) -> None:
         """Send bytes to the harness's stdin."""
 
-    async def read(self) -> tuple[Stream, bytes] | None:
+    async def read(self) -> Chunk | None:
         """Return the next output chunk, or None once both streams are closed."""
 
     async def kill(self) -> None:
@@ -93,30 +91,17 @@ _RESULT_MESSAGES = {
 async def drive(process: Process, request: RunRequest, limits: RunLimits) -> AsyncIterator[Event]:
     """Run one request on a ready process and yield its events as they arrive."""
     state = RunState(process.backend)
-    deadline = state.started + limits.timeout_seconds
+    reader = CappedReader(
+        process.read,
+        deadline=state.started + limits.timeout_seconds,
+        max_bytes=limits.max_output_bytes,
+    )
     pending = b""
-    total = 0
     stderr_tail: deque[str] = deque(maxlen=20)
     try:
         await process.write(request.to_line(limits.timeout_seconds))
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise _Ended(Outcome.TIMEOUT, _timeout_message(limits))
-            try:
-                item = await asyncio.wait_for(process.read(), remaining)
-            except TimeoutError:
-                raise _Ended(Outcome.TIMEOUT, _timeout_message(limits)) from None
-            if item is None:
-                break
+        while (item := await _next(reader, limits)) is not None:
             stream, chunk = item
-            total += len(chunk)
-            if total > limits.max_output_bytes:
-                raise _Ended(
-                    Outcome.OUTPUT_LIMIT,
-                    f"output limit of {limits.max_output_bytes} bytes reached: the run was cut "
-                    "and the sandbox stopped",
-                )
             if stream == "stderr":
                 stderr_tail.extend(chunk.decode("utf-8", "replace").splitlines())
                 continue
@@ -162,6 +147,20 @@ async def drive(process: Process, request: RunRequest, limits: RunLimits) -> Asy
     data = error_data(Outcome.CONTAINER_CRASH, message, exit_code=info.exit_code)
     yield state.event("error", data)
     yield state.final(Outcome.CONTAINER_CRASH, message, exit_code=info.exit_code)
+
+
+async def _next(reader: CappedReader, limits: RunLimits) -> Chunk | None:
+    """Return the next output chunk; past the wall clock or the output cap, end the run."""
+    try:
+        return await reader.read()
+    except TimedOut:
+        raise _Ended(Outcome.TIMEOUT, _timeout_message(limits)) from None
+    except OutputLimited:
+        raise _Ended(
+            Outcome.OUTPUT_LIMIT,
+            f"output limit of {limits.max_output_bytes} bytes reached: the run was cut "
+            "and the sandbox stopped",
+        ) from None
 
 
 def _protocol(why: str) -> _Ended:

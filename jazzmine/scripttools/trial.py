@@ -11,9 +11,9 @@ from typing import Any
 import docker
 
 from jazzmine.core.tools.registry import DEFAULT_BASE_IMAGE
+from jazzmine.sandbox.containers import ContainerResult, run_one_shot
 from jazzmine.sandbox.request import RunLimits
 
-from .container import ContainerResult, run_container
 from .model import ScriptTool
 
 # The bootstrap enforces the tool's timeout itself; the container's wall clock is a backstop
@@ -192,7 +192,7 @@ async def trial_run(
     call_args = tool.sample_args() if args is None else dict(args)
     timeout = float(timeout_seconds if timeout_seconds is not None else tool.timeout)
     run_limits = limits or RunLimits()
-    result: ContainerResult = await run_container(
+    result: ContainerResult = await run_one_shot(
         image,
         ["python3", "-I", "-c", BOOTSTRAP],
         stdin=stdin_payload(tool, call_args, timeout),

@@ -32,12 +32,12 @@ def runtime_dir() -> Iterator[Path]:
 def sandbox_run(generator: ScriptGenerator, runtime_dir: Path):
     """Return a `run` callable that executes a script in a fresh bubblewrap sandbox."""
     stage_runtime(runtime_dir, generator.registry.tools("shop"))
-    runner = BwrapRunner()
+    runner = BwrapRunner().bind(runtime_dir, RunLimits(timeout_seconds=20))
 
     async def run(script: str) -> RunOutcome:
         request = RunRequest(script=script, body_offset=body_offset(script))
         outcome = RunOutcome(success=False, error="the run ended without a result")
-        async for event in runner.run(runtime_dir, request, RunLimits(timeout_seconds=20)):
+        async for event in runner.run(request):
             if event.type == "result":
                 outcome = RunOutcome(success=True, result=event.data)
             elif event.type == "error":

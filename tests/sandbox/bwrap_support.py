@@ -35,6 +35,6 @@ def runtime_dir() -> Iterator[Path]:
 
 async def run_unrestricted(runtime_dir: Path, script: str, limits: RunLimits) -> list[Event]:
     """Run a script with real builtins (test-only) to prove the sandbox's own walls hold."""
-    runner = BwrapRunner(allow_unrestricted=True)
+    runner = BwrapRunner(allow_unrestricted=True).bind(runtime_dir, limits)
     request = RunRequest(script=script, unrestricted=True)
-    return await collect(runner.run(runtime_dir, request, limits))
+    return await collect(runner.run(request))

@@ -8,7 +8,8 @@ import docker
 import pytest
 
 from jazzmine.sandbox import RunLimits, SandboxBuilder
-from jazzmine.sandbox.docker_runner import RUN_LABEL, DockerRunner
+from jazzmine.sandbox.containers import RUN_LABEL
+from jazzmine.sandbox.docker_runner import DockerRunner
 from jazzmine.sandbox.owner import OWNER_LABEL
 from tests.waiting import wait_until
 

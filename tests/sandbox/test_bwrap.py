@@ -20,14 +20,17 @@ LIMITS = RunLimits(memory_mb=128, pids_limit=32, timeout_seconds=10, max_output_
 
 
 async def run(runtime_dir: Path, script: str, limits: RunLimits = LIMITS, **request) -> list:
-    runner = BwrapRunner(allow_unrestricted=True)
-    return await collect(runner.run(runtime_dir, RunRequest(script=script, **request), limits))
+    runner = BwrapRunner(allow_unrestricted=True).bind(runtime_dir, limits)
+    return await collect(runner.run(RunRequest(script=script, **request)))
 
 
-def test_the_backend_is_chosen_explicitly():
-    assert isinstance(make_runner("bwrap"), BwrapRunner)
+async def test_the_backend_is_chosen_explicitly(runtime_dir):
+    runner = make_runner("bwrap", runtime_dir, LIMITS)
+    events = await collect(runner.run(RunRequest(script="emit_result(add(1, 2).data)\n")))
+    assert final(events).outcome is Outcome.RESULT
+    assert final(events).data["backend"] == "bwrap"
     with pytest.raises(ValueError, match="unknown sandbox backend"):
-        make_runner("none")
+        make_runner("none", runtime_dir, LIMITS)
 
 
 async def test_a_happy_run_streams_and_names_its_backend(runtime_dir):

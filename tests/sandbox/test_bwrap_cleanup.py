@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from jazzmine.sandbox import Outcome, RunLimits, RunRequest, SandboxBuilder
-from jazzmine.sandbox.bwrap_runner import RUN_DIR_PREFIX, BwrapRunner, stage_run_dir
+from jazzmine.sandbox import Outcome, RunLimits, RunRequest, SandboxBuilder, make_runner
+from jazzmine.sandbox.bwrap_runner import RUN_DIR_PREFIX, stage_run_dir
 from jazzmine.sandbox.cgroups import run_cgroup_dirs
 
 from .bwrap_support import requires_bwrap
@@ -56,7 +56,7 @@ def run_dirs(root: Path) -> list[str]:
 def start(builder: SandboxBuilder, script: str, limits: RunLimits = LIMITS):
     runtime_dir = stage_run_dir(builder, TEST_SANDBOX)
     request = RunRequest(script=script)
-    return BwrapRunner().run(runtime_dir, request, limits, remove_runtime_dir=True)
+    return make_runner("bwrap", runtime_dir, limits, remove_runtime_dir=True).run(request)
 
 
 async def test_a_run_that_ends_normally_removes_its_directory(builder, temp_root):

@@ -71,8 +71,8 @@ async def test_a_python_script_in_the_sandbox_calls_a_script_tool(
         "broken = calculate_rsi()\n"
         "emit_result({'rsi': first.data['rsi'], 'ok': first.success, 'error': broken.message})\n"
     )
-    events = [e async for e in DockerRunner(docker_client).run(
-        image.tag, RunRequest(script=script), RunLimits(timeout_seconds=30))]  # fmt: skip
+    runner = DockerRunner(docker_client).bind(image.tag, RunLimits(timeout_seconds=30))
+    events = [e async for e in runner.run(RunRequest(script=script))]
     result = next(e for e in events if e.type == "result")
     assert result.data["ok"] is True and isinstance(result.data["rsi"], float)
     assert result.data["error"] == "script error: missing required parameter: symbol"
