@@ -18,6 +18,7 @@
     busy: false,
     lastFailed: root.dataset.lastFailed === "1",
     language: root.dataset.language || "python", // "python" or "bash"
+    autoRuns: new Set(), // runs of auto mode: its own messages tell how they ended
   };
   const buttons = {
     generate: $("generate-button"),
@@ -121,7 +122,8 @@
       const current = pane();
       if (!current || current.dataset.runId !== m.run_id || !finished(m.status)) return;
       state.lastFailed = m.status === "failed";
-      if (!state.auto) setBusy(false, `run ${m.status}`);
+      // A run's status may come after the auto loop's last word: it must not hide it.
+      if (!state.auto && !state.autoRuns.has(m.run_id)) setBusy(false, `run ${m.status}`);
       refreshAttempts();
       refreshPrompt();
     },
@@ -177,6 +179,7 @@
     },
     run_started() {},
     run_created(m) {
+      if (state.auto) state.autoRuns.add(m.run_id);
       setSession(m.session);
       state.attemptId = null;
       state.generatedBody = null;
