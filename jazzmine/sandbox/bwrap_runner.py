@@ -410,17 +410,6 @@ class BwrapRunner:
         """
         return BwrapOneShot(self, runtime_dir, limits, remove_runtime_dir=remove_runtime_dir)
 
-    def run(
-        self,
-        runtime_dir: Path,
-        request: RunRequest,
-        limits: RunLimits,
-        *,
-        remove_runtime_dir: bool = False,
-    ) -> AsyncIterator[Event]:
-        """Run one request in a new sandbox (kept until the run worker uses `bind`)."""
-        return self.bind(runtime_dir, limits, remove_runtime_dir=remove_runtime_dir).run(request)
-
 
 class BwrapOneShot:
     """A `Runner` that starts a new bubblewrap sandbox from one runtime directory per request."""

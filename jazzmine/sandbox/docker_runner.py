@@ -150,10 +150,6 @@ class DockerRunner:
         """Return the runner of one image and limits: a fresh container for every request."""
         return DockerOneShot(self, image, limits)
 
-    def run(self, image: str, request: RunRequest, limits: RunLimits) -> AsyncIterator[Event]:
-        """Run one request in a new container (kept until the run worker uses `bind`)."""
-        return self.bind(image, limits).run(request)
-
 
 class DockerOneShot:
     """A `Runner` that starts a new container of one image for each request (a cold start)."""

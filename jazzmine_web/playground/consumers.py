@@ -2,7 +2,8 @@
 
 Thin on purpose: every message is handed to a service; long work (an LLM stream, the auto
 loop) is a task of this connection that a newer request or a disconnect cancels. Scripts
-never run here: runs go to the run worker, and the page watches them on their own socket.
+never run here: runs go to the run worker, and this socket streams the run the page started
+as the run page's own HTML fragments (wrapped in JSON), plus its status for the buttons.
 """
 
 from __future__ import annotations
@@ -15,14 +16,16 @@ from typing import Any, TypedDict
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
+from django.template.loader import render_to_string
 
 from jazzmine.core.tools import ScriptGenerator
 from jazzmine.orchestrator import generate_attempt, solve
 
 from ..catalog.selectors import sandboxes_for_user
-from ..runs.consumers import RunFollowMixin
+from ..runs.consumers import RunFollowMixin, RunStatusPayload
 from ..runs.lifecycle import run_cancel, sandbox_prewarm
 from ..runs.models import Run
+from ..runs.selectors import run_for_user, run_pane
 from ..studio.live import connecting_user
 from . import services
 from .checks import Violation, check_off_loop, violations_by_line
@@ -39,6 +42,22 @@ class ValidationMessage(TypedDict):
     type: str  # "validation"
     version: int
     violations: list[Violation]
+    html: str
+
+
+class RunHtmlMessage(TypedDict):
+    """Fragments of the followed run's pane (`templates/runs/_output.html`), out of band."""
+
+    type: str  # "run_html"
+    run_id: str
+    html: str
+
+
+class RunPaneMessage(TypedDict):
+    """The whole pane of a run the page just started, to show in place of the last one."""
+
+    type: str  # "run_pane"
+    run_id: str
     html: str
 
 
@@ -73,6 +92,7 @@ class PlaygroundConsumer(RunFollowMixin, AsyncJsonWebsocketConsumer):
             "auto": self.auto,
             "run": self.run,
             "cancel": self.cancel,
+            "follow": self.follow,
         }.get(content.get("type", ""))
         if handler is None:
             await self.send_json(
@@ -183,7 +203,7 @@ class PlaygroundConsumer(RunFollowMixin, AsyncJsonWebsocketConsumer):
             session=session,
             user=self.user,
             send=self.send_json,
-            follow=self.follow_run,
+            follow=self.show_run,
             language=language,
         )
         recorder.previous_error = view.previous_error
@@ -225,7 +245,28 @@ class PlaygroundConsumer(RunFollowMixin, AsyncJsonWebsocketConsumer):
             }
         )
         # The page watches the run on this socket: no second handshake before the first event.
-        await self.follow_run(str(attempt.run_id))
+        await self.show_run(str(attempt.run_id))
+
+    async def follow(self, content: dict[str, Any]) -> None:
+        """Follow again, after a dropped socket, the run the page shows from its last event."""
+        run = await database_sync_to_async(run_for_user)(self.user, content.get("run_id"))
+        if run is None:
+            raise PlaygroundError("no such run")
+        await self.follow_run(str(run.pk), after=max(0, _int(content.get("after")) or 0))
+
+    # The run this page follows
+
+    async def show_run(self, run_id: str) -> None:
+        """Send a run's whole pane, then stream what comes after what it shows."""
+        html, seq = await database_sync_to_async(_pane_html)(run_id)
+        await self.send_json(RunPaneMessage(type="run_pane", run_id=run_id, html=html))
+        await self.follow_run(run_id, after=seq)
+
+    async def send_run_html(self, run_id: str, html: str) -> None:
+        await self.send_json(RunHtmlMessage(type="run_html", run_id=run_id, html=html))
+
+    async def run_status_sent(self, payload: RunStatusPayload) -> None:
+        await self.send_json(payload)  # the page's buttons follow the run's status
 
     async def cancel(self, _content: dict[str, Any]) -> None:
         """Stop what this page started: a generation or auto loop, and the run it follows."""
@@ -327,6 +368,13 @@ def _int(value: Any) -> int | None:
 
 def _language(content: dict[str, Any]) -> str:
     return "bash" if content.get("language") == "bash" else "python"
+
+
+def _pane_html(run_id: str) -> tuple[str, int]:
+    run = Run.objects.select_related("sandbox").get(pk=run_id)
+    pane = run_pane(run)
+    html = render_to_string("runs/_output.html", {"run": run, "pane": pane, "fed": True})
+    return html, pane.seq
 
 
 def _cancel_run(*, run_id: str, user: Any) -> bool:

@@ -1,12 +1,19 @@
-"""The live review queue: one socket per open queue page, joined to each of the user's teams."""
+"""The live review queue: one socket per open page, joined to each of the user's teams.
+
+The queue page and the review page follow it with htmx's ws extension: each change sends the
+partials the page itself was rendered with, out of band. `?badge=1` is the navigation badge of
+every other page (`static/studio/review-badge.js`): counts only, as JSON.
+"""
 
 from __future__ import annotations
 
+import json
 from typing import Any, TypedDict
 from urllib.parse import parse_qs
+from uuid import UUID
 
 from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from channels.generic.websocket import AsyncWebsocketConsumer
 from django.template.loader import render_to_string
 
 from ..studio.live import connecting_user
@@ -15,28 +22,18 @@ from . import selectors
 from .live import queue_group
 from .views import queue_filters
 
-
-class SubmissionPayload(TypedDict):
-    """What a queue page receives when a submission changes."""
-
-    type: str  # "submission"
-    id: str
-    status: str
-    in_queue: bool  # whether the row belongs in this page's filtered queue
-    html: str  # the row, rendered by the same partial as the first page load
-    count: int  # the navigation badge: submissions waiting for this user's decision
+CLOSE_NOT_FOUND = 4404
 
 
 class CountPayload(TypedDict):
+    """What the badge socket of any page receives."""
+
     type: str  # "count"
     count: int
 
 
-class ReviewQueueConsumer(AsyncJsonWebsocketConsumer):
-    """Push queue rows as submissions arrive and are decided; `?sandbox=&age=` as on the page.
-
-    `?badge=1` is the navigation badge of any page: counts only, no rows rendered.
-    """
+class ReviewQueueConsumer(AsyncWebsocketConsumer):
+    """Send the queue (`?sandbox=&age=` as on the page), one review (`?submission=`), or counts."""
 
     async def connect(self) -> None:
         user = await connecting_user(self)
@@ -45,48 +42,80 @@ class ReviewQueueConsumer(AsyncJsonWebsocketConsumer):
         query = {k: v[0] for k, v in parse_qs(self.scope.get("query_string", b"").decode()).items()}
         self.filters = queue_filters(query)
         self.badge_only = query.get("badge") == "1"
+        self.submission_id = _uuid(query.get("submission"))
+        if query.get("submission") and self.submission_id is None:
+            await self.close(code=CLOSE_NOT_FOUND)
+            return
         self.user = user
+        self.shown: set[Any] = set()  # the rows this page has: a row not among them arrived
         team_ids = await database_sync_to_async(team_ids_with_role)(user=user)
         self.groups_joined = [queue_group(team_id) for team_id in team_ids]
         for group in self.groups_joined:
             await self.channel_layer.group_add(group, self.channel_name)
         await self.accept()
-        await self.send_count()
-
-    async def send_count(self) -> None:
-        """Send how many submissions wait for this user's decision."""
-        count = await database_sync_to_async(selectors.pending_review_count)(self.user)
-        await self.send_json(CountPayload(type="count", count=count))
+        # Joined first, then read: what the page missed while it was away arrives now.
+        await self.send_state(changed=None)
 
     async def disconnect(self, code: int) -> None:
         for group in getattr(self, "groups_joined", []):
             await self.channel_layer.group_discard(group, self.channel_name)
 
     async def queue_changed(self, message: dict[str, Any]) -> None:
-        """Send the changed submission's row, rendered for this user and this page's filters."""
+        """Send what one changed submission changes on this page."""
+        await self.send_state(changed=message["submission_id"])
+
+    async def send_state(self, *, changed: str | None) -> None:
         if self.badge_only:
-            await self.send_count()
+            count = await database_sync_to_async(selectors.pending_review_count)(self.user)
+            await self.send(text_data=json.dumps(CountPayload(type="count", count=count)))
             return
-        payload = await database_sync_to_async(_row_payload)(
-            self.user, message["submission_id"], self.filters
-        )
-        if payload is not None:
-            await self.send_json(payload)
+        if self.submission_id is not None:
+            if changed is not None and changed != self.submission_id:
+                html = await database_sync_to_async(_badge_html)(self.user)
+            else:
+                html = await database_sync_to_async(_review_html)(self.user, self.submission_id)
+        else:
+            html, self.shown = await database_sync_to_async(_queue_html)(
+                self.user, self.filters, self.shown if changed is not None else None
+            )
+        await self.send(text_data=html)
 
 
-def _row_payload(
-    user: Any, submission_id: str, filters: dict[str, Any]
-) -> SubmissionPayload | None:
-    submission = selectors.submission_for_user(user, submission_id)
-    if submission is None:
-        return None
-    in_queue = selectors.review_queue(user, **filters).filter(pk=submission.pk).exists()
-    html = render_to_string("reviews/queue.html#queue-row", {"s": submission}) if in_queue else ""
-    return SubmissionPayload(
-        type="submission",
-        id=str(submission.pk),
-        status=submission.status,
-        in_queue=in_queue,
-        html=html,
-        count=selectors.pending_review_count(user),
+def _queue_html(user: Any, filters: dict[str, Any], shown: set[Any] | None) -> tuple[str, set[Any]]:
+    """Return the queue's table, count and badge; rows not in `shown` are marked as arrived."""
+    submissions = list(selectors.review_queue(user, **filters))
+    ids = {s.pk for s in submissions}
+    html = render_to_string(
+        "reviews/queue.html#queue-update",
+        {
+            "submissions": submissions,
+            "filters": filters,
+            "arrived": set() if shown is None else ids - shown,
+            "pending_count": selectors.pending_review_count(user),
+        },
     )
+    return html, ids
+
+
+def _badge_html(user: Any) -> str:
+    return render_to_string(
+        "reviews/_badge.html", {"count": selectors.pending_review_count(user), "oob": True}
+    )
+
+
+def _review_html(user: Any, submission_id: str) -> str:
+    """Return the badge, and a trigger that reloads the decision panel if its status is old."""
+    submission = selectors.submission_for_user(user, submission_id)
+    html = _badge_html(user)
+    if submission is not None:
+        html += render_to_string(
+            "reviews/review.html#decision-refresh", {"submission": submission, "oob": True}
+        )
+    return html
+
+
+def _uuid(value: str | None) -> str | None:
+    try:
+        return str(UUID(value)) if value else None
+    except ValueError:
+        return None

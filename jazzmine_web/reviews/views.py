@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 from typing import Any
+from urllib.parse import urlencode
 from uuid import UUID
 
 from django.contrib import messages
@@ -37,6 +38,12 @@ def queue_filters(params: Any) -> dict[str, Any]:
     }
 
 
+def queue_filter_query(filters: dict[str, Any]) -> str:
+    """Return the queue's filters as the query string of its page and its socket."""
+    query = {"sandbox": filters["sandbox_id"], "age": filters["age"]}
+    return urlencode({k: v for k, v in query.items() if v not in (None, "")})
+
+
 @require_GET
 def queue(request: HttpRequest) -> HttpResponse:
     """List the submissions waiting for review; the page follows the queue over a websocket."""
@@ -45,13 +52,14 @@ def queue(request: HttpRequest) -> HttpResponse:
     context = {
         "submissions": selectors.review_queue(request.user, **filters),
         "filters": filters,
+        "filter_query": queue_filter_query(filters),
         "sandboxes": sandboxes_for_user(request.user),
         "ages": [(key, label) for key, (label, _n, _o) in selectors.AGE_FILTERS.items()],
         "pending_count": selectors.pending_review_count(request.user),
     }
     template = "reviews/queue.html"
-    if request.htmx and request.htmx.target == "queue-table":
-        template += "#queue-table"
+    if request.htmx and request.htmx.target in ("queue-live", "queue-table"):
+        template += f"#{request.htmx.target}"
     return render(request, template, context)
 
 

@@ -1,32 +1,56 @@
-"""The live stream of runs: replay what was stored, then forward what arrives.
+"""The live stream of runs: replay what was stored, then forward what arrives, as HTML.
 
-`RunFollowMixin` is the one implementation: the run page's own socket uses it, and the
-playground's socket uses it to stream the run it just started without a second handshake.
+`RunFollowMixin` is the one implementation: the run page's own socket (htmx ws) uses it, and
+the playground's socket uses it to stream the run it just started without a second handshake.
+Both receive the partials of `templates/runs/_output.html` that the first page load renders,
+so a reload and a live page show the same thing. The group messages stay the plain JSON that
+`run_record_event` sends (agents' long requests wait on them too): HTML is made here.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, TypedDict
 from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.template.loader import render_to_string
 
 from ..studio.live import connecting_user
-from .models import Run
-from .selectors import run_events_after, run_for_user, run_state
+from .models import Run, RunStatus
+from .selectors import pane_regions, run_events_after, run_for_user, run_head, run_state
 from .services import run_group
 
 CLOSE_NOT_FOUND = 4404
+CLOSE_NORMAL = 1000
+TEMPLATE = "runs/_output.html"
+
+
+class RunStatusPayload(TypedDict):
+    """A run's status as the following page learns it (the playground's JSON socket)."""
+
+    type: str  # "status"
+    run_id: str
+    status: str
+    outcome: str
+    message: str
 
 
 class RunFollowMixin:
-    """Forward one run's events to this socket, each once and in order."""
+    """Forward one run's events to this socket as HTML fragments, each once and in order."""
 
     following: str | None = None
+    following_run: Run | None = None
     sent: int = 0
     _replaying: asyncio.Lock | None = None
+
+    async def send_run_html(self, run_id: str, html: str) -> None:
+        """Deliver fragments of the run's pane to the page."""
+        raise NotImplementedError
+
+    async def run_status_sent(self, payload: RunStatusPayload) -> None:
+        """React to a status the page was just shown (after its fragment)."""
 
     def _lock(self) -> asyncio.Lock:
         if self._replaying is None:
@@ -34,7 +58,11 @@ class RunFollowMixin:
         return self._replaying
 
     async def follow_run(self, run_id: str, *, after: int = 0) -> None:
-        """Stream a run from the event after `after`: the stored ones first, then live ones."""
+        """Stream a run from the event after `after`: the stored ones first, then live ones.
+
+        The stored ones replace the pane's live lines whole: a page that reconnects with the
+        same `after` (the htmx ws extension reuses its URL) ends with each event once.
+        """
         # Live events wait for the replay (a follow may start from a task beside the socket's
         # own message loop): sending a newer event first would drop the older ones.
         async with self._lock():
@@ -44,54 +72,90 @@ class RunFollowMixin:
             # Join before reading the stored events: nothing can fall between the two, and
             # what arrives twice is dropped by sequence number.
             await self.channel_layer.group_add(run_group(run_id), self.channel_name)
-            events, state = await database_sync_to_async(_stored)(run_id, after)
-            for event in events:
-                await self._send_event(run_id, event)
-            await self.send_json({"type": "status", "run_id": run_id, **state})
+            run, events = await database_sync_to_async(_stored)(run_id, after)
+            self.following_run = run
+            html = self._events_html(events, replace=True)
+            self.sent = max([after, *(e["seq"] for e in events)])
+            state = run_state(run)
+            await self._send_status(
+                html,
+                RunStatusPayload(type="status", run_id=run_id, status=state["status"],
+                                 outcome=state["outcome"], message=state["message"]),
+            )  # fmt: skip
 
     async def unfollow_run(self) -> None:
         """Stop forwarding the run this socket follows."""
         if self.following is not None:
             await self.channel_layer.group_discard(run_group(self.following), self.channel_name)
             self.following = None
-
-    async def _send_event(self, run_id: str, event: dict[str, Any]) -> None:
-        if run_id != self.following or event["seq"] <= self.sent:
-            return
-        if event["seq"] > self.sent + 1:
-            # A live message went missing (a full channel, another process's send that
-            # overtook): the database has every event, so fill the gap from there first.
-            missed, _state = await database_sync_to_async(_stored)(run_id, self.sent)
-            for stored in missed:
-                if self.sent < stored["seq"] < event["seq"]:
-                    self.sent = stored["seq"]
-                    await self.send_json({"type": "event", "run_id": run_id, "event": stored})
-        self.sent = event["seq"]
-        await self.send_json({"type": "event", "run_id": run_id, "event": event})
+            self.following_run = None
 
     async def run_event(self, message: dict[str, Any]) -> None:
-        """Forward one live event."""
+        """Forward one live event, after any the group lost (read from the database)."""
         async with self._lock():
-            await self._send_event(message["run_id"], message["event"])
+            run_id, event = message["run_id"], message["event"]
+            if run_id != self.following or event["seq"] <= self.sent:
+                return
+            events = [event]
+            if event["seq"] > self.sent + 1:
+                # A live message went missing (a full channel, another process's send that
+                # overtook): the database has every event, so fill the gap from there first.
+                events = await self._missed(before=event["seq"]) + events
+            self.sent = event["seq"]
+            await self.send_run_html(run_id, self._events_html(events, replace=False))
 
     async def run_status(self, message: dict[str, Any]) -> None:
-        """Forward a status change."""
+        """Forward a status change; a finished run's last events are read first if missing."""
         async with self._lock():
-            if message["run_id"] != self.following:
+            run_id = message["run_id"]
+            if run_id != self.following:
                 return
-            await self.send_json(
-                {
-                    "type": "status",
-                    "run_id": message["run_id"],
-                    "status": message["status"],
-                    "outcome": message["outcome"],
-                    "message": message["message"],
-                }
-            )
+            html = ""
+            if message["status"] in RunStatus.finished():
+                missed = await self._missed(before=None)
+                if missed:
+                    self.sent = missed[-1]["seq"]
+                    html = self._events_html(missed, replace=False)
+            await self._send_status(
+                html,
+                RunStatusPayload(type="status", run_id=run_id, status=message["status"],
+                                 outcome=message["outcome"], message=message["message"]),
+            )  # fmt: skip
+
+    async def _missed(self, *, before: int | None) -> list[dict[str, Any]]:
+        assert self.following is not None
+        stored = await database_sync_to_async(run_events_after)(self.following, self.sent)
+        return [e for e in stored if before is None or e["seq"] < before]
+
+    async def _send_status(self, html: str, payload: RunStatusPayload) -> None:
+        head = run_head(status=payload["status"], message=payload["message"])
+        html += render_to_string(
+            f"{TEMPLATE}#run-status", {"run": self.following_run, "head": head}
+        )
+        await self.send_run_html(payload["run_id"], html)
+        await self.run_status_sent(payload)
+
+    def _events_html(self, events: list[dict[str, Any]], *, replace: bool) -> str:
+        run = self.following_run
+        assert run is not None
+        regions = pane_regions(run, events)
+        if not replace and not events:
+            return ""
+        return render_to_string(
+            f"{TEMPLATE}#run-events",
+            {
+                "run": run,
+                "replace": replace,
+                "timeline": regions.timeline,
+                "logs": regions.logs,
+                "result": regions.result,
+                "error": regions.error,
+            },
+        )
 
 
-class RunConsumer(RunFollowMixin, AsyncJsonWebsocketConsumer):
-    """Stream a run's events; `?after=N` resumes after the last sequence number a client has."""
+class RunConsumer(RunFollowMixin, AsyncWebsocketConsumer):
+    """`ws/runs/<id>/?after=N`: a run page's pane, from the event after the last it rendered."""
 
     async def connect(self) -> None:
         user = await connecting_user(self)
@@ -108,6 +172,15 @@ class RunConsumer(RunFollowMixin, AsyncJsonWebsocketConsumer):
     async def disconnect(self, code: int) -> None:
         await self.unfollow_run()
 
+    async def send_run_html(self, run_id: str, html: str) -> None:
+        await self.send(text_data=html)
+
+    async def run_status_sent(self, payload: RunStatusPayload) -> None:
+        # Nothing more will come: a normal close, which the ws extension does not retry.
+        if payload["status"] in RunStatus.finished():
+            await self.unfollow_run()
+            await self.close(code=CLOSE_NORMAL)
+
 
 def _after(scope: dict[str, Any]) -> int:
     query = parse_qs(scope.get("query_string", b"").decode())
@@ -117,6 +190,7 @@ def _after(scope: dict[str, Any]) -> int:
         return 0
 
 
-def _stored(run_id: str, after: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def _stored(run_id: str, after: int) -> tuple[Run, list[dict[str, Any]]]:
+    # The row first, then the events: a run that reads as finished has all of its events.
     run = Run.objects.select_related("sandbox").get(pk=run_id)
-    return run_events_after(run, after), run_state(run)
+    return run, run_events_after(run, after)

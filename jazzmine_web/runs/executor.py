@@ -25,8 +25,7 @@ from django.db import close_old_connections, connection
 from jazzmine.bash import BashCall
 from jazzmine.bash.events import bash_call_event, bash_final_events
 from jazzmine.bash.sandbox import run_bash_in_sandbox
-from jazzmine.sandbox import Outcome, RunLimits
-from jazzmine.sandbox.bwrap_runner import BwrapRunner
+from jazzmine.sandbox import Outcome, RunLimits, Runner, make_runner
 from jazzmine.sandbox.docker_runner import DockerRunner, remove_labelled
 from jazzmine.sandbox.pool import WarmPool
 
@@ -169,19 +168,23 @@ class RunExecutor:
 
     async def _execute_python(self, prepared: Prepared) -> str:
         run_id = prepared.run_id
+        runner: Runner
         warm = None
         if prepared.backend == "docker" and self.pool_size > 0:
             pool = self._pool(prepared.sandbox_id, prepared.image, prepared.limits)
             warm = pool.ready_count > 0
-            events = pool.run(prepared.request)
-        elif prepared.backend == "docker":
-            warm = False
-            events = self._docker_runner().run(prepared.image, prepared.request, prepared.limits)
+            runner = pool
         else:
-            assert prepared.runtime_dir is not None
-            events = BwrapRunner().run(
-                prepared.runtime_dir, prepared.request, prepared.limits, remove_runtime_dir=True
+            docker = prepared.backend == "docker"
+            warm = False if docker else None
+            runner = make_runner(
+                prepared.backend,
+                prepared.runtime_dir or prepared.image,  # bwrap: the run's staged directory
+                prepared.limits,
+                docker=self._docker_runner() if docker else None,
+                remove_runtime_dir=True,
             )
+        events = runner.run(prepared.request)
         await self._in_db(
             services.run_set_status,
             run_id=run_id,

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import math
+from dataclasses import dataclass
 from typing import Any
 
 from django.db.models import QuerySet
 
 from ..catalog.selectors import sandboxes_for_user
-from .models import Run, RunEvent, RunStatus
+from .models import Language, Run, RunEvent, RunStatus
 
 
 def runs_for_user(user: Any) -> QuerySet[Run]:
@@ -70,3 +73,205 @@ def run_status_outcome(*, run_id: Any) -> tuple[str, str]:
     """Return a run's status and outcome (a run deleted while it ran counts as failed)."""
     found = Run.objects.filter(pk=run_id).values_list("status", "outcome").first()
     return found or (RunStatus.FAILED, "")
+
+
+# The run pane, as the page shows it. The first page load and the live socket render the same
+# partials (templates/runs/_output.html) from these views, so a reload and a live page agree.
+
+
+@dataclass(frozen=True)
+class EventView:
+    """One timeline or log line of a run's pane."""
+
+    seq: int
+    type: str
+    ts: float
+    since: str  # "+5 ms" from the run's creation (server clock, as event times are)
+    label: str = ""
+    text: str = ""
+    outcome: str = ""
+
+
+@dataclass(frozen=True)
+class ResultView:
+    """A run's result as a person reads it: a bash result is its stdout."""
+
+    body: str
+    format: str  # "json" or "text"
+    meta: str = ""
+    stderr: str = ""
+
+
+@dataclass(frozen=True)
+class RunHead:
+    """The status region of a run's pane."""
+
+    status: str
+    label: str
+    message: str
+
+
+@dataclass(frozen=True)
+class PaneRegions:
+    """What some events of a run add to its pane: lines, and the result or error they set."""
+
+    timeline: list[EventView]
+    logs: list[EventView]
+    result: ResultView | None
+    error: str | None
+
+
+@dataclass(frozen=True)
+class RunPane:
+    """Everything the pane of one run shows, up to the event numbered `seq`."""
+
+    run: Run
+    seq: int
+    regions: PaneRegions
+
+    @property
+    def head(self) -> RunHead:
+        return run_head(status=self.run.status, message=self.run.message)
+
+    @property
+    def live(self) -> bool:
+        """Whether the page should follow the run on its socket."""
+        return self.run.status not in RunStatus.finished()
+
+
+def run_pane(run: Run) -> RunPane:
+    """Return the pane of a run with every event stored so far (read after the run's row)."""
+    events = run_events_after(run)
+    seq = events[-1]["seq"] if events else 0
+    return RunPane(run=run, seq=seq, regions=pane_regions(run, events))
+
+
+def run_head(*, status: str, message: str) -> RunHead:
+    """Return the status region for a status (a stored one, or one just announced)."""
+    label = RunStatus(status).label if status in RunStatus.values else status
+    return RunHead(status=status, label=str(label), message=message)
+
+
+def pane_regions(run: Run, events: list[dict[str, Any]]) -> PaneRegions:
+    """Return what these events of a run show, in order."""
+    started = run.created_at.timestamp()
+    timeline: list[EventView] = []
+    logs: list[EventView] = []
+    result: ResultView | None = None
+    error: str | None = None
+    for event in events:
+        view = event_view(event, started=started)
+        if view is None:
+            result, error = _region(event, run.language, result, error)
+        elif view.type == "log":
+            logs.append(view)
+        else:
+            timeline.append(view)
+    return PaneRegions(timeline=timeline, logs=logs, result=result, error=error)
+
+
+def event_view(event: dict[str, Any], *, started: float) -> EventView | None:
+    """Return a timeline or log line for an event; None for a result or an error."""
+    kind = event["type"]
+    data = event.get("data")
+    data = {} if data is None else data
+    since = since_label(float(event["ts"]) - started)
+    fields = {"seq": event["seq"], "type": kind, "ts": event["ts"], "since": since}
+    if kind == "log":
+        return EventView(**fields, text=pretty(_field(data, "message")))
+    if kind == "intermediate":
+        label = _field(data, "label", default="")
+        return EventView(**fields, label=str(label), text=pretty(_field(data, "data")))
+    if kind == "exit":
+        outcome = str(_field(data, "outcome", default=""))
+        message = data.get("message") if isinstance(data, dict) else None
+        return EventView(**fields, label=f"exit: {outcome}", text=f" {message or ''}",
+                         outcome=outcome)  # fmt: skip
+    return None
+
+
+def result_view(data: Any, *, language: str) -> ResultView:
+    """Return a result event's data as shown: JSON pretty-printed, a bash result as stdout."""
+    is_bash = (
+        language != Language.PYTHON
+        and isinstance(data, dict)
+        and isinstance(data.get("stdout"), str)
+        and "exit_code" in data
+    )
+    if not is_bash:
+        return ResultView(body=pretty(data), format="json")
+    value = data["json"] if "json" in data else _parsed_json(data["stdout"])
+    is_json = value is not _NOT_JSON
+    parts = ["stdout, as JSON" if is_json else "stdout", f"exit {data['exit_code']}"]
+    if data.get("calls") is not None:
+        parts.append(f"{data['calls']} tool call(s)")
+    if isinstance(data.get("duration_ms"), int | float):
+        parts.append(f"{_round(data['duration_ms'])} ms")
+    return ResultView(
+        body=_json(value) if is_json else (data["stdout"] or "(no output)"),
+        format="json" if is_json else "text",
+        meta=" · ".join(parts),
+        stderr=str(data.get("stderr") or ""),
+    )
+
+
+def error_view(data: Any) -> str:
+    """Return an error event's data as the pane shows it: message, then traceback."""
+    if isinstance(data, dict):
+        text = "\n\n".join(str(data[k]) for k in ("message", "traceback") if data.get(k))
+        if text:
+            return text
+    return pretty(data)
+
+
+def since_label(seconds: float) -> str:
+    """Return "+5 ms" for the first second, then seconds: a 20 s timeout reads "+20.0 s"."""
+    ms = max(0.0, seconds * 1000)
+    if ms < 1000:
+        return f"+{_round(ms)} ms"
+    return f"+{ms / 1000:.{2 if ms < 10000 else 1}f} s"
+
+
+def pretty(data: Any) -> str:
+    """Return text as it is, anything else as indented JSON."""
+    return data if isinstance(data, str) else _json(data)
+
+
+def _region(
+    event: dict[str, Any], language: str, result: ResultView | None, error: str | None
+) -> tuple[ResultView | None, str | None]:
+    """Return the result and error regions after one more event (the last of each wins)."""
+    data = event.get("data")
+    data = {} if data is None else data
+    if event["type"] == "result":
+        return result_view(data, language=language), error
+    if event["type"] == "error":
+        return result, error_view(data)
+    return result, error
+
+
+_NOT_JSON = object()
+
+
+def _field(data: Any, name: str, *, default: Any = None) -> Any:
+    # As `data.name ?? data` read it in the browser: a missing or null field shows the whole.
+    if isinstance(data, dict) and data.get(name) is not None:
+        return data[name]
+    return data if default is None else default
+
+
+def _parsed_json(text: str) -> Any:
+    if not text.strip():
+        return _NOT_JSON
+    try:
+        return json.loads(text)
+    except ValueError:
+        return _NOT_JSON
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def _round(value: float) -> int:
+    return math.floor(value + 0.5)  # half up, as people round

@@ -1,6 +1,7 @@
 // The playground page: live validation while typing, LLM generation streamed into the editor,
-// runs streamed into the output pane, retries and auto mode. All over one websocket; runs are
-// watched on their own socket (run-stream.js), which replays what a reload missed.
+// runs streamed into the output pane, retries and auto mode. All over one websocket: a run's
+// pane and its live fragments are rendered by the server (the run page's partials) and placed
+// with htmx. A pane reloaded mid-run follows on a socket of its own (htmx ws).
 (function () {
   "use strict";
 
@@ -17,6 +18,7 @@
     busy: false,
     lastFailed: root.dataset.lastFailed === "1",
     language: root.dataset.language || "python", // "python" or "bash"
+    autoRuns: new Set(), // runs of auto mode: its own messages tell how they ended
   };
   const buttons = {
     generate: $("generate-button"),
@@ -94,37 +96,36 @@
     },
   });
 
-  function attachRun(runId) {
-    const card = $("output-card");
-    const slot = $("run-output-slot");
-    const pane = $("run-output-template").content.firstElementChild.cloneNode(true);
-    pane.dataset.runId = runId;
-    pane.dataset.runLanguage = state.language; // a bash result is shown as its stdout
-    const link = pane.querySelector("[data-run-link]");
-    link.href = `/runs/${runId}/`;
-    link.textContent = `run ${runId.slice(0, 8)}`;
-    slot.replaceChildren(pane);
-    card.hidden = false;
-    // Fed by this page's socket (the server follows the run on it): no second handshake.
-    state.stream = window.JazzmineRunStream.attach(pane, {
-      fed: true,
-      onStatus: (message) => {
-        if (message.status === "succeeded" || message.status === "failed") {
-          state.lastFailed = message.status === "failed";
-          if (!state.auto) setBusy(false, `run ${message.status}`);
-          refreshAttempts();
-          refreshPrompt();
-        }
-      },
-    });
+  function pane() {
+    return document.querySelector("#run-output-slot [data-run-output]");
+  }
+
+  function runStatus(el) {
+    const badge = el && el.querySelector("[data-run-status]");
+    return badge ? badge.dataset.status : "";
+  }
+
+  function finished(status) {
+    return status === "succeeded" || status === "failed";
   }
 
   const handlers = {
-    event(m) {
-      if (state.stream) state.stream.receive(m);
+    run_pane(m) {
+      window.htmx.swap($("run-output-slot"), m.html, { swapStyle: "innerHTML" });
+      $("output-card").hidden = false;
+    },
+    run_html(m) {
+      // Out-of-band fragments: each names the region of the pane it appends to or replaces.
+      window.htmx.swap(document.body, m.html, { swapStyle: "none" });
     },
     status(m) {
-      if (state.stream) state.stream.receive(m);
+      const current = pane();
+      if (!current || current.dataset.runId !== m.run_id || !finished(m.status)) return;
+      state.lastFailed = m.status === "failed";
+      // A run's status may come after the auto loop's last word: it must not hide it.
+      if (!state.auto && !state.autoRuns.has(m.run_id)) setBusy(false, `run ${m.status}`);
+      refreshAttempts();
+      refreshPrompt();
     },
     validation(m) {
       editor.renderHighlighted(m.version, m.html);
@@ -178,11 +179,11 @@
     },
     run_started() {},
     run_created(m) {
+      if (state.auto) state.autoRuns.add(m.run_id);
       setSession(m.session);
       state.attemptId = null;
       state.generatedBody = null;
       setBusy(true, "running…");
-      attachRun(m.run_id);
       refreshAttempts();
     },
     run_refused(m) {
@@ -217,9 +218,12 @@
   const socket = new window.JazzmineSocket("/ws/playground/", {
     onMessage: (m) => (handlers[m.type] || (() => {}))(m),
     onOpen: () => {
-      // After a drop the server no longer follows the run for this socket: the run pane
-      // takes a socket of its own and resumes after the last event it has.
-      if (state.opened && state.stream) state.stream.connect();
+      // After a drop the server no longer follows the run for this socket: ask again, from
+      // the last event the pane was rendered with (the live lines are sent again whole).
+      const current = pane();
+      if (state.opened && current && current.hasAttribute("data-run-fed") && !finished(runStatus(current))) {
+        socket.send({ type: "follow", run_id: current.dataset.runId, after: Number(current.dataset.runSeq) || 0 });
+      }
       state.opened = true;
       socket.send({ type: "prewarm", sandbox: state.sandbox });
       socket.send({
@@ -277,14 +281,12 @@
     });
   }
 
-  // A page reloaded mid-run keeps streaming the run it was showing.
-  const existing = document.querySelector("#run-output-slot [data-run-output]");
-  if (existing && existing.dataset.runId) {
-    window.JazzmineRunStream.attach(existing, {
-      onStatus: (m) => {
-        if (m.status === "failed") state.lastFailed = true;
-        refreshButtons();
-      },
+  // A page reloaded mid-run follows the run it was showing on the pane's own socket.
+  const existing = pane();
+  if (existing) {
+    existing.addEventListener("htmx:wsAfterMessage", () => {
+      if (runStatus(existing) === "failed") state.lastFailed = true;
+      refreshButtons();
     });
   }
   refreshButtons();

@@ -1,5 +1,5 @@
 // Keep the navigation's Reviews badge live on every page. Review pages follow the queue on a
-// socket of their own (review-queue.js) and set body[data-review-live]; every other page opens
+// socket of their own (htmx ws) and set body[data-review-live]; every other page opens
 // a badge-only socket, which the server answers with counts and nothing else.
 (function () {
   "use strict";

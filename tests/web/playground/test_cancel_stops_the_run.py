@@ -30,7 +30,7 @@ async def test_cancel_kills_a_spinning_run_within_a_second(ecommerce, member, wo
         assert created["type"] == "run_created"
         while True:  # wait until the script is really running: its first log line
             message = await ws.receive_json_from(timeout=120)
-            if message["type"] == "event" and message["event"]["type"] == "log":
+            if message["type"] == "run_html" and '<li class="log"' in message["html"]:
                 break
         before = set(running_sandboxes())
 

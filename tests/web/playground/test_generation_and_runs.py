@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import re
+
 import pytest
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
@@ -103,18 +105,23 @@ async def test_run_starts_a_run_of_the_editor_text_and_refuses_violations(
         )
         created = await ws.receive_json_from(timeout=10)
         assert created["type"] == "run_created" and created["run_id"]
-        # The run streams on the same socket: its events, then its final status.
-        events = []
+        # The run streams on the same socket: its pane, its events as the pane's own
+        # fragments, then its final status.
+        pane = await ws.receive_json_from(timeout=10)
+        assert pane["type"] == "run_pane" and f'id="run-output-{created["run_id"]}"' in pane["html"]
+        assert "data-run-fed" in pane["html"] and "ws-connect" not in pane["html"]
+        fragments = []
         while True:
             message = await ws.receive_json_from(timeout=120)
             assert message["run_id"] == created["run_id"]
-            if message["type"] == "event":
-                events.append(message["event"])
+            if message["type"] == "run_html":
+                fragments.append(message["html"])
             elif message["status"] in ("succeeded", "failed"):
                 break
         assert message["status"] == "succeeded"
-        assert [e["type"] for e in events] == ["result", "exit"]
-        assert [e["seq"] for e in events] == [1, 2]
+        html = "".join(fragments)
+        assert 'data-run-result hx-swap-oob="true"' in html and "exit: result" in html
+        assert [int(n) for n in re.findall(r'data-seq="(\d+)"', html)] == [2]  # 1 is the result
     finally:
         await ws.disconnect()
 

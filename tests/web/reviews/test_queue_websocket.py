@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 
 import pytest
 from channels.db import database_sync_to_async
@@ -35,23 +36,40 @@ async def connect(user, path: str = "/ws/reviews/queue/") -> WebsocketCommunicat
     ws = WebsocketCommunicator(application, path, headers=await headers_for(user))
     connected, _ = await ws.connect()
     assert connected
-    first = await ws.receive_json_from(timeout=5)
-    assert first["type"] == "count"
+    first = await ws.receive_from(timeout=5)  # the queue as it is now: a reconnect misses nothing
+    assert '<table id="queue-table"' in first and 'hx-swap-oob="true"' in first
     return ws
+
+
+def rows(html: str) -> list[str]:
+    """Return the submission ids of the queue rows a fragment shows, in order."""
+    return re.findall(r'<tr id="submission-([0-9a-f-]+)"', html)
+
+
+def badge(html: str) -> int:
+    found = re.search(r'id="review-badge" data-review-badge [^>]*hx-swap-oob="true">(\d+)<', html)
+    assert found, html
+    return int(found[1])
+
+
+def count(html: str) -> int:
+    found = re.search(r'<span id="queue-count" data-queue-count hx-swap-oob="true">(\d+)<', html)
+    assert found, html
+    return int(found[1])
 
 
 async def test_a_new_submission_arrives_as_a_rendered_row(ecommerce, member, reviewer, issued):
     ws = await connect(reviewer)
     try:
         submission = await agent_submits(ecommerce, member, issued.token)
-        message = await ws.receive_json_from(timeout=5)
+        html = await ws.receive_from(timeout=5)
     finally:
         await ws.disconnect()
-    assert message["type"] == "submission" and message["id"] == str(submission.pk)
-    assert message["in_queue"] is True and message["status"] == "pending"
-    assert f'id="submission-{submission.pk}"' in message["html"]
-    assert "agent ci-bot (ada)" in message["html"]
-    assert message["count"] == 1
+    assert rows(html) == [str(submission.pk)]
+    assert f'<tr id="submission-{submission.pk}" class="queue-row arrived"' in html
+    assert "agent ci-bot (ada)" in html
+    assert '<tr class="queue-empty" hidden>' in html
+    assert count(html) == 1 and badge(html) == 1
 
 
 async def test_a_decided_submission_leaves_the_queue(ecommerce, member, reviewer):
@@ -59,22 +77,57 @@ async def test_a_decided_submission_leaves_the_queue(ecommerce, member, reviewer
     ws = await connect(reviewer)
     try:
         await reviewer_rejects(submission, reviewer)
-        message = await ws.receive_json_from(timeout=5)
+        html = await ws.receive_from(timeout=5)
     finally:
         await ws.disconnect()
-    assert message["id"] == str(submission.pk) and message["status"] == "rejected"
-    assert message["in_queue"] is False and message["html"] == ""
-    assert message["count"] == 0
+    assert rows(html) == [] and '<tr class="queue-empty">' in html
+    assert count(html) == 0 and badge(html) == 0
+
+
+async def test_rows_already_shown_are_not_marked_as_arrived(ecommerce, member, reviewer):
+    first = await agent_submits(ecommerce, member)
+    ws = await connect(reviewer)
+    try:
+        second = await agent_submits(ecommerce, member)
+        html = await ws.receive_from(timeout=5)
+    finally:
+        await ws.disconnect()
+    assert rows(html) == [str(first.pk), str(second.pk)]  # oldest first
+    assert f'<tr id="submission-{first.pk}" class="queue-row"' in html
+    assert f'<tr id="submission-{second.pk}" class="queue-row arrived"' in html
 
 
 async def test_the_sandbox_filter_holds_for_live_rows(ecommerce, member, reviewer):
     ws = await connect(reviewer, f"/ws/reviews/queue/?sandbox={ecommerce.pk + 999}")
     try:
         await agent_submits(ecommerce, member)
-        message = await ws.receive_json_from(timeout=5)
+        html = await ws.receive_from(timeout=5)
     finally:
         await ws.disconnect()
-    assert message["in_queue"] is False and message["count"] == 1
+    assert rows(html) == [] and count(html) == 0 and badge(html) == 1
+
+
+async def test_the_review_page_hears_of_its_submission_and_the_badge(ecommerce, member, reviewer):
+    submission = await agent_submits(ecommerce, member)
+    ws = WebsocketCommunicator(
+        application,
+        f"/ws/reviews/queue/?submission={submission.pk}",
+        headers=await headers_for(reviewer),
+    )
+    connected, _ = await ws.connect()
+    assert connected
+    try:
+        first = await ws.receive_from(timeout=5)
+        await agent_submits(ecommerce, member)
+        other = await ws.receive_from(timeout=5)
+        await reviewer_rejects(submission, reviewer)
+        decided = await ws.receive_from(timeout=5)
+    finally:
+        await ws.disconnect()
+    assert badge(first) == 1 and "dataset.status !== 'pending'" in first
+    assert badge(other) == 2 and "decision-refresh" not in other
+    assert badge(decided) == 1 and "dataset.status !== 'rejected'" in decided
+    assert f'hx-get="/reviews/{submission.pk}/"' in decided and "queue-table" not in decided
 
 
 async def test_another_team_hears_nothing(ecommerce, member, django_user_model):
@@ -106,11 +159,9 @@ async def test_two_queues_see_the_same_arrival(ecommerce, member, reviewer):
     first, second = await connect(reviewer), await connect(member)
     try:
         submission = await agent_submits(ecommerce, member)
-        a, b = await asyncio.gather(
-            first.receive_json_from(timeout=5), second.receive_json_from(timeout=5)
-        )
+        a, b = await asyncio.gather(first.receive_from(timeout=5), second.receive_from(timeout=5))
     finally:
         await first.disconnect()
         await second.disconnect()
-    assert a["id"] == b["id"] == str(submission.pk)
-    assert a["count"] == 1 and b["count"] == 0  # only reviewers count what they may decide
+    assert rows(a) == rows(b) == [str(submission.pk)]
+    assert badge(a) == 1 and badge(b) == 0  # only reviewers count what they may decide

@@ -73,7 +73,8 @@ def test_the_review_page_shows_everything_a_reviewer_needs(api, ecommerce, revie
     assert '<span class="gd">-import os' in html
     assert '<span class="gi">+emit_result(get_user(' in html
     assert 'data-decision="approve"' in html and 'data-shortcut="a"' in html
-    assert "review-queue.js" in html and "run-stream.js" in html
+    assert "review-keys.js" in html and "run-stream.js" not in html
+    assert f'ws-connect="/ws/reviews/queue/?submission={second["id"]}"' in html
 
 
 def test_the_review_page_marks_violation_lines(api, ecommerce, reviewer_client) -> None:

@@ -11,6 +11,8 @@ from jazzmine_web.runs.models import RunStatus
 from jazzmine_web.runs.services import run_create
 from tests.web.helpers import ws_headers
 
+from .html import receive_until_finished, seqs
+
 headers_for = database_sync_to_async(ws_headers)
 
 pytestmark = [pytest.mark.docker, pytest.mark.django_db(transaction=True)]
@@ -23,16 +25,6 @@ emit_result({"done": True})
 """
 
 
-async def receive_until_finished(ws: WebsocketCommunicator) -> tuple[list[dict], dict]:
-    events: list[dict] = []
-    while True:
-        message = await ws.receive_json_from(timeout=60)
-        if message["type"] == "event":
-            events.append(message["event"])
-        elif message["status"] in RunStatus.finished():
-            return events, message
-
-
 async def test_a_watcher_sees_every_event_live_then_the_final_status(ecommerce, member, worker):
     run = await database_sync_to_async(run_create)(sandbox=ecommerce, user=member, body=BODY)
     ws = WebsocketCommunicator(
@@ -41,12 +33,17 @@ async def test_a_watcher_sees_every_event_live_then_the_final_status(ecommerce, 
     connected, _ = await ws.connect()
     assert connected
     try:
-        events, final = await receive_until_finished(ws)
+        fragments, final = await receive_until_finished(ws)
+        closed = await ws.receive_output(timeout=5)
     finally:
         await ws.disconnect()
-    assert [e["type"] for e in events] == ["intermediate"] * 3 + ["result", "exit"]
-    assert [e["seq"] for e in events] == list(range(1, 6))
-    assert final["status"] == RunStatus.SUCCEEDED
+    html = "".join(fragments)
+    assert [n for f in fragments for n in seqs(f)] == [1, 2, 3, 5]  # 4 is the result
+    assert html.count('class="intermediate"') == 3 and "exit: result" in html
+    assert f'id="run-{run.pk}-result" data-run-result hx-swap-oob="true"' in html
+    assert final == RunStatus.SUCCEEDED
+    # A normal close: the page's ws extension does not retry it.
+    assert closed == {"type": "websocket.close", "code": 1000}
 
 
 async def test_a_reconnecting_watcher_gets_only_what_it_missed(ecommerce, member, worker):
@@ -55,23 +52,24 @@ async def test_a_reconnecting_watcher_gets_only_what_it_missed(ecommerce, member
         application, f"/ws/runs/{run.pk}/", headers=await headers_for(member)
     )
     await first.connect()
-    message = await first.receive_json_from(timeout=60)
-    while message["type"] != "event":
-        message = await first.receive_json_from(timeout=60)
-    seen = message["event"]["seq"]
+    seen: list[int] = []
+    while not seen:
+        seen = seqs(await first.receive_from(timeout=60))
     await first.disconnect()  # the browser drops mid-run
     await asyncio.to_thread(worker.future(run.pk).result)
 
     again = WebsocketCommunicator(
-        application, f"/ws/runs/{run.pk}/?after={seen}", headers=await headers_for(member)
+        application, f"/ws/runs/{run.pk}/?after={seen[-1]}", headers=await headers_for(member)
     )
     await again.connect()
     try:
-        events, final = await receive_until_finished(again)
+        fragments, final = await receive_until_finished(again)
     finally:
         await again.disconnect()
-    assert [e["seq"] for e in events] == list(range(seen + 1, 6))
-    assert final["status"] == RunStatus.SUCCEEDED
+    assert len(fragments) == 1  # the run had finished: one snapshot, then the close
+    expected = [n for n in (1, 2, 3, 5) if n > seen[-1]]
+    assert seqs(fragments[0]) == expected
+    assert final == RunStatus.SUCCEEDED
 
 
 async def test_anonymous_and_outsiders_are_refused(ecommerce, member, outsider, worker):
