@@ -8,7 +8,7 @@ from jazzmine.scripttools.lint import CHECKS, TITLES, Check, Registry, lint_file
 from jazzmine.scripttools.lint.checklist import run_check
 from jazzmine.scripttools.lint.subject import read_subject
 
-from .conftest import rsi_script
+from .samples import rsi_script
 
 
 def _fails(subject):
