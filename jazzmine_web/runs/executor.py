@@ -197,10 +197,7 @@ class RunExecutor:
         first = True
         try:
             async for event in events:
-                if first:
-                    first = False
-                    first_ms = round((time.monotonic() - dispatched) * 1000, 2)
-                    await self._in_db(services.run_first_event_set, run_id=run_id, ms=first_ms)
+                arrived_ms = round((time.monotonic() - dispatched) * 1000, 2)
                 stored = await self._in_db(
                     services.run_record_event, run_id=run_id, event=event.to_dict()
                 )
@@ -208,6 +205,9 @@ class RunExecutor:
                     # The run was ended for it (or its row is gone): stop its sandbox now
                     # rather than run a script nobody can see to its end.
                     break
+                if first:  # recorded after the event itself: watchers see the event first
+                    first = False
+                    await self._in_db(services.run_first_event_set, run_id=run_id, ms=arrived_ms)
         finally:
             await events.aclose()
         status, outcome = await self._in_db(run_status_outcome, run_id=run_id)

@@ -9,4 +9,5 @@ app_name = "runs"
 urlpatterns = [
     path("runs/", views.run_list, name="list"),
     path("runs/<uuid:run_id>/", views.run_detail, name="detail"),
+    path("runs/<uuid:run_id>/cancel/", views.run_cancel_view, name="cancel"),
 ]

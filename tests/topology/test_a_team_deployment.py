@@ -4,11 +4,14 @@ whichever worker claims them, surviving what happens to the processes around the
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import time
 from typing import Any
 
 import pytest
 
+from tests.waiting import wait_until
 from tests.web.reviews.receiver import Receiver
 
 from .conftest import HEARTBEAT_TIMEOUT, Deployment
@@ -96,9 +99,6 @@ def test_a_killed_worker_fails_its_run_in_time_and_leaves_no_container(deploymen
 
 
 def leftovers(docker_host: str, name: str, deployment: Deployment) -> list[str]:
-    import os
-    import subprocess
-
     env = {**os.environ, **({"DOCKER_HOST": docker_host} if docker_host else {})}
     boot = deployment.sql("SELECT boot FROM runs_worker WHERE name = %s", name)[0][0]
     listed = subprocess.run(
@@ -153,3 +153,35 @@ def test_webhooks_go_out_once_per_attempt_with_two_workers(deployment):
     for attempts in by_delivery.values():
         assert attempts == [str(n) for n in range(1, len(attempts) + 1)]
     assert sum(counted.values()) == len(rows) + 2
+
+
+def test_a_cancel_on_web_b_kills_the_sandbox_a_worker_runs_for_web_a(deployment):
+    state = submit(deployment, deployment.web_a, SLOW)
+    state = wait_for(deployment, deployment.web_a, state["id"], running)
+    name = state["run"]["worker"]
+    before = sandboxes(deployment.engines[name])
+    asked = time.monotonic()
+    with deployment.api(deployment.web_b) as api:
+        answer = api.post(f"/api/v1/submissions/{state['id']}/cancel/")
+    assert answer.status_code == 202, answer.text
+    final = wait_for(
+        deployment, deployment.web_a, state["id"], lambda s: s["run"]["status"] == "failed"
+    )
+    assert time.monotonic() - asked < 3  # a second to kill, plus two processes and the API
+    assert final["run"]["outcome"] == "cancelled"
+    assert "cancelled by agent topology (demo)" in final["run"]["message"]
+    # Its sandbox is gone from the engine of the worker that ran it.
+    wait_until(
+        lambda: before - sandboxes(deployment.engines[name]),
+        timeout=5,
+        message="the cancelled run's sandbox is still there",
+    )
+
+
+def sandboxes(docker_host: str) -> set[str]:
+    env = {**os.environ, **({"DOCKER_HOST": docker_host} if docker_host else {})}
+    listed = subprocess.run(
+        ["docker", "ps", "-q", "--filter", "label=jazzmine.run"],
+        env=env, capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    return set(listed.split())

@@ -1,0 +1,68 @@
+"""The run page's Cancel stops the run for its author, and only for its author."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from jazzmine_web.runs.models import Run, RunEvent, RunStatus
+from jazzmine_web.runs.services import run_create
+from jazzmine_web.teams.models import Role
+from tests.waiting import wait_until
+from tests.web.helpers import teammate
+
+pytestmark = [pytest.mark.docker, pytest.mark.django_db(transaction=True)]
+
+SPIN = "n = 0\nwhile True:\n    n += 1\n    if n % 2000000 == 0:\n        emit_log(n)\nemit_result(n)\n"
+
+
+def logged_in(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def spinning(ecommerce, member) -> Run:
+    run = run_create(sandbox=ecommerce, user=member, body=SPIN)
+    wait_until(
+        lambda: RunEvent.objects.filter(run=run, type="log").exists(),
+        timeout=120,
+        message="the script never started spinning",
+    )
+    return run
+
+
+def test_the_author_cancels_a_running_run_from_its_page(ecommerce, member, worker):
+    run = spinning(ecommerce, member)
+    author = logged_in(member)
+    page = author.get(f"/runs/{run.pk}/").content.decode()
+    assert "data-run-cancel" in page and f"/runs/{run.pk}/cancel/" in page
+    answer = author.post(f"/runs/{run.pk}/cancel/")
+    assert answer.status_code == 302 and answer["Location"] == f"/runs/{run.pk}/"
+    ended = wait_until(
+        lambda: Run.objects.filter(pk=run.pk, status=RunStatus.FAILED).first(), timeout=10
+    )
+    assert ended.outcome == "cancelled" and f"cancelled by {member.username}" in ended.message
+    # Once it has ended the page offers no cancel, and asking again changes nothing.
+    assert "data-run-cancel" not in author.get(f"/runs/{run.pk}/").content.decode()
+    assert author.post(f"/runs/{run.pk}/cancel/").status_code == 302
+    assert Run.objects.get(pk=run.pk).message == ended.message
+
+
+def test_a_teammate_sees_no_cancel_and_cannot_post_one(ecommerce, member, team, worker):
+    run = spinning(ecommerce, member)
+    colleague = logged_in(teammate(team, Role.ADMIN))
+    assert "data-run-cancel" not in colleague.get(f"/runs/{run.pk}/").content.decode()
+    assert colleague.post(f"/runs/{run.pk}/cancel/").status_code == 403
+    assert Run.objects.get(pk=run.pk).status == RunStatus.RUNNING
+    logged_in(member).post(f"/runs/{run.pk}/cancel/")
+
+
+def test_cancel_is_a_post_and_unknown_runs_are_not_found(ecommerce, member, outsider):
+    run = run_create(sandbox=ecommerce, user=member, body="emit_result(1)\n", start=False)
+    assert logged_in(member).get(f"/runs/{run.pk}/cancel/").status_code == 405
+    assert logged_in(outsider).post(f"/runs/{run.pk}/cancel/").status_code == 404
+    missing = "00000000-0000-0000-0000-000000000000"
+    assert logged_in(member).post(f"/runs/{missing}/cancel/").status_code == 404
+    assert Client().post(f"/runs/{run.pk}/cancel/").status_code in (302, 403)  # to the login
+    assert Run.objects.get(pk=run.pk).status == RunStatus.QUEUED
