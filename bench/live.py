@@ -29,9 +29,10 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = os.environ.get("JAZZMINE_CHROMIUM", "/usr/bin/chromium")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync"]  # fmt: skip
+sys.path.insert(0, str(ROOT))
+
+from bench.common import browser_launch, pct, playground_page  # noqa: E402
+
 KEYSTROKES = 200
 RUNS = 15
 SCRIPT = (
@@ -66,6 +67,8 @@ async ([sandbox, keystrokes, runs, script]) => {
   // Run → first event, two ways: on the playground's own socket (what the page does), and on
   // a run socket opened after the run exists (what a reloaded page or the run page does).
   const start = [], separate = [], delivery = [], created_ms = [];
+  // Events arrive as the pane's HTML: each line carries its sequence number and sandbox time.
+  const evs = (html) => [...html.matchAll(/data-seq="(\\d+)"><span class="since" data-ts="([^"]+)"/g)].map((x) => ({seq: +x[1], ts: +x[2]}));
   const runOnce = async (ownSocket) => {
     await new Promise((res) => setTimeout(res, 1500));  // let the pool refill, like a person would
     const t0 = performance.now();
@@ -75,13 +78,18 @@ async ([sandbox, keystrokes, runs, script]) => {
     created_ms.push(performance.now() - t0);
     const done = (m) => m.type === "status" && m.run_id === created.run_id && (m.status === "succeeded" || m.status === "failed");
     if (!ownSocket) {
-      const first = await next(pg, (m) => m.type === "event" && m.run_id === created.run_id);
-      start.push(performance.now() - t0);
-      delivery.push(Date.now() - first.event.ts * 1000);
+      const seen = new Set();
       await new Promise((resolve) => {
         const handler = (e) => {
           const m = JSON.parse(e.data);
-          if (m.type === "event" && m.run_id === created.run_id && m.event.seq !== first.event.seq) delivery.push(Date.now() - m.event.ts * 1000);
+          if (m.type === "run_html" && m.run_id === created.run_id) {
+            for (const ev of evs(m.html)) {
+              if (seen.has(ev.seq)) continue;
+              if (seen.size === 0) start.push(performance.now() - t0);
+              seen.add(ev.seq);
+              delivery.push(Date.now() - ev.ts * 1000);
+            }
+          }
           if (done(m)) { pg.removeEventListener("message", handler); resolve(); }
         };
         pg.addEventListener("message", handler);
@@ -92,12 +100,10 @@ async ([sandbox, keystrokes, runs, script]) => {
     await new Promise((resolve) => {
       let first = true;
       rs.onmessage = (e) => {
-        const m = JSON.parse(e.data);
-        if (m.type === "event" && first) { separate.push(performance.now() - t0); first = false; }
-        if (done(m) || (m.type === "status" && (m.status === "succeeded" || m.status === "failed"))) resolve();
+        if (first && evs(e.data).length) { separate.push(performance.now() - t0); first = false; }
       };
+      rs.onclose = () => resolve();  // the run socket closes once the run has ended
     });
-    rs.close();
   };
   for (let r = 0; r < runs; r++) await runOnce(false);
   for (let r = 0; r < runs; r++) await runOnce(true);
@@ -114,11 +120,6 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def serve(var_dir: Path, pool_size: int) -> tuple[subprocess.Popen[bytes], str, dict[str, str]]:
@@ -166,15 +167,8 @@ def measure(browser, label: str, pool_size: int) -> dict[str, list[float]]:
     with tempfile.TemporaryDirectory(prefix="jazzmine-bench-") as tmp:
         process, url, _env = serve(Path(tmp), pool_size)
         try:
-            context = browser.new_context(base_url=url)
-            page = context.new_page()
-            page.goto("/login/")
-            page.fill("input[name=username]", "demo")
-            page.fill("input[name=password]", "jazzmine-demo")
-            page.click("button[type=submit]")
-            page.wait_for_url(f"{url}/")
-            page.goto("/playground/")
-            page.wait_for_selector("#playground[data-socket=open]")
+            page = playground_page(browser, url)
+            context = page.context
             sandbox = int(page.get_attribute("#playground", "data-sandbox"))
             # One run first: builds the sandbox image if needed and starts the pool.
             page.evaluate(PAGE_JS, [sandbox, 1, 1, SCRIPT])
@@ -196,7 +190,7 @@ def main() -> None:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        browser = browser_launch(playwright)
         warm = measure(browser, "warm pool", 2)
         cold = measure(browser, "cold start", 0)
         browser.close()

@@ -50,11 +50,9 @@ import psycopg
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.common import browser_launch, pct, playground_page  # noqa: E402
 from tests.workers import Web, free_port, worker_start  # noqa: E402
 
-CHROMIUM = os.environ.get("JAZZMINE_CHROMIUM", "/usr/bin/chromium")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync"]  # fmt: skip
 PG_ADMIN = "postgres://jazzmine:jazzmine@127.0.0.1:5432/jazzmine"
 STARTS = 15  # runs measured for Run → first event
 WATCHED = 8  # runs watched on B, 20 events each
@@ -81,9 +79,16 @@ SandboxReviewSettings.objects.update_or_create(sandbox=sandbox, defaults={"polic
 print(api_token_create(user=get_user_model().objects.get(username="demo"), name="bench").raw)
 """
 
-# Page A: start one run on the playground socket; resolve at its first event (or its end).
+# Events arrive as the run pane's HTML: each line carries its sequence number and sandbox time.
+EVENTS_JS = """
+const evs = (html) => [...html.matchAll(/data-seq="(\\d+)"><span class="since" data-ts="([^"]+)"/g)]
+  .map((x) => ({seq: +x[1], ts: +x[2]}));
+"""
+
+# Page A: start one run on the playground socket; resolve at its first event.
 START_JS = """
 async ([sandbox, body]) => {
+  /* EVENTS */
   const pg = window.benchSocket || await new Promise((resolve, reject) => {
     const ws = new WebSocket(`ws://${location.host}/ws/playground/`);
     ws.onopen = () => resolve(ws); ws.onerror = reject;
@@ -95,15 +100,15 @@ async ([sandbox, body]) => {
     pg.onmessage = (e) => {
       const m = JSON.parse(e.data);
       if (m.type === "error" || m.type === "run_refused") reject(new Error(e.data));
-      if (m.type === "run_created") { runId = m.run_id; window.benchCreated = runId; }
-      if (runId && m.run_id === runId && m.type === "event") {
+      if (m.type === "run_created") runId = m.run_id;
+      if (runId && m.run_id === runId && m.type === "run_html" && evs(m.html).length) {
         pg.onmessage = null; resolve({run_id: runId, first_ms: performance.now() - t0});
       }
     };
     pg.send(JSON.stringify({type: "run", sandbox, task: "bench", body}));
   });
 }
-"""
+""".replace("/* EVENTS */", EVENTS_JS)
 
 # Page A: start a run and return its id as soon as it exists (its events are B's to watch).
 CREATE_JS = """
@@ -120,21 +125,25 @@ async ([sandbox, body]) => {
 }
 """
 
-# Page B: watch one run on its own socket until it ends; every event's delay and sequence.
+# Page B: watch one run on its own socket until it ends (the socket closes); every event that
+# was emitted after the socket opened, with its delay, and every sequence number received.
 WATCH_JS = """
 async (runId) => await new Promise((resolve, reject) => {
+  /* EVENTS */
   const ws = new WebSocket(`ws://${location.host}/ws/runs/${runId}/`);
   const seqs = [], delays = [];
+  let opened = 0;
+  ws.onopen = () => { opened = Date.now(); };
   ws.onerror = reject;
   ws.onmessage = (e) => {
-    const m = JSON.parse(e.data);
-    if (m.type === "event") { seqs.push(m.event.seq); delays.push(Date.now() - m.event.ts * 1000); }
-    if (m.type === "status" && (m.status === "succeeded" || m.status === "failed")) {
-      ws.close(); resolve({seqs, delays, status: m.status});
+    for (const ev of evs(e.data)) {
+      seqs.push(ev.seq);
+      if (ev.ts * 1000 > opened) delays.push(Date.now() - ev.ts * 1000);
     }
   };
+  ws.onclose = () => resolve({seqs, delays});
 })
-"""
+""".replace("/* EVENTS */", EVENTS_JS)
 
 
 @dataclass
@@ -231,19 +240,6 @@ def deployed(label: str, tmp: Path) -> Iterator[Deployment]:
                 conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
 
 
-def logged_in(browser: Any, url: str) -> Any:
-    context = browser.new_context(base_url=url)
-    page = context.new_page()
-    page.goto("/login/")
-    page.fill("input[name=username]", "demo")
-    page.fill("input[name=password]", "jazzmine-demo")
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{url}/")
-    page.goto("/playground/")
-    page.wait_for_selector("#playground[data-socket=open]")
-    return page
-
-
 def epoch(value: Any) -> float:
     if isinstance(value, datetime.datetime):
         return value.timestamp()
@@ -296,8 +292,8 @@ def runs_per_second(deployment: Deployment) -> float:
 def measure(browser: Any, label: str) -> dict[str, Any]:
     tmp = tempfile.mkdtemp(prefix=f"jazzmine-bench-{label}-")
     with deployed(label, Path(tmp)) as deployment:
-        page_a = logged_in(browser, deployment.web_a.url)
-        page_b = logged_in(browser, deployment.web_b.url)
+        page_a = playground_page(browser, deployment.web_a.url)
+        page_b = playground_page(browser, deployment.web_b.url)
         sandbox = int(page_a.get_attribute("#playground", "data-sandbox"))
         page_a.evaluate(START_JS, [sandbox, QUICK])  # builds the image, fills the pool
         starts, run_ids = [], []
@@ -311,15 +307,17 @@ def measure(browser: Any, label: str) -> dict[str, Any]:
         for _ in range(WATCHED):
             run_id = page_a.evaluate(CREATE_JS, [sandbox, PACED])
             watched = page_b.evaluate(WATCH_JS, run_id)
-            delays.extend(watched["delays"][1:])  # the first may be a replay: not live
+            delays.extend(watched["delays"])
             time.sleep(0.5)
         run_id = page_a.evaluate(CREATE_JS, [sandbox, BURST])
         burst = page_b.evaluate(WATCH_JS, run_id)
         seqs = burst["seqs"]
-        stored = deployment.read(
-            "SELECT COUNT(*) FROM runs_runevent WHERE run_id = ?",
+        # The result is shown in its own region, not as a line: every other event is a line.
+        rows = deployment.read(
+            "SELECT seq, type FROM runs_runevent WHERE run_id = ?",
             (run_id if label == "team" else run_id.replace("-", ""),),
-        )[0][0]
+        )
+        lines = {seq for seq, kind in rows if kind != "result"}
         warm_rate = runs_per_second(deployment)
         deployment.worker(pool=0, tmp=Path(tmp))
         cold_rate = runs_per_second(deployment)
@@ -328,9 +326,9 @@ def measure(browser: Any, label: str) -> dict[str, Any]:
             "enqueue": enqueue_to_first_event(deployment, run_ids),
             "delivery": delays,
             "burst": {
-                "stored": stored,
+                "stored": len(rows),
                 "received": len(seqs),
-                "lost": stored - len(set(seqs)),
+                "lost": len(lines - set(seqs)),
                 "reordered": sum(1 for a, b in itertools.pairwise(seqs) if b <= a),
             },
             "warm_rate": warm_rate,
@@ -343,16 +341,11 @@ def measure(browser: Any, label: str) -> dict[str, Any]:
     return figures
 
 
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
 def main() -> None:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        browser = browser_launch(playwright)
         embedded = measure(browser, "embedded")
         team = measure(browser, "team")
         browser.close()
@@ -373,7 +366,8 @@ def main() -> None:
     for label, figures in (("embedded", embedded), ("team", team)):
         burst = figures["burst"]
         print(
-            f"1000-event burst ({label}): stored {burst['stored']}, received {burst['received']}, "
+            f"1000-event burst ({label}): stored {burst['stored']}, lines received "
+            f"{burst['received']} (all but the result), "
             f"lost {burst['lost']}, reordered {burst['reordered']}"
         )
     for key, what in (("warm_rate", "warm pool"), ("cold_rate", "pool off")):

@@ -24,5 +24,17 @@ echo "==> ruff"
 .venv/bin/ruff check .
 .venv/bin/ruff format --check . >/dev/null || { .venv/bin/ruff format --diff . | head -50; exit 1; }
 
-echo "==> pytest"
-exec .venv/bin/pytest "$@"
+echo "==> pytest (the embedded default: SQLite)"
+.venv/bin/pytest "$@"
+
+# Asked for some tests only (`scripts/test.sh tests/core -x`): those, once.
+for arg in "$@"; do
+  if [ -e "$arg" ] || [[ "$arg" == tests/* ]]; then exit 0; fi
+done
+# The web suite again on a team's database: PostgreSQL through psycopg's pool (the test database
+# is created and dropped per session; its name carries the process id).
+echo "==> pytest tests/web on PostgreSQL"
+JAZZMINE_DATABASE_URL="postgres://jazzmine:jazzmine@127.0.0.1:5432/jazzmine" \
+JAZZMINE_SECRET_KEY="test-only-shared-secret-key-$(hostname)-0123456789" \
+JAZZMINE_SECRETS_KEY="test-only-shared-secrets-key-$(hostname)-0123456789" \
+  exec .venv/bin/pytest "$@" tests/web

@@ -206,16 +206,16 @@ def _doc_value(text: str) -> Found:
 # Checks
 
 
-def _same(a: Any, b: Any) -> bool:
+def json_same(a: Any, b: Any) -> bool:
     """Compare JSON values without letting True equal 1 or "20" equal 20."""
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
     if isinstance(a, str) or isinstance(b, str):
         return type(a) is type(b) and a == b
     if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+        return len(a) == len(b) and all(json_same(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+        return a.keys() == b.keys() and all(json_same(a[k], b[k]) for k in a)
     return bool(a == b)
 
 
@@ -253,7 +253,7 @@ def _against_parameter(param: ToolParameter, own: Found) -> str:
                 f"{name}: documented default {_shown(said)} but the function has no default "
                 "(a call that leaves it out fails)"
             )
-        if not _same(_jsonish(said), own.value):
+        if not json_same(_jsonish(said), own.value):
             return (
                 f"{name}: documented default {_shown(said)} but the function's default is "
                 f"{_shown(own.value)}"
@@ -276,7 +276,7 @@ def _against_docstring(name: str, doc: Found, own: Found) -> str:
             )
         return ""
     if doc.kind == LITERAL:
-        if not _same(doc.value, own.value):
+        if not json_same(doc.value, own.value):
             return (
                 f"{name}: the docstring says default {_shown(doc.value)} but the function's "
                 f"default is {_shown(own.value)}"

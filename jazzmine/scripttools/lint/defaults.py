@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from jazzmine.core.tools.lint import json_same
+
 from .registry import Outcome, Registry
 from .subject import Subject
 
@@ -24,17 +26,6 @@ def _matches_type(value: Any, type_: Any) -> bool:
     """Tell whether a value fits a JSON type; an unknown type accepts anything."""
     test = _TYPE_TESTS.get(type_) if isinstance(type_, str) else None
     return True if test is None else test(value)
-
-
-def _same(a: Any, b: Any) -> bool:
-    """Compare JSON values without letting True equal 1."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    return a == b
 
 
 @CHECKS.register("defaults_typed", "defaults have the declared type (and are enum values)")
@@ -93,7 +84,7 @@ def _default_mismatch(name: str, prop: dict[str, Any], kind: str, value: Any) ->
             f"{name}: tool.json says default {json.dumps(prop['default'])} but the script "
             "reads it without one"
         )
-    if not _same(value, prop["default"]):
+    if not json_same(value, prop["default"]):
         return (
             f"{name}: tool.json default {json.dumps(prop['default'])} != script default "
             f"{json.dumps(value)}"

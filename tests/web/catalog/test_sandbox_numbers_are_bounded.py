@@ -53,8 +53,9 @@ def test_the_maxima_are_deployment_settings(client, team_admin, empty_sandbox, s
 def test_a_stored_value_outside_the_bounds_is_clamped_before_it_reaches_a_run(
     empty_sandbox,
 ) -> None:
+    # The largest values the columns hold on every database (PostgreSQL's integer is 32 bits).
     Sandbox.objects.filter(pk=empty_sandbox.pk).update(
-        memory_mb=10**12, cpus=1000.0, pids_limit=10**9, timeout_seconds=10**9,
+        memory_mb=2**31 - 1, cpus=1000.0, pids_limit=2**31 - 1, timeout_seconds=10**9,
         max_output_bytes=2**31 - 1,
     )  # fmt: skip
     empty_sandbox.refresh_from_db()

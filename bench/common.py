@@ -1,0 +1,35 @@
+"""What the benchmarks share: percentiles, Chromium, and a logged-in playground page."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+CHROMIUM = os.environ.get("JAZZMINE_CHROMIUM", "/usr/bin/chromium")
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync"]  # fmt: skip
+
+
+def pct(values: list[float], q: float) -> float:
+    """Return the q-quantile of the values (the nearest rank at or below it)."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def browser_launch(playwright: Any) -> Any:
+    """Start Debian's Chromium headless, as the end-to-end tests do."""
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+
+
+def playground_page(browser: Any, url: str) -> Any:
+    """Log the demo user in to a server in a fresh context; return its open playground page."""
+    context = browser.new_context(base_url=url)
+    page = context.new_page()
+    page.goto("/login/")
+    page.fill("input[name=username]", "demo")
+    page.fill("input[name=password]", "jazzmine-demo")
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{url}/")
+    page.goto("/playground/")
+    page.wait_for_selector("#playground[data-socket=open]")
+    return page
