@@ -19,7 +19,6 @@ this same run. Not a test.
 from __future__ import annotations
 
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -32,6 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.common import browser_launch, pct, playground_page  # noqa: E402
+from tests.workers import free_port  # noqa: E402
 
 KEYSTROKES = 200
 RUNS = 15
@@ -114,12 +114,6 @@ async ([sandbox, keystrokes, runs, script]) => {
 
 
 WORKERS: list[subprocess.Popen[bytes]] = []
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def serve(var_dir: Path, pool_size: int) -> tuple[subprocess.Popen[bytes], str, dict[str, str]]:

@@ -51,7 +51,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.common import browser_launch, pct, playground_page  # noqa: E402
-from tests.workers import Web, free_port, worker_start  # noqa: E402
+from tests.workers import AGENT_TOKEN_SCRIPT, Web, free_port, worker_start  # noqa: E402
 
 PG_ADMIN = "postgres://jazzmine:jazzmine@127.0.0.1:5432/jazzmine"
 STARTS = 15  # runs measured for Run → first event
@@ -69,15 +69,6 @@ PACED = (
 )
 BURST = "time.sleep(0.5)\nfor i in range(1000):\n    emit_log(f'line {i}')\nemit_result(1000)\n"
 
-MAKE_TOKEN = """
-from django.contrib.auth import get_user_model
-from jazzmine_web.catalog.models import Sandbox
-from jazzmine_web.reviews.models import SandboxReviewSettings
-from jazzmine_web.teams.services import api_token_create
-sandbox = Sandbox.objects.get(name="ecommerce")
-SandboxReviewSettings.objects.update_or_create(sandbox=sandbox, defaults={"policy": "never"})
-print(api_token_create(user=get_user_model().objects.get(username="demo"), name="bench").raw)
-"""
 
 # Events arrive as the run pane's HTML: each line carries its sequence number and sandbox time.
 EVENTS_JS = """
@@ -158,6 +149,10 @@ class Deployment:
     token: str = ""
     workers: list[Any] = field(default_factory=list)
 
+    def run_key(self, run_id: str) -> str:
+        """Return a run id as this deployment's database stores it (SQLite: no dashes)."""
+        return run_id if self.label == "team" else run_id.replace("-", "")
+
     def manage(self, *args: str) -> str:
         result = subprocess.run(
             [sys.executable, str(ROOT / "manage.py"), *args],
@@ -222,7 +217,7 @@ def deployed(label: str, tmp: Path) -> Iterator[Deployment]:
     deployment = Deployment(label, env, web_a, web_b, read)
     deployment.manage("migrate", "--no-input")
     deployment.manage("seed_demo")
-    deployment.token = deployment.manage("shell", "-c", MAKE_TOKEN).strip().splitlines()[-1]
+    deployment.token = deployment.manage("shell", "-c", AGENT_TOKEN_SCRIPT).strip().splitlines()[-1]
     try:
         deployment.worker(pool=2, tmp=tmp)
         for web in {id(web_a): web_a, id(web_b): web_b}.values():
@@ -250,7 +245,7 @@ def enqueue_to_first_event(deployment: Deployment, run_ids: list[str]) -> list[f
     """Return, per run, the worker's time from the run's enqueueing to its first event."""
     found = []
     for run_id in run_ids:
-        key = run_id if deployment.label == "team" else run_id.replace("-", "")
+        key = deployment.run_key(run_id)
         (enqueued,) = deployment.read("SELECT enqueued_at FROM runs_run WHERE id = ?", (key,))[0]
         rows = deployment.read(
             "SELECT ts FROM runs_runevent WHERE run_id = ? ORDER BY seq LIMIT 1", (key,)
@@ -315,7 +310,7 @@ def measure(browser: Any, label: str) -> dict[str, Any]:
         # The result is shown in its own region, not as a line: every other event is a line.
         rows = deployment.read(
             "SELECT seq, type FROM runs_runevent WHERE run_id = ?",
-            (run_id if label == "team" else run_id.replace("-", ""),),
+            (deployment.run_key(run_id),),
         )
         lines = {seq for seq, kind in rows if kind != "result"}
         warm_rate = runs_per_second(deployment)

@@ -287,3 +287,16 @@ class Web:
         if self.process is not None and self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             self.process.wait(timeout=30)
+
+
+# For `manage.py shell -c`: the demo team's agent (its token printed last), and no review on
+# the demo sandbox, so that a submission runs at once.
+AGENT_TOKEN_SCRIPT = """
+from jazzmine_web.catalog.models import Sandbox
+from jazzmine_web.reviews.models import SandboxReviewSettings
+from jazzmine_web.teams.services import api_token_create
+from django.contrib.auth import get_user_model
+sandbox = Sandbox.objects.get(name="ecommerce")
+SandboxReviewSettings.objects.update_or_create(sandbox=sandbox, defaults={"policy": "never"})
+print(api_token_create(user=get_user_model().objects.get(username="demo"), name="topology").raw)
+"""

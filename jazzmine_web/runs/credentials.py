@@ -21,27 +21,26 @@ class Credentials:
     revoke: Callable[..., Any]
 
 
-CREDENTIALS: list[Credentials] = []
+# {name: credentials}: registering a name again replaces it, so a second `ready()` adds nothing.
+CREDENTIALS: dict[str, Credentials] = {}
 
 
 def run_credentials_register(
-    *, issue: Callable[..., dict[str, str]], revoke: Callable[..., Any]
+    name: str, *, issue: Callable[..., dict[str, str]], revoke: Callable[..., Any]
 ) -> None:
     """Say how an app issues a run's credentials and revokes them once the run has ended."""
-    credentials = Credentials(issue=issue, revoke=revoke)
-    if credentials not in CREDENTIALS:
-        CREDENTIALS.append(credentials)
+    CREDENTIALS[name] = Credentials(issue=issue, revoke=revoke)
 
 
 def run_credentials_issue(*, run: Run, lifetime: float) -> dict[str, str]:
     """Return the environment every registered app gives a run that lives `lifetime` seconds."""
     environment: dict[str, str] = {}
-    for credentials in CREDENTIALS:
+    for credentials in CREDENTIALS.values():
         environment.update(credentials.issue(run=run, lifetime=lifetime))
     return environment
 
 
 def run_credentials_revoke(*, run_id: Any) -> None:
     """Take back what was issued to a run that has ended."""
-    for credentials in CREDENTIALS:
+    for credentials in CREDENTIALS.values():
         credentials.revoke(run_id=run_id)

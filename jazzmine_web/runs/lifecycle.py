@@ -98,14 +98,12 @@ def runs_heartbeat(*, worker: str, ids: list[str]) -> list[str]:
     Run.objects.filter(pk__in=ids, worker=worker, status__in=ACTIVE).update(
         heartbeat_at=timezone.now()
     )
-    outcomes = dict(
-        Run.objects.filter(pk__in=ids).exclude(status__in=ACTIVE).values_list("pk", "outcome")
-    )
-    present = set(Run.objects.filter(pk__in=ids).values_list("pk", flat=True))
+    # A reaped run is no longer active, so its outcome alone says it was ended for the worker.
+    outcomes = dict(Run.objects.filter(pk__in=ids).values_list("pk", "outcome"))
     return [
         run_id
         for run_id in ids
-        if _uuid(run_id) not in present or outcomes.get(_uuid(run_id)) == Outcome.WORKER_LOST
+        if outcomes.get(_uuid(run_id), Outcome.WORKER_LOST) == Outcome.WORKER_LOST
     ]
 
 

@@ -20,6 +20,7 @@ class ScriptToolsConfig(AppConfig):
         tool_panel_register(kind=ToolKind.SCRIPT, panel=panel_context)
         # Each run of a network-enabled sandbox gets one keychain token per script tool.
         run_credentials_register(
+            "keychain",
             issue=lambda *, run, lifetime: keychain_environment_per_tool(
                 sandbox=run.sandbox, lifetime=lifetime, run=run
             ),

@@ -14,7 +14,7 @@ import os
 import socket
 import threading
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -156,7 +156,7 @@ class WorkerProcess:
 
 
 def _stop_ended(kind: Kind, ids: Any) -> None:
-    if kind.ended is None or not isinstance(ids, Iterable):
+    if kind.ended is None:  # its beat's answer says nothing about ended rows
         return
     for row_id in ids:
         try:

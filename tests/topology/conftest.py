@@ -22,7 +22,7 @@ import httpx
 import psycopg
 import pytest
 
-from tests.workers import Web, WorkerProcess, free_port, venv_bin, worker_start
+from tests.workers import AGENT_TOKEN_SCRIPT, Web, WorkerProcess, free_port, venv_bin, worker_start
 
 ROOT = Path(__file__).resolve().parents[2]
 PG_ADMIN = "postgres://jazzmine:jazzmine@127.0.0.1:5432/jazzmine"
@@ -135,17 +135,6 @@ class Deployment:
         return result.stdout
 
 
-MAKE_TOKEN = """
-from jazzmine_web.catalog.models import Sandbox
-from jazzmine_web.reviews.models import SandboxReviewSettings
-from jazzmine_web.teams.services import api_token_create
-from django.contrib.auth import get_user_model
-sandbox = Sandbox.objects.get(name="ecommerce")
-SandboxReviewSettings.objects.update_or_create(sandbox=sandbox, defaults={"policy": "never"})
-print(api_token_create(user=get_user_model().objects.get(username="demo"), name="topology").raw)
-"""
-
-
 @pytest.fixture(scope="module")
 def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
     """Start PostgreSQL-backed web A and B, worker 1 (this engine), worker 2 (its own), beat."""
@@ -181,7 +170,7 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
     )  # fmt: skip
     deployment.manage("migrate", "--no-input")
     deployment.manage("seed_demo")
-    deployment.token = deployment.manage("shell", "-c", MAKE_TOKEN).strip().splitlines()[-1]
+    deployment.token = deployment.manage("shell", "-c", AGENT_TOKEN_SCRIPT).strip().splitlines()[-1]
     with second_engine(Path(f"/tmp/jazzmine-engine-{os.getpid()}")) as engine:
         try:
             for worker, host in (("one@topology", ""), ("two@topology", engine.host)):

@@ -1,15 +1,18 @@
-"""Helpers the web suites share: the demo module, uploaded files, a browser's websocket auth."""
+"""Helpers the web suites share: the demo module, uploaded files, websocket auth, a spinning run."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import docker
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.test import Client
 
 from jazzmine_web.catalog.importer import SourceFile
+from jazzmine_web.runs.models import RunEvent
 from jazzmine_web.teams.services import membership_set
+from tests.waiting import wait_until
 
 DEMO = Path(settings.BASE_DIR) / "demo" / "ecommerce.py"
 
@@ -33,3 +36,22 @@ def ws_headers(user) -> list[tuple[bytes, bytes]]:
     client.force_login(user)
     cookie = f"sessionid={client.cookies['sessionid'].value}"
     return [(b"cookie", cookie.encode()), (b"origin", b"http://localhost")]
+
+
+# A script that runs until it is stopped, saying so now and then (a log line proves it started).
+SPIN = "n = 0\nwhile True:\n    n += 1\n    if n % 2000000 == 0:\n        emit_log(n)\nemit_result(n)\n"
+
+
+def until_spinning(run_id: object) -> None:
+    """Wait until a run of SPIN is really running: its first log line is stored."""
+    wait_until(
+        lambda: RunEvent.objects.filter(run_id=run_id, type="log").exists(),
+        timeout=120,
+        message="the script never started spinning",
+    )
+
+
+def running_sandboxes() -> set[str]:
+    """Return the ids of the run sandboxes running on the machine's Docker engine."""
+    client = docker.from_env()
+    return {c.id for c in client.containers.list(filters={"label": "jazzmine.run"})}

@@ -4,22 +4,15 @@ from __future__ import annotations
 
 import time
 
-import docker
 import pytest
 from channels.db import database_sync_to_async
 
 from jazzmine_web.runs.models import Run
+from tests.web.helpers import SPIN, running_sandboxes
 
 from .test_generation_and_runs import connect
 
 pytestmark = [pytest.mark.docker, pytest.mark.django_db(transaction=True)]
-
-SPIN = "n = 0\nwhile True:\n    n += 1\n    if n % 2000000 == 0:\n        emit_log(n)\nemit_result(n)\n"
-
-
-def running_sandboxes() -> list[str]:
-    client = docker.from_env()
-    return [c.id for c in client.containers.list(filters={"label": "jazzmine.run"})]
 
 
 async def test_cancel_kills_a_spinning_run_within_a_second(ecommerce, member, worker) -> None:

@@ -4,22 +4,19 @@ from __future__ import annotations
 
 import time
 
-import docker
 import pytest
 from django.test import Client
 
 from jazzmine_web.reviews.models import AuditEntry, ReviewPolicy, Submission
-from jazzmine_web.runs.models import Run, RunEvent
+from jazzmine_web.runs.models import Run
 from jazzmine_web.teams.models import Role
 from jazzmine_web.teams.services import api_token_create
 from tests.waiting import wait_until
-from tests.web.helpers import teammate
+from tests.web.helpers import SPIN, running_sandboxes, teammate, until_spinning
 
 from .conftest import set_policy, submit
 
 pytestmark = [pytest.mark.docker, pytest.mark.django_db(transaction=True)]
-
-SPIN = "n = 0\nwhile True:\n    n += 1\n    if n % 2000000 == 0:\n        emit_log(n)\nemit_result(n)\n"
 
 
 def cancel(client: Client, submission_id) -> tuple[int, dict]:
@@ -27,20 +24,11 @@ def cancel(client: Client, submission_id) -> tuple[int, dict]:
     return response.status_code, response.json()
 
 
-def running_sandboxes() -> set[str]:
-    client = docker.from_env()
-    return {c.id for c in client.containers.list(filters={"label": "jazzmine.run"})}
-
-
 def started(api, ecommerce) -> Submission:
     set_policy(ecommerce, ReviewPolicy.NEVER)
     created = submit(api, ecommerce, SPIN).json()
     submission = Submission.objects.get(pk=created["id"])
-    wait_until(
-        lambda: RunEvent.objects.filter(run_id=submission.run_id, type="log").exists(),
-        timeout=120,
-        message="the script never started spinning",
-    )
+    until_spinning(submission.run_id)
     return submission
 
 

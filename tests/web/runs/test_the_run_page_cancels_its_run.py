@@ -5,15 +5,13 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from jazzmine_web.runs.models import Run, RunEvent, RunStatus
+from jazzmine_web.runs.models import Run, RunStatus
 from jazzmine_web.runs.services import run_create
 from jazzmine_web.teams.models import Role
 from tests.waiting import wait_until
-from tests.web.helpers import teammate
+from tests.web.helpers import SPIN, teammate, until_spinning
 
 pytestmark = [pytest.mark.docker, pytest.mark.django_db(transaction=True)]
-
-SPIN = "n = 0\nwhile True:\n    n += 1\n    if n % 2000000 == 0:\n        emit_log(n)\nemit_result(n)\n"
 
 
 def logged_in(user) -> Client:
@@ -24,11 +22,7 @@ def logged_in(user) -> Client:
 
 def spinning(ecommerce, member) -> Run:
     run = run_create(sandbox=ecommerce, user=member, body=SPIN)
-    wait_until(
-        lambda: RunEvent.objects.filter(run=run, type="log").exists(),
-        timeout=120,
-        message="the script never started spinning",
-    )
+    until_spinning(run.pk)
     return run
 
 
