@@ -9,6 +9,7 @@ import asyncio
 import contextlib
 import logging
 import threading
+from asyncio import FIRST_COMPLETED
 from typing import Any
 
 from channels.layers import get_channel_layer
@@ -110,15 +111,25 @@ class GroupWaiter:
 
     A long-poll or a stream reads the database only when something it watches changed (or,
     as a safety net, after `timeout`), instead of polling; between reads it holds nothing.
+
+    One reader task receives for the whole request and is ended by a message of its own,
+    never by cancellation: channels-redis can lose a cancellation that lands inside its
+    blocking pop, and the receive then waits forever (seen as long-polls that never
+    answered under load). Waiting is on an `asyncio.Event`, which cancels cleanly.
     """
 
     # Messages that arrive together (a burst of run events) wake the reader once.
     COALESCE_SECONDS = 0.02
+    # How long leaving waits for the reader to see its closing message.
+    CLOSE_SECONDS = 2.0
+    _CLOSE = "waiter.close"
 
     def __init__(self) -> None:
         self.layer = get_channel_layer()
         self.channel: str | None = None
         self.groups: set[str] = set()
+        self._woken = asyncio.Event()
+        self._reader: asyncio.Future[None] | None = None
 
     async def __aenter__(self) -> GroupWaiter:
         if self.layer is not None:
@@ -126,6 +137,8 @@ class GroupWaiter:
                 self.channel = await self.layer.new_channel("waiter.")
             except Exception:
                 self._lost("open a channel")
+            else:
+                self._reader = asyncio.ensure_future(self._read(self.channel))
         return self
 
     async def __aexit__(self, *_exc: object) -> None:
@@ -134,6 +147,25 @@ class GroupWaiter:
         for group in self.groups:
             with contextlib.suppress(Exception):
                 await self.layer.group_discard(group, self.channel)
+        reader = self._reader
+        if reader is None or reader.done():
+            return
+        with contextlib.suppress(Exception):
+            await self.layer.send(self.channel, {"type": self._CLOSE})
+        done, _ = await asyncio.wait({reader}, timeout=self.CLOSE_SECONDS)
+        if not done:
+            reader.cancel()  # the layer is unreachable: nothing better is left to do
+
+    async def _read(self, channel: str) -> None:
+        while True:
+            try:
+                message = await self.layer.receive(channel)
+            except Exception:
+                self._lost("receive")
+                return
+            if message.get("type") == self._CLOSE:
+                return
+            self._woken.set()
 
     async def join(self, groups: list[str]) -> None:
         """Also wake on messages to these groups."""
@@ -148,21 +180,22 @@ class GroupWaiter:
 
     async def wait(self, timeout: float) -> bool:
         """Return True when a message woke us, False when `timeout` ran out first."""
-        if self.layer is None or self.channel is None:
+        timeout = max(0.0, timeout)
+        reader = self._reader
+        if reader is None or reader.done() or self.channel is None:
             await asyncio.sleep(timeout)
             return False
+        woken = asyncio.ensure_future(self._woken.wait())
         try:
-            await asyncio.wait_for(self.layer.receive(self.channel), max(0.0, timeout))
-        except TimeoutError:
+            await asyncio.wait({woken, reader}, timeout=timeout, return_when=FIRST_COMPLETED)
+        finally:
+            woken.cancel()
+        if not self._woken.is_set():
             return False
-        except Exception:
-            self._lost("receive")
-            await asyncio.sleep(timeout)
-            return False
-        # Drain what came with it, so one burst costs one read of the database.
-        with contextlib.suppress(TimeoutError):
-            while True:
-                await asyncio.wait_for(self.layer.receive(self.channel), self.COALESCE_SECONDS)
+        # Let the rest of a burst arrive, so one burst costs one read of the database;
+        # anything after the clear wakes the next wait.
+        await asyncio.sleep(self.COALESCE_SECONDS)
+        self._woken.clear()
         return True
 
     def _lost(self, what: str) -> None:
