@@ -9,6 +9,8 @@ class ReviewsConfig(AppConfig):
     verbose_name = "Reviews"
 
     def ready(self) -> None:
-        # Connects the receiver of runs' `run_finished` signal; here, not at the top, because
-        # services import models, which load only once the app registry is ready.
+        # Connects the receivers of runs' `run_finished` and `run_created` and the catalog's
+        # `catalog_changed` (the services package imports every module that holds one); here,
+        # not at the top, because services import models, which load only once the app
+        # registry is ready.
         from . import services  # noqa: F401

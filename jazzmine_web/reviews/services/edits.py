@@ -1,0 +1,112 @@
+"""A reviewer's edit: read as the gate reads a submission, and approved only on that reading."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from ...runs.services import run_tools_called, script_check
+from ...studio.diffs import unified_diff
+from ..analysis import normalise_body
+from ..models import AuditAction, AuditEntry, Submission
+from .deciding import (
+    _check_not_own,
+    submission_approve,
+    submission_decide_check,
+    submission_refresh,
+)
+from .errors import ReviewConflict
+
+
+@dataclass(frozen=True)
+class EditReading:
+    """An edited script as the gate reads it: violations, the tools it calls, its changes."""
+
+    body: str
+    violations: list[str]
+    tools_called: list[dict[str, Any]]
+    tools_added: list[str]  # tools the edit calls (or may call) that the agent's script did not
+    diff: str  # unified diff from the agent's script to the edit; empty when unchanged
+
+    @property
+    def edited(self) -> bool:
+        """Tell whether the edit differs from the agent's script."""
+        return bool(self.diff)
+
+
+def submission_edit_read(*, submission: Submission, body: str) -> EditReading:
+    """Read a reviewer's edit with the validator and the gate, and diff it against the agent's."""
+    body = normalise_body(body)
+    if body == submission.body:
+        # The agent's script: the reading stored at submission is what the policy decided on.
+        return EditReading(body, list(submission.violations), submission.tools_called, [], "")
+    script, violations = script_check(
+        sandbox=submission.sandbox, body=body, language=submission.language
+    )
+    tools = run_tools_called(
+        sandbox=submission.sandbox, body=body, language=submission.language, script=script
+    )
+    before = {t["name"] for t in submission.tools_called}
+    return EditReading(
+        body=body,
+        violations=violations,
+        tools_called=tools,
+        tools_added=[t["name"] for t in tools if t["name"] not in before],
+        diff=unified_diff(
+            submission.body, body, old_name="agent's script", new_name="reviewer's edit"
+        ),
+    )
+
+
+class EditToolsUnseen(ReviewConflict):
+    """The edit calls tools the reviewer was not shown when approving; nothing was approved."""
+
+    def __init__(self, reading: EditReading, unseen: list[str]) -> None:
+        super().__init__(
+            "edit_tools_unseen",
+            f"The edited script calls {', '.join(unseen)}, which the list of tools you saw "
+            "did not show. Check the tools it calls, then approve again.",
+        )
+        self.reading = reading
+        self.unseen = unseen
+
+
+def submission_approve_edit(
+    *,
+    submission: Submission,
+    user: AbstractBaseUser,
+    body: str,
+    tools_seen: list[str],
+    note: str = "",
+) -> Submission:
+    """Approve a reviewer's edit, decided on the edit's own reading; audit its diff and tools."""
+    submission = submission_refresh(submission=submission)
+    submission_decide_check(submission=submission, user=user)
+    _check_not_own(submission=submission, user=user)
+    reading = submission_edit_read(submission=submission, body=body)
+    if not reading.edited:
+        return submission_approve(submission=submission, user=user, note=note)
+    # The page showed the tools of whatever text the reviewer last paused on; an approval
+    # must not cover a tool call typed after that (or sent by a page that never updated).
+    unseen = sorted({t["name"] for t in reading.tools_called} - set(tools_seen))
+    if unseen and not reading.violations:
+        raise EditToolsUnseen(reading, unseen)
+    with transaction.atomic():
+        approved = submission_approve(submission=submission, user=user, body=body, note=note)
+        names = [t["name"] for t in reading.tools_called]
+        extra = {
+            AuditAction.EDITED: {
+                "diff": reading.diff,
+                "original_tools": [t["name"] for t in submission.tools_called],
+                "tools_called": reading.tools_called,
+                "tools_added": reading.tools_added,
+            },
+            AuditAction.EDITED_AND_APPROVED: {"tools_approved": names},
+        }
+        for entry in AuditEntry.objects.filter(submission=approved, action__in=list(extra)):
+            entry.data = {**entry.data, **extra[entry.action]}
+            entry.save(update_fields=["data"])
+    return approved

@@ -1,0 +1,38 @@
+"""What a review action raises when it cannot happen; `code` and `status` are for the API."""
+
+from __future__ import annotations
+
+
+class ReviewError(Exception):
+    """A review action that cannot happen; `code` is stable for the API and the tests."""
+
+    status = 400
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class SubmissionInvalid(ReviewError):
+    """A submission request with a missing or bad field."""
+
+
+class ReviewForbidden(ReviewError):
+    """The person (or token) may not make this decision."""
+
+    status = 403
+
+
+class ReviewConflict(ReviewError):
+    """The submission is no longer waiting for a decision."""
+
+    status = 409
+
+
+class EditRefused(ReviewError):
+    """A reviewer's edit breaks the validator's rules; nothing was approved."""
+
+    def __init__(self, violations: list[str]) -> None:
+        super().__init__("edit_has_violations", "; ".join(violations))
+        self.violations = violations
