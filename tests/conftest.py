@@ -18,6 +18,31 @@ def _fast_password_hashing(settings):
 
 
 @pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """pytest-django's test database, emptied of sessions before it is dropped.
+
+    PostgreSQL refuses to drop a database that has sessions, and a session's threads can end
+    holding one (a pool keeps `min_size` open; an executor thread keeps what it checked out):
+    every such session left its test database behind.
+    """
+    yield
+    from django.db import connections
+
+    with django_db_blocker.unblock():
+        for connection in connections.all(initialized_only=True):
+            if connection.vendor != "postgresql":
+                continue
+            if connection.pool is not None:
+                connection.close_pool()
+            with connection._nodb_cursor() as cursor:
+                cursor.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                    " WHERE datname = %s AND pid <> pg_backend_pid()",
+                    [connection.settings_dict["NAME"]],
+                )
+
+
+@pytest.fixture(scope="session")
 def celery_workers(django_db_setup, tmp_path_factory):
     """The session's real Celery worker process (on the test database), started on demand."""
     from django.conf import settings
