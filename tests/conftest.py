@@ -7,8 +7,17 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from django.test import TransactionTestCase
+
+from tests.database import flush_again_after_a_deadlock
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+# PostgreSQL can pick a test's final flush as a deadlock victim (tests/database.py).
+TransactionTestCase._fixture_teardown = flush_again_after_a_deadlock(
+    TransactionTestCase._fixture_teardown
+)
 
 
 @pytest.fixture(autouse=True)
