@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import gc
 import time
 
 import pytest
@@ -89,6 +90,11 @@ async def test_anonymous_visitors_are_refused():
 
 async def test_a_huge_paste_is_checked_off_the_event_loop(ecommerce, member):
     """While a 200 KB paste is parsed and highlighted, another socket still answers at once."""
+    # The test process also holds the whole suite's objects: a full collection of that heap
+    # pauses every thread for a few hundred ms (seen once in CI at the suite's end), which is
+    # not what is measured here. Frozen objects are left out of collections.
+    gc.collect()
+    gc.freeze()
     paster, other = await connect(member), await connect(member)
     line = "orders_{i} = get_orders(status='delivered').data['orders'][:{i}]  # pasted\n"
     body = "".join(line.format(i=i) for i in range(2600)) + "emit_result(1)\n"
@@ -113,6 +119,7 @@ async def test_a_huge_paste_is_checked_off_the_event_loop(ecommerce, member):
     finally:
         await paster.disconnect()
         await other.disconnect()
+        gc.unfreeze()
     assert len(round_trips) >= 3, f"the check took {took:.3f} s: too quick to measure"
     assert max(round_trips) < 0.05, f"round trips {sorted(round_trips)[-3:]} during the check"
 
