@@ -87,13 +87,16 @@ async ([sandbox, body]) => {
   window.benchSocket = pg;
   const t0 = performance.now();
   return await new Promise((resolve, reject) => {
-    let runId = null;
+    let runId = null, createdMs = null, paneMs = null;
     pg.onmessage = (e) => {
       const m = JSON.parse(e.data);
       if (m.type === "error" || m.type === "run_refused") reject(new Error(e.data));
-      if (m.type === "run_created") runId = m.run_id;
+      if (m.type === "run_created") { runId = m.run_id; createdMs = performance.now() - t0; }
+      if (runId && m.run_id === runId && m.type === "run_pane") paneMs = performance.now() - t0;
       if (runId && m.run_id === runId && m.type === "run_html" && evs(m.html).length) {
-        pg.onmessage = null; resolve({run_id: runId, first_ms: performance.now() - t0});
+        pg.onmessage = null;
+        resolve({run_id: runId, first_ms: performance.now() - t0, created_ms: createdMs,
+                 pane_ms: paneMs});
       }
     };
     pg.send(JSON.stringify({type: "run", sandbox, task: "bench", body}));

@@ -119,7 +119,11 @@ class RunExecutor:
         self._loop.run_forever()
 
     async def _in_db(self, fn: Any, /, **kwargs: Any) -> Any:
-        return await self._loop.run_in_executor(self._db, lambda: _with_connection(fn, **kwargs))
+        return await self._in_db_soon(fn, **kwargs)
+
+    def _in_db_soon(self, fn: Any, /, **kwargs: Any) -> asyncio.Future[Any]:
+        """Queue a database call without waiting for it (the one DB thread keeps the order)."""
+        return self._loop.run_in_executor(self._db, lambda: _with_connection(fn, **kwargs))
 
     async def _execute(self, run_id: Any) -> str:
         key = str(run_id)
@@ -184,8 +188,10 @@ class RunExecutor:
                 docker=self._docker_runner() if docker else None,
                 remove_runtime_dir=True,
             )
-        events = runner.run(prepared.request)
-        await self._in_db(
+        # The request goes to the sandbox while RUNNING is stored: the write is queued on the
+        # one DB thread before any event of the run, so it is stored (and announced) first,
+        # without the script waiting for it.
+        running = self._in_db_soon(
             services.run_set_status,
             run_id=run_id,
             status=RunStatus.RUNNING,
@@ -193,11 +199,14 @@ class RunExecutor:
             image=prepared.image,
             warm=warm,
         )
+        events = runner.run(prepared.request)
         dispatched = time.monotonic()
         first = True
         try:
             async for event in events:
                 arrived_ms = round((time.monotonic() - dispatched) * 1000, 2)
+                if first:
+                    await running  # its failure is the run's, before any event is stored
                 stored = await self._in_db(
                     services.run_record_event, run_id=run_id, event=event.to_dict()
                 )
@@ -207,9 +216,10 @@ class RunExecutor:
                     break
                 if first:  # recorded after the event itself: watchers see the event first
                     first = False
-                    await self._in_db(services.run_first_event_set, run_id=run_id, ms=arrived_ms)
+                    self._in_db_soon(services.run_first_event_set, run_id=run_id, ms=arrived_ms)
         finally:
             await events.aclose()
+            await running
         status, outcome = await self._in_db(run_status_outcome, run_id=run_id)
         if outcome == Outcome.BUILD_FAILED:
             self._known_images.discard(prepared.image)
@@ -228,7 +238,13 @@ class RunExecutor:
         """Run a bash script in bashkit inside the sandbox; each builtin call is an event."""
         run_id = prepared.run_id
         assert prepared.bash is not None
-        await self._in_db(
+        writes: list[asyncio.Future[Any]] = []
+
+        def submit(fn: Any, **kwargs: Any) -> None:
+            # Submitted in order to the single DB thread, so events are stored in order.
+            writes.append(self._in_db_soon(fn, **kwargs))
+
+        submit(
             services.run_set_status,
             run_id=run_id,
             status=RunStatus.RUNNING,
@@ -238,20 +254,13 @@ class RunExecutor:
         )
         seq = itertools.count(1)
         dispatched = time.monotonic()
-        writes: list[asyncio.Future[Any]] = []
-
-        def submit(fn: Any, **kwargs: Any) -> None:
-            # Submitted in order to the single DB thread, so events are stored in order.
-            writes.append(
-                self._loop.run_in_executor(self._db, lambda: _with_connection(fn, **kwargs))
-            )
 
         def record(kind: str, data: Any) -> None:
             event = {"seq": next(seq), "type": kind, "data": data, "ts": time.time()}
             submit(services.run_record_event, run_id=run_id, event=event)
 
         def on_call(call: BashCall) -> None:
-            if not writes:
+            if len(writes) == 1:  # only RUNNING so far: this is the first event
                 ms = round((time.monotonic() - dispatched) * 1000, 2)
                 submit(services.run_first_event_set, run_id=run_id, ms=ms)
             record("intermediate", bash_call_event(call))

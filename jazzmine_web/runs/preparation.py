@@ -7,19 +7,15 @@ values; the executor's loop only starts sandboxes and records events.
 from __future__ import annotations
 
 import dataclasses
-from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from django.db.models import Model
-
 from jazzmine.bash import BashLimits, ToolSpec, specs_for_sandbox
-from jazzmine.core.tools import ToolRegistry
 from jazzmine.sandbox import RunLimits, RunRequest, SandboxBuilder
 from jazzmine.sandbox.bwrap_runner import stage_run_dir
 
-from ..catalog.models import Sandbox, Tool
+from ..catalog.models import Sandbox
 from ..catalog.selectors import sandbox_secret_values
 from ..catalog.services import registry_for_sandbox, script_tool_from_row
 from . import services
@@ -50,30 +46,6 @@ class Prepared:
     bash: BashPlan | None = None
 
 
-# Registries built from catalog rows, by the rows' full content: building one parses every
-# tool's source (milliseconds a run), while the rows rarely change between two runs. Read only.
-_registries: OrderedDict[str, ToolRegistry] = OrderedDict()
-REGISTRIES_KEPT = 32
-
-
-def _registry(sandbox: Sandbox, rows: list[Tool]) -> ToolRegistry:
-    """Return the registry of a sandbox's rows, built once for the same content."""
-    key = repr([_fields(sandbox), *map(_fields, sorted(rows, key=lambda row: row.pk))])
-    registry = _registries.get(key)
-    if registry is None:
-        registry = registry_for_sandbox(sandbox, tools=rows)
-        _registries[key] = registry
-        while len(_registries) > REGISTRIES_KEPT:
-            _registries.popitem(last=False)
-    _registries.move_to_end(key)
-    return registry
-
-
-def _fields(row: Model) -> tuple[Any, ...]:
-    # Every stored column: whatever a later change makes the registry read is in the key.
-    return tuple(getattr(row, field.attname) for field in row._meta.concrete_fields)
-
-
 def run_limits_for(sandbox: Any) -> RunLimits:
     """Return the container limits of a sandbox."""
     return RunLimits.from_sandbox(sandbox.to_config())
@@ -85,7 +57,7 @@ def run_prepare(*, run_id: Any, known_images: set[str]) -> Prepared:
     if run.language == "bash":
         return _prepare_bash(run, known_images)
     sandbox = run.sandbox
-    registry = _registry(sandbox, list(sandbox.tools.all()))
+    registry = registry_for_sandbox(sandbox)
     declared = registry.aggregate_secrets(sandbox.name)
     request = RunRequest.for_sandbox(
         run.script,
@@ -120,7 +92,7 @@ def sandbox_current_image(*, sandbox_id: int) -> tuple[str, RunLimits] | None:
     sandbox = Sandbox.objects.get(pk=sandbox_id)
     if sandbox.backend != "docker":
         return None
-    builder = SandboxBuilder(_registry(sandbox, list(sandbox.tools.all())))
+    builder = SandboxBuilder(registry_for_sandbox(sandbox))
     tag = builder.image_tag(sandbox.name)
     return (tag, run_limits_for(sandbox)) if builder.image_exists(tag) else None
 
@@ -145,7 +117,7 @@ def _prepare_bash(run: Run, known_images: set[str]) -> Prepared:
     if sandbox.backend != "docker":
         raise ValueError("bash scripts run in Docker sandboxes only (this one uses bubblewrap)")
     rows = list(sandbox.tools.all())
-    registry = _registry(sandbox, rows)
+    registry = registry_for_sandbox(sandbox, tools=rows)
     script_tools = [t for t in map(script_tool_from_row, rows) if t is not None]
     specs = specs_for_sandbox(registry, sandbox.name, script_tools=script_tools)
     bash_limits = bash_limits_for(sandbox)

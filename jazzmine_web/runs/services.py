@@ -96,24 +96,27 @@ def run_create(
     script, violations = script_check(sandbox=sandbox, body=body, language=language)
     if violations:
         raise RunRefused(violations)
-    run = Run.objects.create(
-        sandbox=sandbox,
-        created_by=user if user is not None and user.is_authenticated else None,
-        language=language,
-        task=task,
-        body=body,
-        script=script,
-        body_offset=body_offset(script),
-        code_sha256=code_sha256(script),
-        attempt=attempt,
-        source=source,
-        allowed_tools=None if allowed_tools is None else sorted(set(allowed_tools)),
-        # Set with the row: queueing it costs no second write.
-        enqueued_at=timezone.now() if start else None,
-    )
-    run_created.send(sender=Run, run=run, user=run.created_by)
-    if start:
-        run_start(run=run)
+    # One transaction: a run is committed (and handed to a worker) with its audit entry, or
+    # not at all, whatever a receiver of `run_created` fails on.
+    with transaction.atomic():
+        run = Run.objects.create(
+            sandbox=sandbox,
+            created_by=user if user is not None and user.is_authenticated else None,
+            language=language,
+            task=task,
+            body=body,
+            script=script,
+            body_offset=body_offset(script),
+            code_sha256=code_sha256(script),
+            attempt=attempt,
+            source=source,
+            allowed_tools=None if allowed_tools is None else sorted(set(allowed_tools)),
+            # Set with the row: queueing it costs no second write.
+            enqueued_at=timezone.now() if start else None,
+        )
+        run_created.send(sender=Run, run=run, user=run.created_by)
+        if start:
+            run_start(run=run)
     return run
 
 

@@ -174,13 +174,37 @@ class ToolRegistry:
         self._sandboxes: dict[str, SandboxConfig] = {}
         self._tools: dict[str, dict[str, RegisteredTool]] = {}
         self._prompt_cache: dict[str | None, str] = {}
+        self._frozen = False
         self.register_sandbox(SandboxConfig(name="default"))
+
+    def freeze(self) -> ToolRegistry:
+        """Refuse every later change, and return this registry.
+
+        A registry built once and handed to many callers (a cache) must stay what it was
+        built from: a caller that registered into it would change every other caller's
+        prompt, checksum and image.
+        """
+        with self._lock:
+            self._frozen = True
+        return self
+
+    @property
+    def frozen(self) -> bool:
+        """Tell whether this registry refuses changes."""
+        return self._frozen
+
+    def _check_open(self) -> None:
+        if self._frozen:
+            raise RuntimeError(
+                "this registry is shared and read-only; build a new one to change it"
+            )
 
     # Sandboxes
 
     def register_sandbox(self, config: SandboxConfig) -> None:
         """Add or replace a sandbox profile; tools already in it stay."""
         with self._lock:
+            self._check_open()
             self._sandboxes[config.name] = config
             self._tools.setdefault(config.name, {})
             self._invalidate(config.name)
@@ -236,6 +260,7 @@ class ToolRegistry:
         name: str | None = None,
     ) -> RegisteredTool:
         """Register a live function: its source is read from its file."""
+        self._check_open()  # before reading or checking anything
         self.get_sandbox(sandbox)
         spec = Tool(name=name or fn.__name__, description=description, parameters=list(parameters))
         source = extract_source(fn)
@@ -289,6 +314,7 @@ class ToolRegistry:
 
     def _add(self, registered: RegisteredTool) -> RegisteredTool:
         with self._lock:
+            self._check_open()
             tools = self._tools[registered.sandbox_name]
             existing = tools.get(registered.name)
             if existing is not None and not _same_origin(existing, registered):
@@ -303,6 +329,7 @@ class ToolRegistry:
     def unregister(self, sandbox_name: str, tool_name: str) -> None:
         """Remove a tool from a sandbox."""
         with self._lock:
+            self._check_open()
             self._tools.get(sandbox_name, {}).pop(tool_name, None)
             self._invalidate(sandbox_name)
 

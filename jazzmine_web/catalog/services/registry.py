@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import logging
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any
+
+from django.db.models import Model
 
 from jazzmine.core.tools import ToolParameter, ToolRegistry
 from jazzmine.scripttools import ScriptTool, ScriptToolError, register_script_tool
@@ -13,6 +17,13 @@ from jazzmine.scripttools.model import DEFAULT_TIMEOUT
 from ..models import Sandbox, Tool, ToolKind
 
 logger = logging.getLogger(__name__)
+
+# Registries by the full content they are built from. Building one parses every tool's source
+# (milliseconds, several times a run: the prompt, the check, the worker's preparation), while
+# the rows rarely change between two requests. The registries are frozen: shared, read-only.
+_built: OrderedDict[str, ToolRegistry] = OrderedDict()
+_built_lock = threading.Lock()
+REGISTRIES_KEPT = 32
 
 
 def tool_parameters(rows: list[dict[str, Any]]) -> list[ToolParameter]:
@@ -28,11 +39,35 @@ def registry_for_sandbox(
     Every prompt, checksum and image in the web app comes from this registry, so they are
     exactly what `jazzmine.core.tools` computes. Pass `tools` to reuse rows already loaded.
     Unpublished tools (script tools without a passed trial) are left out unless asked for:
-    they are never offered to an LLM nor baked into an image.
+    they are never offered to an LLM nor baked into an image. The registry is shared with
+    every caller asking for the same content, so it is frozen (`ToolRegistry.freeze`).
     """
+    rows = sorted(tools if tools is not None else sandbox.tools.all(), key=lambda t: t.pk)
+    config = sandbox.to_config()  # clamped to the deployment's limits: part of the content
+    key = repr((config, include_unpublished, [_fields(row) for row in rows]))
+    with _built_lock:
+        registry = _built.get(key)
+        if registry is not None:
+            _built.move_to_end(key)
+            return registry
+    registry = _registry_build(sandbox, config, rows, include_unpublished=include_unpublished)
+    with _built_lock:
+        _built[key] = registry
+        while len(_built) > REGISTRIES_KEPT:
+            _built.popitem(last=False)
+    return registry
+
+
+def _fields(row: Model) -> tuple[Any, ...]:
+    # Every stored column: whatever a later change makes the registry read is in the key.
+    return tuple(getattr(row, field.attname) for field in row._meta.concrete_fields)
+
+
+def _registry_build(
+    sandbox: Sandbox, config: Any, rows: list[Tool], *, include_unpublished: bool
+) -> ToolRegistry:
     registry = ToolRegistry()
-    registry.register_sandbox(sandbox.to_config())
-    rows = tools if tools is not None else sandbox.tools.all()
+    registry.register_sandbox(config)
     for row in sorted(rows, key=lambda t: t.name):
         if not row.published and not include_unpublished:
             continue
@@ -50,7 +85,7 @@ def registry_for_sandbox(
             secrets=list(row.secrets),
             name=row.name,
         )
-    return registry
+    return registry.freeze()
 
 
 def script_tool_from_row(row: Tool) -> ScriptTool | None:

@@ -180,3 +180,29 @@ def test_sandbox_names_and_limits_are_checked() -> None:
         SandboxConfig(name="ok", memory_mb=0)
     with pytest.raises(ValueError, match="backend"):
         SandboxConfig(name="ok", backend="chroot")
+
+
+def test_a_frozen_registry_refuses_every_change(reg: ToolRegistry) -> None:
+    reg.register_source("def a() -> None:\n    pass\n", sandbox="default", description="a")
+    prompt, sandboxes = reg.build_tools_prompt(), reg.sandboxes()
+    assert reg.freeze() is reg and reg.frozen
+
+    def b() -> None:
+        pass
+
+    changes = [
+        lambda: reg.register_sandbox(SandboxConfig(name="other")),
+        lambda: reg.register_source(
+            "def c() -> None:\n    pass\n", sandbox="default", description="c"
+        ),
+        lambda: reg.register_function(
+            b, description="b", parameters=[], dependencies=[], secrets=[]
+        ),
+        lambda: reg.tool("b")(b),
+        lambda: reg.unregister("default", "a"),
+    ]
+    for change in changes:
+        with pytest.raises(RuntimeError, match="read-only"):
+            change()
+    assert reg.build_tools_prompt() == prompt
+    assert reg.sandboxes() == sandboxes

@@ -1,19 +1,19 @@
-"""A worker keeps the registries it built, yet every run reads the catalog as it is now."""
+"""Registries are kept once built, yet every run reads the catalog as it is now."""
 
 from __future__ import annotations
 
 import pytest
 
 from jazzmine.sandbox import SandboxBuilder
-from jazzmine_web.catalog.services import secret_value_set, tool_update
-from jazzmine_web.runs.preparation import _registry, run_prepare
+from jazzmine_web.catalog.services import registry_for_sandbox, secret_value_set, tool_update
+from jazzmine_web.runs.preparation import run_prepare
 from jazzmine_web.runs.services import run_create
 
 pytestmark = pytest.mark.django_db
 
 
 def registry_of(sandbox):
-    return _registry(sandbox, list(sandbox.tools.all()))
+    return registry_for_sandbox(sandbox)
 
 
 def test_the_same_rows_give_the_same_registry_without_building_it_again(ecommerce):

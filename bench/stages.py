@@ -1,0 +1,107 @@
+"""Where the time of a run's start goes, stage by stage, in both deployments of bench/team.py.
+
+Run: .venv/bin/python bench/stages.py [runs]  (Redis, PostgreSQL and Docker must answer)
+
+A run is started from the playground's socket in Chromium, as a person does, and timed from
+its row's columns (every clock is this machine's):
+
+    browser sends Run ─► row created (enqueued_at) ─► claimed by the worker (claimed_at)
+      ─► RUNNING written (started_at) ─► first event emitted in the sandbox (its ts)
+      ─► first event on the browser's socket
+
+"web" is what is left of the browser's figure once the stages in between are taken out: the
+socket's trip in, the web process's checks and its row, and the event's way back out.
+The ratio compares the team deployment (PostgreSQL, web A and B) with the embedded one.
+Not a test.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.common import browser_launch, pct, playground_page  # noqa: E402
+from bench.team import QUICK, START_JS, Deployment, deployed, epoch  # noqa: E402
+
+STAGES = (
+    ("Run → first event in the browser", "browser"),
+    ("  Run → run_created on the socket", "created"),
+    ("  Run → run pane on the socket", "pane"),
+    ("  enqueue → claimed", "claim"),
+    ("  claimed → RUNNING stored", "prepare"),
+    ("  claimed → first event emitted", "dispatch"),
+    ("  enqueue → first event emitted", "enqueue"),
+    ("  web (socket in, row, event out)", "web"),
+)
+
+
+def stages_of(deployment: Deployment, run_id: str, marks: dict[str, Any]) -> dict[str, float]:
+    """Return one run's stages in milliseconds, from its row and its first event."""
+    key = deployment.run_key(run_id)
+    enqueued, claimed, started = deployment.read(
+        "SELECT enqueued_at, claimed_at, started_at FROM runs_run WHERE id = ?", (key,)
+    )[0]
+    ((first,),) = deployment.read(
+        "SELECT ts FROM runs_runevent WHERE run_id = ? ORDER BY seq LIMIT 1", (key,)
+    )
+    enqueued_s, claimed_s, started_s = epoch(enqueued), epoch(claimed), epoch(started)
+    enqueue_ms = (first - enqueued_s) * 1000
+    browser_ms = marks["first_ms"]
+    return {
+        "browser": browser_ms,
+        "created": marks["created_ms"],
+        "pane": marks["pane_ms"],
+        "claim": (claimed_s - enqueued_s) * 1000,
+        "prepare": (started_s - claimed_s) * 1000,
+        "dispatch": (first - claimed_s) * 1000,
+        "enqueue": enqueue_ms,
+        "web": browser_ms - enqueue_ms,
+    }
+
+
+def measure(browser: Any, label: str, runs: int) -> dict[str, list[float]]:
+    figures: dict[str, list[float]] = {key: [] for _name, key in STAGES}
+    with deployed(label, Path(tempfile.mkdtemp(prefix=f"jazzmine-stages-{label}-"))) as deployment:
+        page = playground_page(browser, deployment.web_a.url)
+        sandbox = int(page.get_attribute("#playground", "data-sandbox"))
+        page.evaluate(START_JS, [sandbox, QUICK])  # builds the image, fills the pool
+        for _ in range(runs):
+            time.sleep(1.0)  # let the pool refill, as between two runs of a person
+            started = page.evaluate(START_JS, [sandbox, QUICK])
+            one = stages_of(deployment, started["run_id"], started)
+            for key, value in one.items():
+                figures[key].append(value)
+        page.context.close()
+    print(f"[{label}] measured", flush=True)
+    return figures
+
+
+def main() -> None:
+    from playwright.sync_api import sync_playwright
+
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 15
+    with sync_playwright() as playwright:
+        browser = browser_launch(playwright)
+        embedded = measure(browser, "embedded", runs)
+        team = measure(browser, "team", runs)
+        browser.close()
+    print()
+    print(f"{'(ms, ' + str(runs) + ' runs)':<36} {'embedded':>22}   {'team':>22}   ratio")
+    for name, key in STAGES:
+        cells = [
+            f"p50 {pct(f[key], 0.5):6.1f}  p95 {pct(f[key], 0.95):6.1f}" for f in (embedded, team)
+        ]
+        base = statistics.median(embedded[key])
+        ratio = statistics.median(team[key]) / base if base else float("nan")
+        print(f"{name:<36} {cells[0]:>22}   {cells[1]:>22}   {ratio:5.2f}x")
+
+
+if __name__ == "__main__":
+    main()
