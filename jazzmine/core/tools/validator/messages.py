@@ -2,8 +2,8 @@
 
 An LLM reads these texts and rewrites its script from them, so each says what is wrong and
 how to fix the line. The checks decide; this module only words what they decided. A text
-carries neither the `Line N: ` prefix nor, usually, the closing full stop: `violation` adds
-both, so a hint that already ends a sentence is not given a second one.
+carries no `Line N: ` prefix and may leave out its closing full stop: `violation` adds the
+prefix, and the full stop only where the text does not already end with one.
 
 The exact texts are pinned by tests/core/tools/test_validator_messages.py.
 """
