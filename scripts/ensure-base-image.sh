@@ -2,6 +2,8 @@
 # Make sure the sandbox base image exists; bootstrap it offline with debootstrap when missing.
 # Reused by tag, so this costs ~50 s once per machine. Usage: ensure-base-image.sh [TAG]
 set -euo pipefail
+# shellcheck source=lib/install-missing.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/install-missing.sh"
 
 TAG="${1:-${JAZZMINE_BASE_IMAGE:-jazzmine/base:bookworm}}"
 SUITE="${JAZZMINE_BASE_SUITE:-bookworm}"
@@ -37,12 +39,7 @@ if [ "$(id -u)" != "0" ]; then
   exit 1
 fi
 
-if ! command -v debootstrap >/dev/null 2>&1; then
-  echo "ensure-base-image: installing debootstrap"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq debootstrap >/dev/null
-fi
+install_missing ensure-base-image debootstrap debootstrap
 
 ROOTFS="$(mktemp -d /tmp/jazzmine-rootfs.XXXXXX)"
 trap 'rm -rf "$ROOTFS"' EXIT

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Make sure a Docker engine answers; install and start one when none does. Idempotent.
 set -euo pipefail
+# shellcheck source=lib/install-missing.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/install-missing.sh"
 
 LOG_DIR="${JAZZMINE_DOCKERD_LOG_DIR:-/tmp}"
 LOG_FILE="$LOG_DIR/jazzmine-dockerd.log"
@@ -20,16 +22,7 @@ if docker info >/dev/null 2>&1; then
   fi
 fi
 
-if ! command -v dockerd >/dev/null 2>&1; then
-  if [ "$(id -u)" != "0" ]; then
-    echo "ensure-docker: docker.io is missing and installing it needs root" >&2
-    exit 1
-  fi
-  echo "ensure-docker: installing docker.io"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq docker.io >/dev/null
-fi
+install_missing ensure-docker dockerd docker.io
 
 if [ "$(id -u)" != "0" ]; then
   echo "ensure-docker: no engine answers and starting dockerd needs root" >&2

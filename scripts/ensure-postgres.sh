@@ -2,20 +2,13 @@
 # Make sure PostgreSQL answers on loopback with a `jazzmine` role that may create databases
 # (the test suite's PostgreSQL runs); install and start Debian's cluster when none does.
 set -euo pipefail
+# shellcheck source=lib/install-missing.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/install-missing.sh"
 
 PORT="${JAZZMINE_PG_PORT:-5432}"
 WAIT_SECONDS="${JAZZMINE_PG_WAIT:-30}"
 
-if ! command -v pg_ctlcluster >/dev/null 2>&1; then
-  if [ "$(id -u)" != "0" ]; then
-    echo "ensure-postgres: postgresql is missing and installing it needs root" >&2
-    exit 1
-  fi
-  echo "ensure-postgres: installing postgresql"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq postgresql >/dev/null
-fi
+install_missing ensure-postgres pg_ctlcluster postgresql
 
 if ! pg_isready -q -h 127.0.0.1 -p "$PORT"; then
   version="$(ls /etc/postgresql | sort -V | tail -1)"

@@ -2,6 +2,8 @@
 # Make sure Redis answers at JAZZMINE_REDIS_URL; install and start one on loopback when none
 # does (the embedded default: the Celery broker and the channel layer). Idempotent.
 set -euo pipefail
+# shellcheck source=lib/install-missing.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/install-missing.sh"
 cd "$(dirname "$0")/.."
 
 URL="${JAZZMINE_REDIS_URL:-redis://127.0.0.1:6379/0}"
@@ -16,16 +18,7 @@ if answers; then
   exit 0
 fi
 
-if ! command -v redis-server >/dev/null 2>&1; then
-  if [ "$(id -u)" != "0" ]; then
-    echo "ensure-redis: redis-server is missing and installing it needs root" >&2
-    exit 1
-  fi
-  echo "ensure-redis: installing redis-server"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq redis-server >/dev/null
-fi
+install_missing ensure-redis redis-server redis-server
 
 # Only a loopback URL is ours to start; any other Redis is the operator's to run.
 hostport="${URL#redis://}"

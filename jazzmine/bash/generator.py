@@ -8,7 +8,7 @@ its limits and the sandbox are the walls; this refuses only what can never be a 
 
 from __future__ import annotations
 
-from jazzmine.core.tools import ScriptGenerator, strip_fences
+from jazzmine.core.tools import ScriptGenerator, failed_attempt, strip_fences
 
 from . import system_prompt
 from .engine import BashLimits, ToolSpec
@@ -79,9 +79,7 @@ class BashScriptGenerator:
         )
         if attempt > 1:
             prompt += "\n" + RETRY.format(
-                previous_attempt=attempt - 1,
-                previous_script=(previous_script or "(none)").strip("\n"),
-                previous_error=(previous_error or "(no error text)").strip("\n"),
+                **failed_attempt(attempt, previous_script, previous_error)
             )
         return prompt
 

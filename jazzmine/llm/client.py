@@ -251,20 +251,7 @@ async def complete(
                     config, url, response.status_code, response.headers, response.text
                 )
             body = _json(config, url, response.text)
-    try:
-        choice = body["choices"][0]
-        text = choice["message"].get("content") or ""
-    except (KeyError, IndexError, TypeError, AttributeError):
-        raise LLMProtocolError(f"{url} answered without choices[0].message", url=url) from None
-    finish_reason = choice.get("finish_reason")
-    if not text.strip():
-        raise _empty(url, finish_reason)
-    return Completion(
-        text=text,
-        finish_reason=finish_reason,
-        usage=_usage(body.get("usage")),
-        model=body.get("model"),
-    )
+    return _whole_answer(url, body)
 
 
 async def list_models(config: LLMConfig, *, client: httpx.AsyncClient | None = None) -> list[str]:
@@ -412,8 +399,8 @@ async def _stream(
     yield Finish(text=text, finish_reason=finish_reason, usage=usage, model=model)
 
 
-async def _from_whole(url: str, body: Any) -> AsyncIterator[Chunk]:
-    """Turn a non-streamed answer into the same chunks a stream would give."""
+def _whole_answer(url: str, body: Any) -> Completion:
+    """Read a non-streamed answer's body: its first choice's text, why it stopped, its usage."""
     try:
         choice = body["choices"][0]
         text = choice["message"].get("content") or ""
@@ -422,12 +409,23 @@ async def _from_whole(url: str, body: Any) -> AsyncIterator[Chunk]:
     finish_reason = choice.get("finish_reason")
     if not text.strip():
         raise _empty(url, finish_reason)
-    yield TextDelta(text)
-    yield Finish(
+    return Completion(
         text=text,
         finish_reason=finish_reason,
         usage=_usage(body.get("usage")),
         model=body.get("model"),
+    )
+
+
+async def _from_whole(url: str, body: Any) -> AsyncIterator[Chunk]:
+    """Turn a non-streamed answer into the same chunks a stream would give."""
+    answer = _whole_answer(url, body)
+    yield TextDelta(answer.text)
+    yield Finish(
+        text=answer.text,
+        finish_reason=answer.finish_reason,
+        usage=answer.usage,
+        model=answer.model,
     )
 
 

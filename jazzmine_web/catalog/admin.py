@@ -34,15 +34,7 @@ class ToolAdminForm(forms.ModelForm):
         if self.errors:
             return data
         try:
-            services.tool_spec_check(
-                name=data["name"],
-                description=data["description"],
-                parameters=data.get("parameters") or [],
-                dependencies=data.get("dependencies") or [],
-                secrets=data.get("secrets") or [],
-                source=data["source"],
-                sandbox_name=data["sandbox"].name,
-            )
+            services.tool_fields_check(data, sandbox_name=data["sandbox"].name)
         except ValidationError as exc:
             raise ValidationError(exc.messages) from exc
         return data

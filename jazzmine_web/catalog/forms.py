@@ -220,15 +220,7 @@ class ToolForm(forms.Form):
         if self.errors:
             return data
         try:
-            services.tool_spec_check(
-                name=data["name"],
-                description=data["description"],
-                parameters=data["parameters"],
-                dependencies=data["dependencies"],
-                secrets=data["secrets"],
-                source=data["source"],
-                sandbox_name=self.sandbox.name,
-            )
+            services.tool_fields_check(data, sandbox_name=self.sandbox.name)
         except ValidationError as exc:
             raise ValidationError(exc.messages) from exc
         return data

@@ -260,6 +260,29 @@ def _where(value: ast.AST, target: ast.AST) -> list[str]:
     return []
 
 
+def _bind_or_problem(
+    call: ast.Call,
+    names: tuple[str, ...],
+    what: str,
+    *,
+    filename: str,
+    line: int,
+    label: str,
+    problems: list[ImportProblem],
+) -> dict[str, Any] | None:
+    """Return `_bind`'s arguments, or None once the problem of a value that is not a literal
+    is recorded: on the value's line (`line` when it has none), headed by `label`."""
+    try:
+        return _bind(call, names, what)
+    except _NotLiteral as exc:
+        argument = _argument_name(call, exc.node, names)
+        reason = _describe(exc, argument, _argument_value(call, exc.node))
+        problems.append(
+            ImportProblem(filename, getattr(exc.node, "lineno", line), f"{label}: {reason}")
+        )
+        return None
+
+
 def _describe(exc: _NotLiteral, argument: str, value: ast.AST | None = None) -> str:
     """Return the real reason an argument was refused, and where inside it."""
     steps = _where(value, exc.node) if value is not None else []
@@ -362,18 +385,16 @@ def parse_module(
                 )
             )
             continue
-        try:
-            args = _bind(decorator, _TOOL_ARGS, "tool")
-        except _NotLiteral as exc:
-            argument = _argument_name(decorator, exc.node, _TOOL_ARGS)
-            problems.append(
-                ImportProblem(
-                    filename,
-                    getattr(exc.node, "lineno", decorator.lineno),
-                    f"@tool on {node.name}(): "
-                    f"{_describe(exc, argument, _argument_value(decorator, exc.node))}",
-                )
-            )
+        args = _bind_or_problem(
+            decorator,
+            _TOOL_ARGS,
+            "tool",
+            filename=filename,
+            line=decorator.lineno,
+            label=f"@tool on {node.name}()",
+            problems=problems,
+        )
+        if args is None:
             continue
         try:
             description = args.get("description")
@@ -434,17 +455,16 @@ def _parse_config(
             )
         )
         return None
-    try:
-        values = _bind(inner, _CONFIG_ARGS, "SandboxConfig")
-    except _NotLiteral as exc:
-        argument = _argument_name(inner, exc.node, _CONFIG_ARGS)
-        problems.append(
-            ImportProblem(
-                filename,
-                getattr(exc.node, "lineno", call.lineno),
-                f"SandboxConfig: {_describe(exc, argument, _argument_value(inner, exc.node))}",
-            )
-        )
+    values = _bind_or_problem(
+        inner,
+        _CONFIG_ARGS,
+        "SandboxConfig",
+        filename=filename,
+        line=call.lineno,
+        label="SandboxConfig",
+        problems=problems,
+    )
+    if values is None:
         return None
     try:
         if "dependencies" in values:

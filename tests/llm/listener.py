@@ -6,15 +6,20 @@ import socket
 import threading
 
 
+def http_answer(status: str, body: bytes = b"", **headers: str) -> bytes:
+    """Return a whole HTTP/1.1 answer: `content_type="x"` is the header `content-type: x`."""
+    lines = [f"HTTP/1.1 {status}"]
+    lines += [f"{name.replace('_', '-')}: {value}" for name, value in headers.items()]
+    lines += [f"content-length: {len(body)}", "connection: close"]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
+
+
 class Listener:
     """Accept connections on 127.0.0.1, answer any request with 200, and count them."""
 
     def __init__(self, answer: bytes | None = None) -> None:
         self.accepted = 0
-        self.answer = answer or (
-            b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 6\r\n"
-            b"connection: close\r\n\r\nsecret"
-        )
+        self.answer = answer or http_answer("200 OK", b"secret", content_type="text/plain")
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         self.sock.listen(8)

@@ -11,7 +11,7 @@ from jazzmine.llm.fake_server import DEFAULT_MODEL, FakeLLMServer
 from jazzmine.net import OutboundPolicy, OutboundURLRefused, outbound_client, url_check
 
 from .conftest import loopback_config
-from .listener import Listener
+from .listener import Listener, http_answer
 
 HI = [{"role": "user", "content": "Say hello"}]
 
@@ -163,10 +163,9 @@ async def test_a_local_model_server_works_once_its_host_and_port_are_allowed() -
 async def test_a_redirect_is_not_followed() -> None:
     target = Listener()
     redirect = Listener(
-        answer=(
-            f"HTTP/1.1 302 Found\r\nlocation: http://127.0.0.1:{target.port}/v1/chat/completions"
-            "\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
-        ).encode()
+        answer=http_answer(
+            "302 Found", location=f"http://127.0.0.1:{target.port}/v1/chat/completions"
+        )
     )
     try:
         config = loopback_config(f"http://127.0.0.1:{redirect.port}/v1", model="m", timeout=3)
@@ -180,12 +179,7 @@ async def test_a_redirect_is_not_followed() -> None:
 
 async def test_a_failed_answer_body_is_never_part_of_the_error() -> None:
     body = b'{"error": {"message": "root:x:0:0:root:/root:/bin/bash"}}'
-    leaky = Listener(
-        answer=b"HTTP/1.1 500 Oops\r\ncontent-type: application/json\r\ncontent-length: "
-        + str(len(body)).encode()
-        + b"\r\nconnection: close\r\n\r\n"
-        + body
-    )
+    leaky = Listener(answer=http_answer("500 Oops", body, content_type="application/json"))
     try:
         config = loopback_config(f"http://127.0.0.1:{leaky.port}/v1", model="m", timeout=3)
         with pytest.raises(Exception) as caught:

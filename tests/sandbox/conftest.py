@@ -13,6 +13,7 @@ from jazzmine.sandbox.docker_runner import DockerRunner
 from jazzmine.sandbox.owner import OWNER_LABEL
 from tests.waiting import wait_until
 
+from .corpus_tools import CORPUS_SANDBOX, make_wall_registry
 from .sample_tools import TEST_SANDBOX, make_registry
 
 
@@ -32,6 +33,20 @@ def image(docker_client, registry, cache_dir) -> str:
     return (
         SandboxBuilder(registry, client=docker_client, cache_dir=cache_dir)
         .ensure_image(TEST_SANDBOX)
+        .tag
+    )
+
+
+@pytest.fixture(scope="session")
+def wall_image(docker_client, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """Build the image of the validator corpora's tools, which the walls' tests run against."""
+    return (
+        SandboxBuilder(
+            make_wall_registry(),
+            client=docker_client,
+            cache_dir=tmp_path_factory.mktemp("wall-cache"),
+        )
+        .ensure_image(CORPUS_SANDBOX)
         .tag
     )
 

@@ -4,20 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from jazzmine.sandbox import Outcome, RunRequest, SandboxBuilder
+from jazzmine.sandbox import Outcome, RunRequest
 from jazzmine.sandbox.pool import WarmPool
 
-from .corpus_tools import CORPUS_SANDBOX, make_wall_registry
 from .helpers import collect, final, of_type
 
 pytestmark = pytest.mark.docker
-
-
-@pytest.fixture(scope="module")
-def wall_image(docker_client, tmp_path_factory) -> str:
-    builder = SandboxBuilder(make_wall_registry(), client=docker_client,
-                             cache_dir=tmp_path_factory.mktemp("wall-cache"))  # fmt: skip
-    return builder.ensure_image(CORPUS_SANDBOX).tag
 
 
 @pytest.fixture

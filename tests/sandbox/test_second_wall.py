@@ -11,10 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from jazzmine.sandbox import Outcome, RunRequest, SandboxBuilder
+from jazzmine.sandbox import Outcome, RunRequest
 from jazzmine.sandbox.pool import WarmPool
 
-from .corpus_tools import CORPUS_SANDBOX, make_wall_registry
 from .helpers import collect, final, of_type
 
 pytestmark = pytest.mark.docker
@@ -74,14 +73,6 @@ HANDED_OVER = {
     "os.execv": "hand_over('os.execv')('/bin/sh', ['sh'])",
     "os.posix_spawn": "hand_over('os.posix_spawn')('/bin/sh', ['sh'], {})",
 }
-
-
-@pytest.fixture(scope="module")
-def wall_image(docker_client, tmp_path_factory) -> str:
-    registry = make_wall_registry()
-    builder = SandboxBuilder(registry, client=docker_client,
-                             cache_dir=tmp_path_factory.mktemp("wall-cache"))  # fmt: skip
-    return builder.ensure_image(CORPUS_SANDBOX).tag
 
 
 @pytest.fixture

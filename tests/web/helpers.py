@@ -1,14 +1,17 @@
-"""Helpers the web suites share: the demo module, uploaded files, websocket auth, a spinning run."""
+"""Helpers the web suites share: the demo module, uploaded files, websockets, a spinning run."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import docker
+from channels.db import database_sync_to_async
+from channels.testing import WebsocketCommunicator
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.test import Client
 
+from jazzmine_web.asgi import application
 from jazzmine_web.catalog.importer import SourceFile
 from jazzmine_web.runs.models import RunEvent
 from jazzmine_web.teams.services import membership_set
@@ -36,6 +39,26 @@ def ws_headers(user) -> list[tuple[bytes, bytes]]:
     client.force_login(user)
     cookie = f"sessionid={client.cookies['sessionid'].value}"
     return [(b"cookie", cookie.encode()), (b"origin", b"http://localhost")]
+
+
+async def playground_socket(user, *, timeout: float = 1) -> WebsocketCommunicator:
+    """Return the playground's websocket, connected as the user's logged-in browser."""
+    headers = await database_sync_to_async(ws_headers)(user)
+    ws = WebsocketCommunicator(application, "/ws/playground/", headers=headers)
+    connected, _ = await ws.connect(timeout=timeout)
+    assert connected
+    return ws
+
+
+async def collect_until(ws: WebsocketCommunicator, kind: str, timeout: float = 120) -> list[dict]:
+    """Return the socket's messages up to and with the first of type `kind` (none an error)."""
+    messages = []
+    while True:
+        message = await ws.receive_json_from(timeout=timeout)
+        messages.append(message)
+        if message["type"] == kind:
+            return messages
+        assert message["type"] != "error", message
 
 
 # A script that runs until it is stopped, saying so now and then (a log line proves it started).

@@ -23,6 +23,20 @@ def strip_fences(text: str) -> str:
     return body.strip("\n")
 
 
+def failed_attempt(
+    attempt: int, previous_script: str | None, previous_error: str | None
+) -> dict[str, int | str]:
+    """Return how a retry prompt quotes the attempt that failed: its number, script and error.
+
+    Python and bash retries quote it the same way: an empty script or error is named, not blank.
+    """
+    return {
+        "previous_attempt": attempt - 1,
+        "previous_script": (previous_script or "(none)").strip("\n"),
+        "previous_error": (previous_error or "(no error text)").strip("\n"),
+    }
+
+
 def retry_hint(previous_error: str | None) -> str:
     """Return the targeted hint for an error, or an empty string."""
     if not previous_error:
@@ -57,12 +71,10 @@ class ScriptGenerator:
         if attempt <= 1:
             return prompts.SYSTEM_PROMPT.format(tools=tools, task=task.strip())
         return prompts.RETRY_PROMPT.format(
-            previous_attempt=attempt - 1,
             task=task.strip(),
             tools=tools,
-            previous_script=(previous_script or "(none)").strip("\n"),
-            previous_error=(previous_error or "(no error text)").strip("\n"),
             hint=retry_hint(previous_error),
+            **failed_attempt(attempt, previous_script, previous_error),
         )
 
     def preamble(self, sandbox_name: str) -> str:

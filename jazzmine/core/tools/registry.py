@@ -407,21 +407,5 @@ def _same_origin(a: RegisteredTool, b: RegisteredTool) -> bool:
 
 registry = ToolRegistry()
 
-
-def tool(
-    description: str,
-    parameters: list[ToolParameter] | None = None,
-    dependencies: list[str] | None = None,
-    secrets: list[str] | None = None,
-    sandbox: str = "default",
-    name: str | None = None,
-) -> Callable[[F], F]:
-    """Register the decorated function as a tool in the global registry."""
-    return registry.tool(
-        description,
-        parameters=parameters,
-        dependencies=dependencies,
-        secrets=secrets,
-        sandbox=sandbox,
-        name=name,
-    )
+# `@tool(...)` registers the decorated function as a tool in the global registry.
+tool = registry.tool

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,6 +92,20 @@ def tool_spec_check(
                 f"{registered.function_name}() does not accept"
             )
     return registered
+
+
+def tool_fields_check(fields: Mapping[str, Any], *, sandbox_name: str) -> RegisteredTool:
+    """`tool_spec_check` over a tool's fields as one mapping: a form's cleaned data, a merged
+    change. A list field the mapping leaves out or empty is an empty list."""
+    return tool_spec_check(
+        name=fields["name"],
+        description=fields["description"],
+        parameters=fields.get("parameters") or [],
+        dependencies=fields.get("dependencies") or [],
+        secrets=fields.get("secrets") or [],
+        source=fields["source"],
+        sandbox_name=sandbox_name,
+    )
 
 
 def tool_version_create(*, tool: Tool, author: AbstractBaseUser | None, note: str) -> ToolVersion:
@@ -258,15 +272,7 @@ def tool_update(
     if "tags" in changes:
         changes["tags"] = tags_clean(changes["tags"])
     merged = {f: changes.get(f, getattr(tool, f)) for f in ("name", *TOOL_FIELDS)}
-    registered = tool_spec_check(
-        name=merged["name"],
-        description=merged["description"],
-        parameters=merged["parameters"],
-        dependencies=merged["dependencies"],
-        secrets=merged["secrets"],
-        source=merged["source"],
-        sandbox_name=tool.sandbox.name,
-    )
+    registered = tool_fields_check(merged, sandbox_name=tool.sandbox.name)
     merged["source"] = registered.source
     merged["parameters"] = [p.to_dict() for p in registered.tool.parameters]
     merged["name"] = registered.name

@@ -6,6 +6,7 @@ import warnings
 import pytest
 
 from jazzmine.core.tools import SandboxConfig, ToolParameter, ToolRegistry, registry
+from jazzmine.sandbox.request import RunLimits
 
 from . import sample_tools
 
@@ -29,6 +30,12 @@ def add_user_tool(reg: ToolRegistry, **overrides):
 def test_a_fresh_registry_has_a_default_sandbox() -> None:
     assert [s.name for s in ToolRegistry().sandboxes()] == ["default"]
     assert registry.get_sandbox("default").name == "default"
+
+
+def test_a_sandbox_s_default_limits_are_a_run_s_default_limits() -> None:
+    # The two defaults are written twice on purpose: the registry does not import the sandbox
+    # package (it would load the Docker client with it). This keeps them the same.
+    assert RunLimits.from_sandbox(SandboxConfig(name="plain")) == RunLimits()
 
 
 def test_source_is_extracted_dedented_without_decorators(reg: ToolRegistry) -> None:

@@ -8,12 +8,10 @@ import time
 
 import pytest
 from channels.db import database_sync_to_async
-from channels.testing import WebsocketCommunicator
 
-from jazzmine_web.asgi import application
 from jazzmine_web.runs.models import RunEvent
 from jazzmine_web.runs.services import run_create
-from tests.web.helpers import ws_headers
+from tests.web.helpers import playground_socket
 from tests.web.runs.html import seqs
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -28,17 +26,9 @@ def queued_run_with_logs(ecommerce, member, count: int):
     return run
 
 
-async def connect(user) -> WebsocketCommunicator:
-    headers = await database_sync_to_async(ws_headers)(user)
-    ws = WebsocketCommunicator(application, "/ws/playground/", headers=headers)
-    connected, _ = await ws.connect(timeout=10)
-    assert connected
-    return ws
-
-
 async def test_it_sends_the_events_after_the_pane_then_the_status(ecommerce, member):
     run = await queued_run_with_logs(ecommerce, member, 3)
-    ws = await connect(member)
+    ws = await playground_socket(member, timeout=10)
     try:
         await ws.send_json_to({"type": "follow", "run_id": str(run.pk), "after": 1})
         fragments = await ws.receive_json_from(timeout=5)
@@ -54,7 +44,7 @@ async def test_it_sends_the_events_after_the_pane_then_the_status(ecommerce, mem
 
 async def test_someone_outside_the_team_cannot_follow_it(ecommerce, member, outsider):
     run = await queued_run_with_logs(ecommerce, member, 1)
-    ws = await connect(outsider)
+    ws = await playground_socket(outsider, timeout=10)
     try:
         await ws.send_json_to({"type": "follow", "run_id": str(run.pk), "after": 0})
         answer = await ws.receive_json_from(timeout=5)

@@ -8,15 +8,13 @@ import pytest
 from channels.db import database_sync_to_async
 
 from jazzmine_web.runs.models import Run
-from tests.web.helpers import SPIN, running_sandboxes
-
-from .test_generation_and_runs import connect
+from tests.web.helpers import SPIN, playground_socket, running_sandboxes
 
 pytestmark = [pytest.mark.docker, pytest.mark.django_db(transaction=True)]
 
 
 async def test_cancel_kills_a_spinning_run_within_a_second(ecommerce, member, worker) -> None:
-    ws = await connect(member)
+    ws = await playground_socket(member)
     try:
         await ws.send_json_to({"type": "run", "sandbox": ecommerce.pk, "task": "t", "body": SPIN})
         created = await ws.receive_json_from(timeout=120)
@@ -47,7 +45,7 @@ async def test_cancel_kills_a_spinning_run_within_a_second(ecommerce, member, wo
 async def test_nobody_else_can_cancel_a_run(ecommerce, member, worker, django_user_model):
     from jazzmine_web.runs.lifecycle import run_cancel
 
-    ws = await connect(member)
+    ws = await playground_socket(member)
     try:
         await ws.send_json_to({"type": "run", "sandbox": ecommerce.pk, "task": "t", "body": SPIN})
         created = await ws.receive_json_from(timeout=120)

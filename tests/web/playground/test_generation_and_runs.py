@@ -4,38 +4,18 @@ import re
 
 import pytest
 from channels.db import database_sync_to_async
-from channels.testing import WebsocketCommunicator
 
-from jazzmine_web.asgi import application
 from jazzmine_web.playground.models import Attempt, PlaygroundSession
-from tests.web.helpers import ws_headers
+from tests.web.helpers import collect_until, playground_socket
 
 pytestmark = [pytest.mark.docker, pytest.mark.django_db(transaction=True)]
-
-
-async def connect(user) -> WebsocketCommunicator:
-    headers = await database_sync_to_async(ws_headers)(user)
-    ws = WebsocketCommunicator(application, "/ws/playground/", headers=headers)
-    connected, _ = await ws.connect()
-    assert connected
-    return ws
-
-
-async def collect_until(ws: WebsocketCommunicator, kind: str, timeout: float = 120) -> list[dict]:
-    messages = []
-    while True:
-        message = await ws.receive_json_from(timeout=timeout)
-        messages.append(message)
-        if message["type"] == kind:
-            return messages
-        assert message["type"] != "error", message
 
 
 async def test_generate_streams_tokens_into_the_editor_and_records_the_attempt(
     ecommerce, member, llm
 ):
     llm.script("```python\nr = get_orders()\nemit_result({'n': len(r.data['orders'])})\n```")
-    ws = await connect(member)
+    ws = await playground_socket(member)
     try:
         await ws.send_json_to({"type": "generate", "sandbox": ecommerce.pk, "task": "Count orders"})
         messages = await collect_until(ws, "generation_finished")
@@ -53,7 +33,7 @@ async def test_generate_streams_tokens_into_the_editor_and_records_the_attempt(
 async def test_auto_mode_retries_with_the_key_error_hint_until_it_succeeds(
     ecommerce, member, llm, worker
 ):
-    ws = await connect(member)
+    ws = await playground_socket(member)
     try:
         await ws.send_json_to(
             {
@@ -82,7 +62,7 @@ async def test_auto_mode_retries_with_the_key_error_hint_until_it_succeeds(
 async def test_run_starts_a_run_of_the_editor_text_and_refuses_violations(
     ecommerce, member, worker
 ):
-    ws = await connect(member)
+    ws = await playground_socket(member)
     try:
         await ws.send_json_to(
             {
@@ -128,7 +108,7 @@ async def test_run_starts_a_run_of_the_editor_text_and_refuses_violations(
 
 async def test_without_an_llm_generate_says_how_to_configure_one(ecommerce, member, settings):
     settings.JAZZMINE_LLM_BASE_URL = ""
-    ws = await connect(member)
+    ws = await playground_socket(member)
     try:
         await ws.send_json_to({"type": "generate", "sandbox": ecommerce.pk, "task": "x"})
         reply = await ws.receive_json_from(timeout=5)
@@ -141,7 +121,7 @@ async def test_auto_mode_writes_and_runs_bash_with_bashkits_prompt(ecommerce, me
     llm.script(
         "```bash\nget_orders --status delivered | jq '.orders | length'\n```",
     )
-    ws = await connect(member)
+    ws = await playground_socket(member)
     try:
         await ws.send_json_to(
             {

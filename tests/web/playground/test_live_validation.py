@@ -4,25 +4,16 @@ import gc
 import time
 
 import pytest
-from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 
 from jazzmine_web.asgi import application
-from tests.web.helpers import ws_headers
+from tests.web.helpers import playground_socket
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-async def connect(user) -> WebsocketCommunicator:
-    headers = await database_sync_to_async(ws_headers)(user)
-    ws = WebsocketCommunicator(application, "/ws/playground/", headers=headers)
-    connected, _ = await ws.connect()
-    assert connected
-    return ws
-
-
 async def test_a_forbidden_call_is_reported_on_its_line_as_it_is_typed(ecommerce, member):
-    ws = await connect(member)
+    ws = await playground_socket(member)
     try:
         body = "orders = get_orders()\ndata = open('/etc/passwd').read()\nemit_result(data)\n"
         await ws.send_json_to(
@@ -45,7 +36,7 @@ async def test_a_forbidden_call_is_reported_on_its_line_as_it_is_typed(ecommerce
 
 
 async def test_validation_answers_well_under_a_tenth_of_a_second(ecommerce, member):
-    ws = await connect(member)
+    ws = await playground_socket(member)
     body = "items = get_orders().data['orders']\n" * 40 + "emit_result({'n': len(items)})\n"
     try:
         timings = []
@@ -63,7 +54,7 @@ async def test_validation_answers_well_under_a_tenth_of_a_second(ecommerce, memb
 
 
 async def test_an_unknown_sandbox_or_a_bad_message_gets_a_clear_error(ecommerce, member, outsider):
-    ws = await connect(outsider)
+    ws = await playground_socket(outsider)
     try:
         await ws.send_json_to(
             {"type": "validate", "version": 1, "sandbox": ecommerce.pk, "body": "x"}
@@ -95,7 +86,7 @@ async def test_a_huge_paste_is_checked_off_the_event_loop(ecommerce, member):
     # not what is measured here. Frozen objects are left out of collections.
     gc.collect()
     gc.freeze()
-    paster, other = await connect(member), await connect(member)
+    paster, other = await playground_socket(member), await playground_socket(member)
     line = "orders_{i} = get_orders(status='delivered').data['orders'][:{i}]  # pasted\n"
     body = "".join(line.format(i=i) for i in range(2600)) + "emit_result(1)\n"
     assert len(body) > 200_000 - 10_000
@@ -125,7 +116,7 @@ async def test_a_huge_paste_is_checked_off_the_event_loop(ecommerce, member):
 
 
 async def test_only_the_newest_of_several_quick_texts_is_answered_last(ecommerce, member):
-    ws = await connect(member)
+    ws = await playground_socket(member)
     big = "x = get_orders()\n" * 8000 + "emit_result(x.data)\n"
     try:
         for version in range(1, 6):

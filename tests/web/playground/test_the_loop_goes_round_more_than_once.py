@@ -6,8 +6,7 @@ import pytest
 from channels.db import database_sync_to_async
 
 from jazzmine_web.playground.models import PlaygroundSession
-
-from .test_generation_and_runs import collect_until, connect
+from tests.web.helpers import collect_until, playground_socket
 
 pytestmark = [pytest.mark.docker, pytest.mark.django_db(transaction=True)]
 
@@ -34,7 +33,7 @@ async def test_generate_run_retry_and_auto_all_work_on_one_session_and_after_a_r
     ecommerce, member, llm, worker
 ) -> None:
     task = "Show the first order"
-    ws = await connect(member)
+    ws = await playground_socket(member)
     try:
         await ws.send_json_to({"type": "generate", "sandbox": ecommerce.pk, "task": task})
         messages = await collect_until(ws, "generation_finished")
@@ -77,7 +76,7 @@ async def test_generate_run_retry_and_auto_all_work_on_one_session_and_after_a_r
         await ws.disconnect()
 
     # A reloaded page: a new socket, the same session, Auto goes again.
-    ws = await connect(member)
+    ws = await playground_socket(member)
     try:
         await ws.send_json_to(
             {

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 
-from jazzmine_web.asgi import application
-from tests.web.helpers import ws_headers
+from tests.web.helpers import playground_socket
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -25,10 +23,7 @@ async def validate(ws: WebsocketCommunicator, sandbox: int, body: str, language:
 
 
 async def test_python_in_bash_mode_and_bash_in_python_mode_are_flagged(ecommerce, member):
-    headers = await database_sync_to_async(ws_headers)(member)
-    ws = WebsocketCommunicator(application, "/ws/playground/", headers=headers)
-    connected, _ = await ws.connect()
-    assert connected
+    ws = await playground_socket(member)
     try:
         reply = await validate(ws, ecommerce.pk, PYTHON, "bash")
         first = reply["violations"][0]

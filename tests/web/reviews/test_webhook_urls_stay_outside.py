@@ -13,7 +13,7 @@ from jazzmine_web.reviews.models import (
 )
 from jazzmine_web.reviews.services import submission_reject
 from jazzmine_web.reviews.webhooks import webhook_delivery_attempt
-from tests.llm.listener import Listener
+from tests.llm.listener import Listener, http_answer
 
 from .conftest import submit
 
@@ -107,12 +107,7 @@ def test_what_a_failing_receiver_answers_is_never_stored_or_shown(
     api, ecommerce, reviewer, member, settings, no_worker
 ) -> None:
     body = b"internal secret page"
-    listener = Listener(
-        answer=b"HTTP/1.1 500 Oops\r\ncontent-length: "
-        + str(len(body)).encode()
-        + b"\r\nconnection: close\r\n\r\n"
-        + body
-    )
+    listener = Listener(answer=http_answer("500 Oops", body))
     settings.JAZZMINE_OUTBOUND_ALLOWED_HOSTS = [f"127.0.0.1:{listener.port}"]
     settings.JAZZMINE_WEBHOOK_MAX_ATTEMPTS = 1
     try:

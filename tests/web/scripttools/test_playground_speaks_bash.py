@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import pytest
 from channels.db import database_sync_to_async
-from channels.testing import WebsocketCommunicator
 from django.urls import reverse
 
-from jazzmine_web.asgi import application
 from jazzmine_web.catalog.services import tool_create
 from jazzmine_web.runs.models import Run, RunStatus
 from tests.waiting import wait_until_async
-from tests.web.helpers import ws_headers
+from tests.web.helpers import playground_socket
 
 PING = 'def ping(word: str = "pong") -> ToolResponse:\n    return ToolResponse(success=True, data={"word": word})\n'
 
@@ -41,17 +39,9 @@ def test_the_page_offers_a_language_switch(client, member, pinged) -> None:
     assert 'id="language-select"' in html and 'data-language="bash"' in html
 
 
-async def _connect(user) -> WebsocketCommunicator:
-    headers = await database_sync_to_async(ws_headers)(user)
-    ws = WebsocketCommunicator(application, "/ws/playground/", headers=headers)
-    connected, _ = await ws.connect()
-    assert connected
-    return ws
-
-
 @pytest.mark.django_db(transaction=True)
 async def test_bash_is_checked_lightly_not_by_the_python_validator(pinged, member) -> None:
-    ws = await _connect(member)
+    ws = await playground_socket(member)
     try:
         body = "ping --word hi | jq -r .word\nimport os\n"  # not Python: no Python violations
         await ws.send_json_to(
@@ -70,7 +60,7 @@ async def test_bash_is_checked_lightly_not_by_the_python_validator(pinged, membe
 async def test_a_bash_run_from_the_playground_is_a_bash_run(
     pinged, member, base_image, worker
 ) -> None:
-    ws = await _connect(member)
+    ws = await playground_socket(member)
     try:
         await ws.send_json_to(
             {"type": "run", "sandbox": pinged.pk, "task": "Say hi", "language": "bash",

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from jazzmine_web.catalog.importer import ImportRefused, source_file_from_path
+from jazzmine_web.catalog.management.lookups import author_named
 from jazzmine_web.catalog.services.imports import tools_import
 from jazzmine_web.teams.models import Team
 
@@ -35,11 +35,7 @@ class Command(BaseCommand):
         team = Team.objects.filter(slug=options["team"]).first()
         if team is None:
             raise CommandError(f"No team with slug {options['team']!r}")
-        author = None
-        if options.get("author"):
-            author = get_user_model().objects.filter(username=options["author"]).first()
-            if author is None:
-                raise CommandError(f"No user {options['author']!r}")
+        author = author_named(options.get("author"))
         try:
             report = tools_import(
                 team=team,

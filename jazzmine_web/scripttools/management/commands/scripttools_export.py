@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import BaseCommand, CommandParser
 
 from jazzmine.scripttools import save_tool_dir
-from jazzmine_web.catalog.models import Sandbox, ToolKind
+from jazzmine_web.catalog.management.lookups import sandbox_named
+from jazzmine_web.catalog.models import ToolKind
 from jazzmine_web.catalog.services.registry import script_tool_from_row
 
 
@@ -21,11 +22,7 @@ class Command(BaseCommand):
         parser.add_argument("--sandbox", required=True, help="sandbox name")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        sandbox = Sandbox.objects.filter(
-            team__slug=options["team"], name=options["sandbox"]
-        ).first()
-        if sandbox is None:
-            raise CommandError(f"No sandbox {options['sandbox']!r} in team {options['team']!r}")
+        sandbox = sandbox_named(team=options["team"], name=options["sandbox"])
         destination = Path(options["destination"])
         written = []
         for row in sandbox.tools.filter(kind=ToolKind.SCRIPT).order_by("name"):

@@ -5,12 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from jazzmine.scripttools import ScriptToolError, load_tools_dir, load_zip
-from jazzmine_web.catalog.models import Sandbox
+from jazzmine_web.catalog.management.lookups import author_named, sandbox_named
 from jazzmine_web.scripttools.services import script_tools_import
 
 
@@ -27,16 +26,8 @@ class Command(BaseCommand):
         path = Path(options["path"])
         if not path.exists():
             raise CommandError(f"{path} does not exist")
-        sandbox = Sandbox.objects.filter(
-            team__slug=options["team"], name=options["sandbox"]
-        ).first()
-        if sandbox is None:
-            raise CommandError(f"No sandbox {options['sandbox']!r} in team {options['team']!r}")
-        author = None
-        if options.get("author"):
-            author = get_user_model().objects.filter(username=options["author"]).first()
-            if author is None:
-                raise CommandError(f"No user {options['author']!r}")
+        sandbox = sandbox_named(team=options["team"], name=options["sandbox"])
+        author = author_named(options.get("author"))
         try:
             tools = load_zip(path) if path.is_file() else load_tools_dir(path)
             report = script_tools_import(
