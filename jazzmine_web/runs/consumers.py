@@ -90,18 +90,18 @@ class RunFollowMixin:
             self.following = None
             self.following_run = None
 
-    async def run_event(self, message: dict[str, Any]) -> None:
-        """Forward one live event, after any the group lost (read from the database)."""
+    async def run_events(self, message: dict[str, Any]) -> None:
+        """Forward live events, after any the group lost (read from the database)."""
         async with self._lock():
-            run_id, event = message["run_id"], message["event"]
-            if run_id != self.following or event["seq"] <= self.sent:
+            run_id = message["run_id"]
+            events = [e for e in message["events"] if e["seq"] > self.sent]
+            if run_id != self.following or not events:
                 return
-            events = [event]
-            if event["seq"] > self.sent + 1:
+            if events[0]["seq"] > self.sent + 1:
                 # A live message went missing (a full channel, another process's send that
                 # overtook): the database has every event, so fill the gap from there first.
-                events = await self._missed(before=event["seq"]) + events
-            self.sent = event["seq"]
+                events = await self._missed(before=events[0]["seq"]) + events
+            self.sent = events[-1]["seq"]
             await self.send_run_html(run_id, self._events_html(events, replace=False))
 
     async def run_status(self, message: dict[str, Any]) -> None:

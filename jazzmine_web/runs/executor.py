@@ -37,6 +37,7 @@ from .preparation import (
     run_prepare,
     sandbox_current_image,
 )
+from .recorder import EventRecorder
 from .selectors import run_status_outcome
 
 logger = logging.getLogger(__name__)
@@ -201,23 +202,40 @@ class RunExecutor:
         )
         events = runner.run(prepared.request)
         dispatched = time.monotonic()
-        first = True
-        try:
+        first_ms: float | None = None  # when the first event reached this worker
+        batches = 0
+
+        async def store(batch: list[dict[str, Any]]) -> bool:
+            nonlocal batches
+            if batches == 0:
+                await running  # its failure is the run's, before any event is stored
+            batches += 1
+            stored = await self._in_db(services.run_record_events, run_id=run_id, events=batch)
+            if stored and batches == 1:  # after the event itself: watchers see it first
+                self._in_db_soon(services.run_first_event_set, run_id=run_id, ms=first_ms or 0.0)
+            return bool(stored)
+
+        async def read(recorder: EventRecorder) -> None:
+            nonlocal first_ms
             async for event in events:
-                arrived_ms = round((time.monotonic() - dispatched) * 1000, 2)
-                if first:
-                    await running  # its failure is the run's, before any event is stored
-                stored = await self._in_db(
-                    services.run_record_event, run_id=run_id, event=event.to_dict()
-                )
-                if not stored:
-                    # The run was ended for it (or its row is gone): stop its sandbox now
-                    # rather than run a script nobody can see to its end.
-                    break
-                if first:  # recorded after the event itself: watchers see the event first
-                    first = False
-                    self._in_db_soon(services.run_first_event_set, run_id=run_id, ms=arrived_ms)
+                if first_ms is None:
+                    first_ms = round((time.monotonic() - dispatched) * 1000, 2)
+                recorder.add(event.to_dict())
+
+        recorder = EventRecorder(store)
+        reader = asyncio.get_running_loop().create_task(read(recorder))
+        try:
+            await asyncio.wait({reader, recorder.task}, return_when=asyncio.FIRST_COMPLETED)
+            if reader.done():
+                await recorder.close()  # what was read is stored, even if the stream failed
+                reader.result()  # a failed stream is the run's failure
+            # Else an event was refused and the run ended for it: stop its sandbox now
+            # rather than run a script nobody can see to its end.
         finally:
+            for task in (reader, recorder.task):
+                task.cancel()
+            # The reader's cancel reaches the sandbox stream, which removes its container.
+            await asyncio.gather(reader, recorder.task, return_exceptions=True)
             await events.aclose()
             await running
         status, outcome = await self._in_db(run_status_outcome, run_id=run_id)

@@ -37,12 +37,12 @@ class RunRefused(ValueError):
         self.violations = violations
 
 
-class RunEventMessage(TypedDict):
-    """A channel-layer message: one event of a run."""
+class RunEventsMessage(TypedDict):
+    """A channel-layer message: events of a run, stored together, in order."""
 
-    type: str  # "run.event"
+    type: str  # "run.events"
     run_id: str
-    event: dict[str, Any]
+    events: list[dict[str, Any]]
 
 
 class RunStatusMessage(TypedDict):
@@ -209,28 +209,27 @@ def run_status_announce(
 
 
 def run_record_event(*, run_id: object, event: dict[str, Any]) -> bool:
-    """Store one event, update the run it belongs to, and stream it; tell whether it was stored.
+    """Store one event, update its run and stream it; tell whether it was stored."""
+    return run_record_events(run_id=run_id, events=[event])
 
-    An event the database refuses (a duplicate number, data it cannot hold, a run deleted
-    meanwhile) ends the run as failed with a message saying so, instead of leaving it
-    `running` forever; the first end of a run wins, so a later `exit` cannot turn such a run
-    into a success. The worker stops a run whose event was refused.
+
+def run_record_events(*, run_id: object, events: list[dict[str, Any]]) -> bool:
+    """Store events of a run in one transaction, then stream them; tell whether all were stored.
+
+    The worker hands over what arrived while it stored the previous events, so a burst costs
+    one write and one message per batch instead of per event. An event the database refuses
+    (a duplicate number, data it cannot hold, a run deleted meanwhile) ends the run as failed
+    with a message saying so, instead of leaving it `running` forever; the first end of a run
+    wins, so a later `exit` cannot turn such a run into a success. The worker stops a run
+    whose event was refused.
     """
-    kind = event.get("type")
-    data = event.get("data")
     try:
-        with transaction.atomic():
-            RunEvent.objects.create(
-                run_id=run_id, seq=event["seq"], type=kind, data=data, ts=event["ts"]
-            )
-            changes: dict[str, Any] = {"event_count": F("event_count") + 1}
-            if kind == "result":
-                changes["result"] = data
-            elif kind == "error" and isinstance(data, dict):
-                changes["error"] = error_text(data)
-            Run.objects.filter(pk=run_id).update(**changes)
+        _events_store(run_id, events)
     except Exception as exc:  # any refusal of the database: the run must still end
-        logger.exception("run %s: could not store event %r", run_id, event.get("seq"))
+        if len(events) > 1:
+            # One by one, up to the event it refuses: those before it are kept and streamed.
+            return all(run_record_event(run_id=run_id, event=event) for event in events)
+        logger.exception("run %s: could not store event %r", run_id, events[0].get("seq"))
         message = (
             f"failed: an event of this run could not be stored ({type(exc).__name__}); "
             "the run was stopped"
@@ -240,19 +239,38 @@ def run_record_event(*, run_id: object, event: dict[str, Any]) -> bool:
         return False
     # Stored first, then sent: a watcher that replays from the database after joining the
     # group misses nothing, and drops duplicates by sequence number.
-    message_: RunEventMessage = {"type": "run.event", "run_id": str(run_id), "event": event}
+    message_: RunEventsMessage = {"type": "run.events", "run_id": str(run_id), "events": events}
     group_send(run_group(run_id), dict(message_))
-    if kind == "exit" and isinstance(data, dict):
-        outcome = str(data.get("outcome", ""))
-        _run_end(
-            run_id=run_id,
-            status=RunStatus.SUCCEEDED if outcome == Outcome.RESULT else RunStatus.FAILED,
-            outcome=outcome,
-            message=str(data.get("message", "")),
-            backend=str(data.get("backend", "")),
-            duration_ms=data.get("duration_ms"),
-        )
+    for event in events:
+        data = event.get("data")
+        if event.get("type") == "exit" and isinstance(data, dict):
+            outcome = str(data.get("outcome", ""))
+            _run_end(
+                run_id=run_id,
+                status=RunStatus.SUCCEEDED if outcome == Outcome.RESULT else RunStatus.FAILED,
+                outcome=outcome,
+                message=str(data.get("message", "")),
+                backend=str(data.get("backend", "")),
+                duration_ms=data.get("duration_ms"),
+            )
     return True
+
+
+def _events_store(run_id: object, events: list[dict[str, Any]]) -> None:
+    changes: dict[str, Any] = {"event_count": F("event_count") + len(events)}
+    for event in events:  # in order: the last result or error of the batch is the run's
+        kind, data = event.get("type"), event.get("data")
+        if kind == "result":
+            changes["result"] = data
+        elif kind == "error" and isinstance(data, dict):
+            changes["error"] = error_text(data)
+    with transaction.atomic():
+        RunEvent.objects.bulk_create(
+            RunEvent(run_id=run_id, seq=e["seq"], type=e.get("type"), data=e.get("data"),
+                     ts=e["ts"])
+            for e in events
+        )  # fmt: skip
+        Run.objects.filter(pk=run_id).update(**changes)
 
 
 def _run_end(*, run_id: object, status: str, **fields: Any) -> None:

@@ -8,8 +8,8 @@ import pytest
 from django.utils import timezone
 
 from jazzmine_web.runs.lifecycle import runs_reap
-from jazzmine_web.runs.models import Run, RunStatus
-from jazzmine_web.runs.services import run_create, run_record_event
+from jazzmine_web.runs.models import Run, RunEvent, RunStatus
+from jazzmine_web.runs.services import run_create, run_record_event, run_record_events
 
 pytestmark = pytest.mark.django_db
 
@@ -37,6 +37,31 @@ def test_a_duplicate_event_ends_the_run_and_a_later_exit_cannot_make_it_succeed(
     run.refresh_from_db()
     assert run.status == RunStatus.FAILED
     assert "could not be stored" in run.message
+
+
+def log(seq: int) -> dict:
+    return {"seq": seq, "type": "log", "data": {"message": f"line {seq}"}, "ts": 1.0}
+
+
+def test_a_batch_keeps_the_events_before_a_refused_one_and_ends_the_run_there(ecommerce, member):
+    run = queued(ecommerce, member)
+    assert run_record_events(run_id=run.pk, events=[log(1), log(2)])
+    exit_ = {"seq": 5, "type": "exit", "data": {"outcome": "result"}, "ts": 1.0}
+    # 2 again: the database refuses it, so 3 is kept, and nothing after 2 is.
+    assert not run_record_events(run_id=run.pk, events=[log(3), log(2), log(4), exit_])
+    run.refresh_from_db()
+    assert run.status == RunStatus.FAILED and "could not be stored" in run.message
+    assert list(RunEvent.objects.filter(run=run).values_list("seq", flat=True)) == [1, 2, 3]
+    assert run.event_count == 3
+
+
+def test_a_batch_is_stored_with_its_result_and_ends_the_run_at_its_exit(ecommerce, member):
+    run = queued(ecommerce, member)
+    events = [log(1), {"seq": 2, "type": "result", "data": {"n": 1}, "ts": 1.0},
+              {"seq": 3, "type": "exit", "data": {"outcome": "result"}, "ts": 1.0}]  # fmt: skip
+    assert run_record_events(run_id=run.pk, events=events)
+    run.refresh_from_db()
+    assert (run.status, run.result, run.event_count) == (RunStatus.SUCCEEDED, {"n": 1}, 3)
 
 
 def test_the_reaper_never_stops_at_one_bad_run(ecommerce, member, monkeypatch):
