@@ -84,19 +84,14 @@ def main(argv: list[str]) -> int:
     sys.path[:0] = [HERE, os.path.join(HERE, "site"), root, os.path.join(root, "site")]
     from jazzmine.sandbox.harness import (
         fork_worker,
-        no_dump,
         read_line,
+        take_host_channel,
         worker_lines,
         worker_status,
     )
 
-    no_dump()
     # Tools may print: fd 1 becomes stderr so nothing they write can forge a protocol line.
-    proto = os.dup(1)
-    os.set_inheritable(proto, False)
-    os.dup2(2, 1)
-    in_fd = os.dup(0)
-    os.set_inheritable(in_fd, False)
+    proto, in_fd = take_host_channel()
     worker = fork_worker(
         lambda request_fd, event_fd, token: run_worker(root, request_fd, event_fd, token),
         keep=(proto, in_fd),

@@ -30,7 +30,7 @@ Importing this package has no side effects (no fork, no audit hook): the runners
 
 from __future__ import annotations
 
-from .process import fork_worker, no_dump, read_line, worker_lines, worker_status
+from .process import fork_worker, read_line, take_host_channel, worker_lines, worker_status
 from .protocol import HARNESS_PROTOCOL, UNRESTRICTED_ENV
 from .toolbox import ToolBox
 
@@ -39,8 +39,8 @@ __all__ = [
     "UNRESTRICTED_ENV",
     "ToolBox",
     "fork_worker",
-    "no_dump",
     "read_line",
+    "take_host_channel",
     "worker_lines",
     "worker_status",
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from .process import fork_worker, no_dump, read_line, worker_lines, worker_status
+from .process import fork_worker, read_line, take_host_channel, worker_lines, worker_status
 from .refs import _os_write
 from .relay import Relay
 from .worker import run_worker
@@ -13,14 +13,9 @@ from .worker import run_worker
 
 def main(root: str) -> None:
     """Fork the worker for the runtime at `root`, announce readiness, relay one run and exit."""
-    no_dump()
-    # The host channel is a private, non-inheritable copy of stdout that only this process
-    # holds; fd 1 itself points at stderr so nothing written there can reach the host.
-    proto_fd = os.dup(1)
-    os.set_inheritable(proto_fd, False)
-    os.dup2(2, 1)
-    in_fd = os.dup(0)
-    os.set_inheritable(in_fd, False)
+    # Only this process holds the host's channel; the worker forked below reads its request
+    # from a pipe, never from the real stdin.
+    proto_fd, in_fd = take_host_channel()
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)

@@ -23,6 +23,21 @@ def no_dump() -> None:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0) failed")
 
 
+def take_host_channel() -> tuple[int, int]:
+    """Make this process non-dumpable and return private copies of its stdout and stdin.
+
+    The copies are non-inheritable, so only this process holds them; fd 1 itself then points
+    at stderr so nothing written there (by this process, a tool or a child) reaches the host.
+    """
+    no_dump()
+    out_fd = os.dup(1)
+    os.set_inheritable(out_fd, False)
+    os.dup2(2, 1)
+    in_fd = os.dup(0)
+    os.set_inheritable(in_fd, False)
+    return out_fd, in_fd
+
+
 def read_line(fd: int) -> bytes:
     """Read one line from a raw fd without a buffered reader a script could reach."""
     chunks = []
