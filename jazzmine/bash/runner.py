@@ -2,7 +2,7 @@
 
 Copied into the bash image as /opt/jazzmine-bash/runner.py next to `bash_engine.py` (a copy
 of jazzmine/bash/engine.py) and an unpacked bashkit. It loads the tools exactly as the harness
-does (the harness's ToolBox from /opt/jazzmine), reads ONE request line from stdin, and writes
+does (the harness's ToolBox from /opt/jazzmine/jazzmine/sandbox/harness), reads ONE request line from stdin, and writes
 JSON lines on a private copy of stdout: `{"type": "call", "data": {...}}` after every builtin
 call, then `{"type": "result", "data": {...}}`.
 
@@ -48,9 +48,9 @@ def _parse_allowed(value: Any) -> frozenset[str] | None:
 def run_worker(root: str, request_fd: int, event_fd: int, token: bytes) -> None:
     """The worker: load tools, run the one request, report calls and the result."""
     import bash_engine
-    from harness import ToolBox, read_line
 
     from jazzmine.core.tools import types as tool_types
+    from jazzmine.sandbox.harness import ToolBox, read_line
 
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
@@ -82,15 +82,16 @@ def main(argv: list[str]) -> int:
     """Fork the worker, hand it the request, relay what it reports."""
     root = argv[1] if len(argv) > 1 else SANDBOX_ROOT
     sys.path[:0] = [HERE, os.path.join(HERE, "site"), root, os.path.join(root, "site")]
-    from harness import fork_worker, no_dump, read_line, worker_lines, worker_status
+    from jazzmine.sandbox.harness import (
+        fork_worker,
+        read_line,
+        take_host_channel,
+        worker_lines,
+        worker_status,
+    )
 
-    no_dump()
     # Tools may print: fd 1 becomes stderr so nothing they write can forge a protocol line.
-    proto = os.dup(1)
-    os.set_inheritable(proto, False)
-    os.dup2(2, 1)
-    in_fd = os.dup(0)
-    os.set_inheritable(in_fd, False)
+    proto, in_fd = take_host_channel()
     worker = fork_worker(
         lambda request_fd, event_fd, token: run_worker(root, request_fd, event_fd, token),
         keep=(proto, in_fd),

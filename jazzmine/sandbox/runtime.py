@@ -15,9 +15,11 @@ from typing import Any, Protocol
 
 _HERE = Path(__file__).resolve().parent
 _TOOLS_PACKAGE = _HERE.parent / "core" / "tools"
-HARNESS_FILE = _HERE / "harness.py"
+HARNESS_PACKAGE = _HERE / "harness"
+# The file the runners start (`python -I <root>/harness.py <root>`).
+HARNESS_ENTRY = "harness.py"
 # Files copied verbatim; the image gets empty package __init__ files so that importing
-# `jazzmine.core.tools.types` never drags in the host-side registry.
+# `jazzmine.core.tools.types` or the harness never drags in the host-side registry or runners.
 SHARED_FILES = {
     "jazzmine/core/tools/safety.py": _TOOLS_PACKAGE / "safety.py",
     "jazzmine/core/tools/types.py": _TOOLS_PACKAGE / "types.py",
@@ -26,6 +28,7 @@ PACKAGE_INITS = (
     "jazzmine/__init__.py",
     "jazzmine/core/__init__.py",
     "jazzmine/core/tools/__init__.py",
+    "jazzmine/sandbox/__init__.py",
 )
 # Bump when the image recipe changes in a way the copied files do not show.
 RECIPE_VERSION = "1"
@@ -40,11 +43,29 @@ class ToolLike(Protocol):
     is_async: bool
 
 
+def harness_files() -> dict[str, Path]:
+    """Return every file of the harness, by its path in the runtime, with its source."""
+    entry = HARNESS_PACKAGE / "entry.py"
+    files = {HARNESS_ENTRY: entry}
+    for source in sorted(HARNESS_PACKAGE.glob("*.py")):
+        if source != entry:  # one entry per runtime, at its root
+            files[f"jazzmine/sandbox/harness/{source.name}"] = source
+    return files
+
+
+def copied_files() -> dict[str, Path]:
+    """Return every file copied verbatim into a runtime, by its path there."""
+    return {**harness_files(), **SHARED_FILES}
+
+
 @functools.cache
 def runtime_version() -> str:
     """Return 8 hex chars identifying the harness and shared modules baked into a sandbox."""
     digest = hashlib.sha256(RECIPE_VERSION.encode())
-    for path in (HARNESS_FILE, *SHARED_FILES.values()):
+    for relative, path in copied_files().items():
+        # The path too: moving a file between modules changes what runs, not only its bytes.
+        digest.update(relative.encode())
+        digest.update(b"\x00")
         digest.update(path.read_bytes())
         digest.update(b"\x00")
     return digest.hexdigest()[:8]
@@ -68,11 +89,11 @@ def manifest(tools: list[ToolLike]) -> dict[str, Any]:
 def stage_runtime(dest: Path, tools: list[ToolLike]) -> Path:
     """Write the runtime layout into `dest` (created if needed) and return it."""
     dest.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(HARNESS_FILE, dest / "harness.py")
     for init in PACKAGE_INITS:
         (dest / init).parent.mkdir(parents=True, exist_ok=True)
         (dest / init).write_text("")
-    for relative, source in SHARED_FILES.items():
+    for relative, source in copied_files().items():
+        (dest / relative).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, dest / relative)
     tools_dir = dest / "tools"
     tools_dir.mkdir(exist_ok=True)

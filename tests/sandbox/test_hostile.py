@@ -70,7 +70,8 @@ async def test_shadow_and_host_paths_are_out_of_reach(pool):
 async def test_writing_outside_tmp_fails_and_tmp_is_noexec(pool):
     script = (
         "import os, subprocess\nresults = {}\n"
-        "for path in ['/etc/evil', '/opt/jazzmine/harness.py', '/usr/bin/evil', '/tmp/ok.sh']:\n"
+        "for path in ['/etc/evil', '/opt/jazzmine/harness.py', '/usr/bin/evil', '/tmp/ok.sh',\n"
+        "             '/opt/jazzmine/jazzmine/sandbox/harness/relay.py']:\n"
         "    try:\n"
         "        with open(path, 'w') as f:\n"
         "            f.write('#!/bin/sh\\necho pwned\\n')\n"
@@ -87,6 +88,7 @@ async def test_writing_outside_tmp_fails_and_tmp_is_noexec(pool):
     )
     results = result_of(await hostile(pool, script))
     assert results == {"/etc/evil": "OSError", "/opt/jazzmine/harness.py": "OSError",
+                       "/opt/jazzmine/jazzmine/sandbox/harness/relay.py": "OSError",
                        "/usr/bin/evil": "OSError", "/tmp/ok.sh": "written",
                        "exec": "PermissionError"}  # fmt: skip
 

@@ -1,0 +1,103 @@
+"""Run one request's script in the worker: its namespace, its walls, and how it ended."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import os
+import sys
+from typing import Any
+
+from .audit import install_audit_hook
+from .channel import Channel, Emitters, LogWriter
+from .failure import ScriptFailure, error_data
+from .guards import Guards, rewrite
+from .protocol import SCRIPT_FILENAME, UNRESTRICTED_ENV
+from .scope import module_views, restricted_builtins
+from .toolbox import ToolBox, parse_allowed, refusal_message
+
+
+def execute(
+    request: dict[str, Any],
+    channel: Channel,
+    safety: Any,
+    tool_types: Any,
+    toolbox: ToolBox,
+    emitters: Emitters,
+    stdout: LogWriter,
+    stderr: LogWriter,
+) -> str:
+    """Run the script of one request and return its outcome: "result" or "script_error"."""
+    script = request.get("script")
+    body_offset = int(request.get("body_offset") or 0)
+    if not isinstance(script, str):
+        channel.send("error", error_data("BadRequest", "The run request has no script text"))
+        return "script_error"
+    # A missing key is as malformed as a wrong one: a run always says what it may call.
+    allowed, problem = parse_allowed(request.get("allowed_tools", False))
+    if problem is not None:
+        channel.send("log", {"message": problem, "stream": "harness"})
+    toolbox.allowed = allowed
+
+    def on_refused(name: str) -> None:
+        message = f"refused a call to tool {name!r}: " + refusal_message(name)
+        channel.send("log", {"message": message, "stream": "harness"})
+
+    toolbox.on_refused = on_refused
+    for name, value in (request.get("secrets") or {}).items():
+        os.environ[str(name)] = str(value)
+
+    failure = ScriptFailure(script, body_offset, toolbox.files)
+    unrestricted = bool(request.get("unrestricted")) and os.environ.get(UNRESTRICTED_ENV) == "1"
+    guards = Guards(frozenset(safety.FORBIDDEN_ATTRIBUTES), safety.format_field_problem)
+    script_globals: dict[str, Any] = {
+        "__name__": "__main__",
+        "__builtins__": builtins if unrestricted else restricted_builtins(safety, emitters, guards),
+        "ToolResponse": tool_types.ToolResponse,
+        "emit_intermediate": emitters.emit_intermediate,
+        "emit_log": emitters.emit_log,
+        "emit_result": emitters.emit_result,
+    }
+    script_globals.update(module_views(safety))
+    script_globals.update(toolbox.functions)
+    if request.get("unrestricted") and not unrestricted:
+        refused = "unrestricted mode refused: this runner does not allow it"
+        channel.send("log", {"message": refused, "stream": "harness"})
+
+    try:
+        tree = ast.parse(script, SCRIPT_FILENAME, "exec")
+        if not unrestricted:
+            tree, problems = rewrite(tree)
+            if problems:
+                line, text = problems[0]
+                where = line - body_offset
+                message = f"SandboxViolation at line {where} of the script: {text}"
+                channel.send("error", error_data("SandboxViolation", message, line=where))
+                return "script_error"
+        code = compile(tree, SCRIPT_FILENAME, "exec")
+    except SyntaxError as exc:
+        channel.send("error", failure.syntax(exc))
+        return "script_error"
+    except (ValueError, RecursionError, MemoryError) as exc:
+        message = f"The script could not be compiled: {type(exc).__name__}: {exc}"
+        channel.send("error", error_data(type(exc).__name__, message))
+        return "script_error"
+
+    if not unrestricted:
+        trusted = frozenset(toolbox.wrapper_codes)
+        install_audit_hook(frozenset(toolbox.files), trusted)
+    sys.stdout, sys.stderr = stdout, stderr
+    try:
+        exec(code, script_globals)
+    except BaseException as exc:  # every failure of the script is reported, never raised
+        stdout.flush()
+        stderr.flush()
+        channel.send("error", failure.runtime(exc))
+        return "script_error"
+    stdout.flush()
+    stderr.flush()
+    if not emitters.result_sent:
+        message = "The script finished without calling emit_result(...)"
+        channel.send("error", error_data("NoResult", message))
+        return "script_error"
+    return "result"

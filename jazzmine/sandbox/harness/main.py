@@ -1,0 +1,57 @@
+"""The relay process's run: fork the worker, announce readiness, relay one run and exit."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from .process import fork_worker, read_line, take_host_channel, worker_lines, worker_status
+from .refs import _os_write
+from .relay import Relay
+from .worker import run_worker
+
+
+def main(root: str) -> None:
+    """Fork the worker for the runtime at `root`, announce readiness, relay one run and exit."""
+    # Only this process holds the host's channel; the worker forked below reads its request
+    # from a pipe, never from the real stdin.
+    proto_fd, in_fd = take_host_channel()
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    worker = fork_worker(
+        lambda request_fd, event_fd, token: run_worker(root, request_fd, event_fd, token),
+        keep=(proto_fd, in_fd),
+    )
+    relay = Relay(proto_fd)
+    lines = worker_lines(worker)
+    tools: list[str] = []
+    for payload, refused in lines:
+        if payload is not None and payload.get("type") == "ready":
+            tools = [str(t) for t in payload.get("tools") or []]
+            break
+        if refused:
+            sys.stderr.write(f"harness: refused a line from the worker: {refused}\n")
+    relay.ready(tools)
+
+    line = read_line(in_fd)
+    if not line.strip():
+        os.kill(worker.pid, 9)
+        os._exit(0)  # the pool closed this idle sandbox: nothing to report
+    try:
+        view = memoryview(line if line.endswith(b"\n") else line + b"\n")
+        while view:
+            view = view[_os_write(worker.requests, view) :]
+    except OSError:
+        pass  # the worker is gone; how it ended decides the run below
+    os.close(worker.requests)
+    del line, view
+    for payload, refused in lines:
+        if payload is None:
+            relay.note(
+                f"refused a line on the event pipe that the harness did not write: {refused}"
+            )
+            continue
+        relay.accept(payload)
+    relay.finish(worker_status(worker))
+    os._exit(0)

@@ -1,0 +1,164 @@
+"""The two processes' plumbing: non-dumpable processes, forking the worker, reading its pipe."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import select
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+from .protocol import MAX_LINE_BYTES, clean_text
+from .refs import _json_loads, _os_read
+
+PR_SET_DUMPABLE = 4
+
+
+def no_dump() -> None:
+    """Make this process non-dumpable so same-uid processes cannot read its memory or environ."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+        # Fail closed: a harness whose memory a tool could read must not run anything.
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0) failed")
+
+
+def take_host_channel() -> tuple[int, int]:
+    """Make this process non-dumpable and return private copies of its stdout and stdin.
+
+    The copies are non-inheritable, so only this process holds them; fd 1 itself then points
+    at stderr so nothing written there (by this process, a tool or a child) reaches the host.
+    """
+    no_dump()
+    out_fd = os.dup(1)
+    os.set_inheritable(out_fd, False)
+    os.dup2(2, 1)
+    in_fd = os.dup(0)
+    os.set_inheritable(in_fd, False)
+    return out_fd, in_fd
+
+
+def read_line(fd: int) -> bytes:
+    """Read one line from a raw fd without a buffered reader a script could reach."""
+    chunks = []
+    while True:
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        if b"\n" in chunk:
+            break
+    return b"".join(chunks)
+
+
+class Worker:
+    """A forked process that will run untrusted code, and the relay's ends of its pipes."""
+
+    def __init__(self, pid: int, events: int, requests: int, token: bytes) -> None:
+        self.pid = pid
+        self.events = events
+        self.requests = requests
+        self.token = token
+        self.status: int | None = None  # the raw wait status, once reaped
+
+
+def fork_worker(body: Callable[[int, int, bytes], None], keep: tuple[int, ...] = ()) -> Worker:
+    """Fork a worker running `body(request_fd, event_fd, token)`; it never returns here.
+
+    Every descriptor in `keep` (the host channel, the real stdin) is closed in the worker
+    before any of its code runs, so nothing in it can write to the host directly.
+    """
+    token = os.urandom(16).hex().encode("ascii")
+    request_r, request_w = os.pipe()
+    event_r, event_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            for fd in (*keep, request_w, event_r):
+                os.close(fd)
+            no_dump()  # inherited already; said again so the worker never depends on it
+            body(request_r, event_w, token)
+        except BaseException:
+            traceback.print_exc()
+            os._exit(70)
+        os._exit(0)
+    os.close(request_r)
+    os.close(event_w)
+    return Worker(pid, event_r, request_w, token)
+
+
+def worker_lines(worker: Worker, limit: int = MAX_LINE_BYTES) -> Any:
+    """Yield (payload or None, refused text) for each line the worker writes, until it ends.
+
+    A line that does not carry the worker's token (a tool writing blindly to descriptors)
+    is refused, never interpreted; an endless line ends the worker.
+    """
+    prefix = worker.token + b" "
+    pending = b""
+    while True:
+        readable, _, _ = select.select([worker.events], [], [], 0.2)
+        if not readable:
+            # Quiet: a worker that died while a grandchild keeps the pipe open must not hang us.
+            pid, _status = os.waitpid(worker.pid, os.WNOHANG)
+            if pid == 0:
+                continue
+            worker.status = _status
+            return
+        chunk = _os_read(worker.events, 1 << 16)
+        if not chunk:
+            return
+        pending += chunk
+        if b"\n" not in chunk:
+            if len(pending) > limit:
+                os.kill(worker.pid, 9)
+                yield None, f"a line of more than {limit} bytes"
+                return
+            continue
+        *lines, pending = pending.split(b"\n")
+        for line in lines:
+            at = line.find(prefix)
+            if at < 0:
+                yield None, _excerpt(line)
+                continue
+            if at > 0:
+                yield None, _excerpt(line[:at])
+            try:
+                payload = _json_loads(line[at + len(prefix) :], parse_constant=_refuse_constant)
+            except (ValueError, RecursionError) as exc:
+                yield None, f"an unreadable line ({exc})"
+                continue
+            yield payload, ""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _excerpt(raw: bytes) -> str:
+    text = raw[:120].decode("utf-8", "replace")
+    return clean_text(text) + ("..." if len(raw) > 120 else "")
+
+
+def worker_status(worker: Worker) -> int:
+    """Wait for the worker to end and return its raw wait status."""
+    status = worker.status
+    if status is None:
+        _pid, status = os.waitpid(worker.pid, 0)
+    return status
+
+
+def describe_status(status: int) -> str:
+    """Say in words how a worker ended."""
+    if os.WIFSIGNALED(status):
+        signal = os.WTERMSIG(status)
+        hint = " (out of memory?)" if signal == 9 else ""
+        return f"killed by signal {signal}{hint}"
+    return f"exit code {os.waitstatus_to_exitcode(status)}"
+
+
+def mirror_status(status: int) -> int:
+    """Return the exit code that tells the host how the worker ended."""
+    if os.WIFSIGNALED(status):
+        return 128 + os.WTERMSIG(status)
+    code = os.waitstatus_to_exitcode(status)
+    return code if code != 0 else 70

@@ -1,0 +1,68 @@
+"""What a script sees besides tools and emit helpers: restricted builtins and module views."""
+
+from __future__ import annotations
+
+import builtins
+import datetime
+import json
+import math
+import re
+import sys
+import time
+import types
+from typing import Any
+
+from .channel import Emitters
+from .guards import GUARD_DEL, GUARD_GET, GUARD_SET, Guards, SandboxViolation
+from .refs import _real_type
+
+# Modules that C functions a script may call import lazily; loaded before the script runs.
+LAZY_IMPORTS: frozenset[str] = frozenset(
+    {"_strptime", "time", "encodings.latin_1", "encodings.ascii", "encodings.cp1252",
+     "encodings.utf_16", "encodings.utf_32"}
+)  # fmt: skip
+
+
+def restricted_builtins(safety: Any, emitters: Emitters, guards: Guards) -> dict[str, Any]:
+    """Build the builtins of a script from the shared safe list, with guarded introspection."""
+    names = safety.runtime_names()
+    table = {n: getattr(builtins, n) for n in names if hasattr(builtins, n)}
+
+    def guarded_type(*args: Any) -> Any:
+        if len(args) != 1:
+            raise SandboxViolation("type() takes exactly one argument in the sandbox")
+        found = _real_type(args[0])
+        # `type(type(x))` is the class factory: hand back this guard instead.
+        return guarded_type if issubclass(found, _real_type) else found
+
+    def guarded_import(name: Any, *_args: Any, **_kwargs: Any) -> Any:
+        # C code imports through the caller's builtins (datetime.strptime -> _strptime):
+        # hand out only those modules, already loaded; a script's own import is refused.
+        if name in LAZY_IMPORTS and name in sys.modules:
+            return sys.modules[name]
+        raise ImportError(f"__import__ of {name!r} is refused in the sandbox")
+
+    table["__import__"] = guarded_import
+    if "getattr" in table:
+        table["getattr"] = guards.get
+    if "hasattr" in table:
+        table["hasattr"] = guards.has
+    if "type" in table:
+        table["type"] = guarded_type
+    table["print"] = emitters.print
+    table[GUARD_GET] = guards.get
+    table[GUARD_SET] = guards.set
+    table[GUARD_DEL] = guards.delete
+    return table
+
+
+def module_views(safety: Any) -> dict[str, types.SimpleNamespace]:
+    """Give the script copies of the pre-imported modules holding only the allowed names."""
+    real = {"json": json, "time": time, "math": math, "re": re, "datetime": datetime}
+    views = {}
+    for name, allowed in safety.PREIMPORTED_MODULES.items():
+        module = real[name]
+        attrs = {a: getattr(module, a) for a in sorted(allowed) if hasattr(module, a)}
+        # A namespace, not the module: rebinding `json.dumps` only changes the script's copy.
+        views[name] = types.SimpleNamespace(**attrs)
+    return views

@@ -1,0 +1,117 @@
+"""Load a sandbox's tools and hand each out as a never-raising function the run may refuse."""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import json
+import os
+from collections.abc import Callable
+from typing import Any
+
+from .refs import _isawaitable
+
+
+def refusal_message(name: str) -> str:
+    """Explain a call to a tool the run may not make."""
+    return (
+        f"Tool {name!r} is not allowed in this run: it needs a person's approval, and this "
+        "script was let through without one. Use only the always-allowed tools, or submit "
+        "the script for review"
+    )
+
+
+def parse_allowed(value: Any) -> tuple[frozenset[str] | None, str | None]:
+    """Read a request's `allowed_tools`: None means every tool; anything malformed, none."""
+    if value is None:
+        return None, None
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return frozenset(value), None
+    return frozenset(), "the run request's allowed_tools is malformed: no tool may be called"
+
+
+class ToolBox:
+    """Load the teleported tool sources and expose each as a plain, never-raising function."""
+
+    def __init__(self, root: str, tool_types: Any) -> None:
+        self.root = root
+        self.types = tool_types
+        self.functions: dict[str, Any] = {}
+        self.files: dict[str, str] = {}
+        # Which tools this run may call (None: all) and who hears of a refusal; set per run.
+        self.allowed: frozenset[str] | None = frozenset()
+        self.on_refused: Callable[[str], None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self.wrapper_codes: set[Any] = set()
+        manifest_path = os.path.join(root, "manifest.json")
+        if not os.path.exists(manifest_path):
+            return
+        with open(manifest_path, encoding="utf-8") as handle:
+            manifest = json.load(handle)
+        for entry in manifest.get("tools", []):
+            self.functions[entry["name"]] = self._load(entry)
+
+    def _load(self, entry: dict[str, Any]) -> Any:
+        name, path = entry["name"], os.path.join(self.root, entry["file"])
+        self.files[path] = name
+        namespace: dict[str, Any] = {
+            "__name__": f"jazzmine_tool_{name}",
+            "__file__": path,
+            "__builtins__": builtins,
+            "ToolResponse": self.types.ToolResponse,
+            "ToolParameter": self.types.ToolParameter,
+        }
+        try:
+            with open(path, encoding="utf-8") as handle:
+                exec(compile(handle.read(), path, "exec"), namespace)
+            function = namespace[entry["function"]]
+        except BaseException as exc:  # a broken tool must not take the harness down
+            return self._broken(name, f"could not be loaded: {type(exc).__name__}: {exc}")
+        return self._wrap(name, function)
+
+    def _failure(self, message: str) -> Any:
+        return self.types.ToolResponse(success=False, message=message)
+
+    def _broken(self, name: str, why: str) -> Any:
+        def broken(*_args: Any, **_kwargs: Any) -> Any:
+            return self._failure(f"Tool {name!r} {why}")
+
+        broken.__name__ = name
+        return broken
+
+    def refused(self, name: str) -> bool:
+        """Tell whether this run may not call a tool (and report it when it may not)."""
+        allowed = self.allowed
+        if allowed is None or name in allowed:
+            return False
+        if self.on_refused is not None:
+            self.on_refused(name)
+        return True
+
+    def _wrap(self, name: str, function: Any) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            # Enforced here, where the code runs, whatever the host's reading of the script.
+            if self.refused(name):
+                return self._failure(refusal_message(name))
+            try:
+                value = function(*args, **kwargs)
+                if _isawaitable(value):
+                    value = self._run(value)
+                return value
+            except BaseException as exc:  # includes SystemExit from a tool: still a response
+                return self._failure(f"Tool {name!r} raised {type(exc).__name__}: {exc}")
+
+        call.__name__ = name
+        call.__doc__ = getattr(function, "__doc__", None)
+        self.wrapper_codes.add(call.__code__)
+        return call
+
+    def _run(self, awaitable: Any) -> Any:
+        # One private loop for all async tools of the run, created lazily.
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+
+        async def wrapper() -> Any:
+            return await awaitable
+
+        return self._loop.run_until_complete(wrapper())

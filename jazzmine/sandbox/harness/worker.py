@@ -1,0 +1,63 @@
+"""The worker process: load the tools, say ready, run the one request the relay hands over."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from .channel import Channel, Emitters, LogWriter
+from .execute import execute
+from .failure import error_data
+from .process import read_line
+from .refs import _format_exception, _json_loads
+from .scope import LAZY_IMPORTS
+from .toolbox import ToolBox
+
+
+def run_worker(root: str, request_fd: int, event_fd: int, token: bytes) -> None:
+    """The worker: load the tools, say ready, run the one request the relay hands over."""
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    channel = Channel(event_fd, token)
+    sys.path[:0] = [root, os.path.join(root, "site")]
+    # Imported here, not at the top: the shared tool modules load only in the worker, from
+    # the runtime root, once its wheels are on the path; the relay never loads them, and a
+    # host-side import of this package must not import the host's tool registry.
+    from jazzmine.core.tools import safety
+    from jazzmine.core.tools import types as tool_types
+
+    toolbox = ToolBox(root, tool_types)
+    # Modules C code imports lazily on a script's behalf (datetime.strptime imports
+    # _strptime) would be refused imports from the script's frame; load them now, before
+    # `ready`, so that their cost is never part of a dispatch.
+    for name in sorted(LAZY_IMPORTS):
+        __import__(name)
+    stdout = LogWriter(channel, "stdout")
+    stderr = LogWriter(channel, "stderr")
+    emitters = Emitters(channel, stdout)
+    channel.ready(sorted(toolbox.functions))
+
+    line = read_line(request_fd)
+    os.close(request_fd)
+    if not line.strip():
+        os._exit(0)
+    try:
+        request = _json_loads(line)
+        if not isinstance(request, dict):
+            raise ValueError("the request must be a JSON object")
+    except ValueError as exc:
+        channel.send("error", error_data("BadRequest", f"Unreadable run request: {exc}"))
+        channel.done("script_error")
+        os._exit(0)
+    del line
+    try:
+        outcome = execute(request, channel, safety, tool_types, toolbox, emitters, stdout, stderr)
+    except BaseException as exc:  # a harness bug must still end the protocol cleanly
+        trace = "".join(_format_exception(type(exc), exc, exc.__traceback__))
+        channel.send(
+            "error", error_data(type(exc).__name__, f"Harness failure: {exc}", trace=trace)
+        )
+        outcome = "script_error"
+    channel.done(outcome)
+    os._exit(0)
