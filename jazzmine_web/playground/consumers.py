@@ -25,7 +25,7 @@ from ..catalog.selectors import sandboxes_for_user
 from ..runs.consumers import RunFollowMixin, RunStatusPayload
 from ..runs.lifecycle import run_cancel, sandbox_prewarm
 from ..runs.models import Run
-from ..runs.selectors import run_for_user, run_pane
+from ..runs.selectors import run_for_user, run_pane, run_pane_new
 from ..studio.live import connecting_user
 from . import services
 from .checks import Violation, check_off_loop, violations_by_line
@@ -213,16 +213,14 @@ class PlaygroundConsumer(RunFollowMixin, AsyncJsonWebsocketConsumer):
         return _Loop(session, llm, view, recorder, generator)
 
     async def run(self, content: dict[str, Any]) -> None:
-        sandbox = await self._sandbox(_int(content.get("sandbox")))
-        body = content.get("body", "")
-        if not isinstance(body, str) or not body.strip() or len(body) > MAX_BODY_CHARS:
-            raise PlaygroundError("there is no script to run")
-        attempt = await database_sync_to_async(_run_attempt)(
+        # One trip to the database thread: the sandbox, the attempt and its run, and the
+        # run's empty pane (each trip costs a thread hand-over before the run is queued).
+        attempt, pane = await database_sync_to_async(_run_started)(
             user=self.user,
-            sandbox=sandbox,
+            sandbox_id=_int(content.get("sandbox")),
+            body=content.get("body", ""),
             session_id=content.get("session"),
             task=str(content.get("task", "")),
-            body=body,
             attempt_id=_int(content.get("attempt_id")),
             retry=bool(content.get("retry")),
             language=_language(content),
@@ -245,7 +243,9 @@ class PlaygroundConsumer(RunFollowMixin, AsyncJsonWebsocketConsumer):
             }
         )
         # The page watches the run on this socket: no second handshake before the first event.
-        await self.show_run(str(attempt.run_id))
+        run_id = str(attempt.run_id)
+        await self.send_json(RunPaneMessage(type="run_pane", run_id=run_id, html=pane))
+        await self.follow_run(run_id)
 
     async def follow(self, content: dict[str, Any]) -> None:
         """Follow again, after a dropped socket, the run the page shows from its last event."""
@@ -297,14 +297,7 @@ class PlaygroundConsumer(RunFollowMixin, AsyncJsonWebsocketConsumer):
         self.task = asyncio.get_running_loop().create_task(guarded())
 
     async def _sandbox(self, sandbox_id: int | None) -> Any:
-        if sandbox_id is None:
-            raise PlaygroundError("pick a sandbox first")
-        sandbox = await database_sync_to_async(
-            lambda: sandboxes_for_user(self.user).filter(pk=sandbox_id).first()
-        )()
-        if sandbox is None:
-            raise PlaygroundError("no such sandbox")
-        return sandbox
+        return await database_sync_to_async(_sandbox_for)(self.user, sandbox_id)
 
     async def _session_and_llm(self, content: dict[str, Any]) -> tuple[PlaygroundSession, Any]:
         sandbox = await self._sandbox(_int(content.get("sandbox")))
@@ -368,6 +361,34 @@ def _int(value: Any) -> int | None:
 
 def _language(content: dict[str, Any]) -> str:
     return "bash" if content.get("language") == "bash" else "python"
+
+
+def _sandbox_for(user: Any, sandbox_id: int | None) -> Any:
+    if sandbox_id is None:
+        raise PlaygroundError("pick a sandbox first")
+    sandbox = sandboxes_for_user(user).filter(pk=sandbox_id).first()
+    if sandbox is None:
+        raise PlaygroundError("no such sandbox")
+    return sandbox
+
+
+def _run_started(
+    *, user: Any, sandbox_id: int | None, body: Any, **attempt: Any
+) -> tuple[Attempt, str]:
+    """Record a person's attempt and start its run; return it with the run's first pane."""
+    sandbox = _sandbox_for(user, sandbox_id)
+    if not isinstance(body, str) or not body.strip() or len(body) > MAX_BODY_CHARS:
+        raise PlaygroundError("there is no script to run")
+    started = _run_attempt(user=user, sandbox=sandbox, body=body, **attempt)
+    if started.run is None:
+        return started, ""
+    # Nothing of a run this young is worth reading back: the follow that comes next reads
+    # what the worker stored meanwhile, from the first event.
+    run = started.run
+    html = render_to_string(
+        "runs/_output.html", {"run": run, "pane": run_pane_new(run), "fed": True}
+    )
+    return started, html
 
 
 def _pane_html(run_id: str) -> tuple[str, int]:

@@ -140,14 +140,21 @@ def prompt_for(
     session: PlaygroundSession | None = None,
     retry: bool = False,
     language: str = Language.PYTHON,
+    before: int | None = None,
 ) -> PromptView:
     """Return the prompt of the next attempt: the first form, or the retry form after a failure.
 
     The retry form quotes the session's last attempt and what went wrong with it; without a
-    failed attempt to quote there is nothing to retry, and the first form is shown.
+    failed attempt to quote there is nothing to retry, and the first form is shown. `before`
+    is the number of an attempt already recorded: its prompt quotes the one before it.
     """
     generator = script_generator_for(sandbox=sandbox, language=language)
-    last = session.attempts.order_by("-number").first() if session is not None else None
+    last = None
+    if session is not None:
+        earlier = (
+            session.attempts.all() if before is None else session.attempts.filter(number__lt=before)
+        )
+        last = earlier.order_by("-number").first()
     previous_script = previous_error = ""
     number = 1
     if retry and last is not None and last.error_text:
@@ -208,21 +215,25 @@ def human_attempt_create(
     retry: bool,
     language: str = Language.PYTHON,
 ) -> Attempt:
-    """Record a script a person wrote (or edited) as the session's next attempt, and run it."""
+    """Record a script a person wrote (or edited) as the session's next attempt, and run it.
+
+    The attempt, its run and the run's audit entry commit together, and the run goes to a
+    worker at that commit; the prompt the attempt answers (kept for the prompt debugger) is
+    built after, so it is not on the run's way to its first event.
+    """
+    with transaction.atomic():
+        attempt = attempt_record(
+            session=session, language=language, source=AttemptSource.HUMAN, body=body
+        )
+        attempt_run(attempt=attempt, user=user)
     view = prompt_for(
         sandbox=session.sandbox,
         task=session.task,
         session=session,
         retry=retry,
         language=language,
+        before=attempt.number,
     )
-    attempt = attempt_record(
-        session=session,
-        language=language,
-        source=AttemptSource.HUMAN,
-        prompt=view.text,
-        hint=view.hint,
-        previous_error=view.previous_error,
-        body=body,
-    )
-    return attempt_run(attempt=attempt, user=user)
+    attempt.prompt, attempt.hint, attempt.previous_error = view.text, view.hint, view.previous_error
+    attempt.save(update_fields=["prompt", "hint", "previous_error"])
+    return attempt

@@ -74,6 +74,15 @@ class RunExecutor:
         future.add_done_callback(lambda _f: self._futures.pop(str(run_id), None))
         return future
 
+    def in_db(self, fn: Any, /, **kwargs: Any) -> Any:
+        """Call a database function on the worker's DB thread and wait for its answer.
+
+        For a Celery task's thread: Celery closes a task thread's connections around every
+        task, and opening a SQLite one costs a few milliseconds at the start of every run;
+        the DB thread keeps its connection (and the order of a run's writes).
+        """
+        return self._db.submit(_with_connection, fn, **kwargs).result()
+
     def cancel(self, run_id: Any, *, reason: str) -> bool:
         """Stop a run this worker is executing (its sandbox is killed); tell whether it was."""
         future = self._futures.get(str(run_id))

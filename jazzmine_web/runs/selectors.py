@@ -146,6 +146,11 @@ def run_pane(run: Run) -> RunPane:
     return RunPane(run=run, seq=seq, regions=pane_regions(run, events))
 
 
+def run_pane_new(run: Run) -> RunPane:
+    """Return the pane of a run just created, before any event (none is read)."""
+    return RunPane(run=run, seq=0, regions=pane_regions(run, []))
+
+
 def run_head(*, status: str, message: str) -> RunHead:
     """Return the status region for a status (a stored one, or one just announced)."""
     label = RunStatus(status).label if status in RunStatus.values else status

@@ -34,7 +34,8 @@ def run_execute(run_id: str) -> str | None:
     return execute_claimed(
         "run",
         run_id,
-        claim=lambda worker: lifecycle.run_claim(run_id=run_id, worker=worker),
+        # On the run worker's DB thread, which keeps its connection open between runs.
+        claim=lambda worker: executor().in_db(lifecycle.run_claim, run_id=run_id, worker=worker),
         work=lambda: _execute(run_id),
     )
 

@@ -157,7 +157,11 @@ def test_webhooks_go_out_once_per_attempt_with_two_workers(deployment):
 
 def test_a_cancel_on_web_b_kills_the_sandbox_a_worker_runs_for_web_a(deployment):
     state = submit(deployment, deployment.web_a, SLOW)
-    state = wait_for(deployment, deployment.web_a, state["id"], running)
+    # Its first event, not only `running`: a worker whose pool is still cold says `running`
+    # while it starts the container, which must be among those listed before the cancel.
+    state = wait_for(
+        deployment, deployment.web_a, state["id"], lambda s: running(s) and s["run"]["event_count"]
+    )
     name = state["run"]["worker"]
     before = sandboxes(deployment.engines[name])
     asked = time.monotonic()

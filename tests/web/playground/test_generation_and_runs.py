@@ -145,3 +145,46 @@ async def test_auto_mode_writes_and_runs_bash_with_bashkits_prompt(ecommerce, me
     )()
     assert attempt.language == "bash" and attempt.run.language == "bash"
     assert attempt.run.result["stdout"].strip() == "2"
+
+
+async def _run_to_end(ws, message: dict) -> dict:
+    await ws.send_json_to(message)
+    created = await ws.receive_json_from(timeout=10)
+    assert created["type"] == "run_created", created
+    while True:
+        status = await ws.receive_json_from(timeout=120)
+        if status["type"] == "status" and status["status"] in ("succeeded", "failed"):
+            return {**created, "status": status["status"]}
+
+
+async def test_a_persons_retry_is_recorded_with_the_prompt_that_quotes_the_failed_attempt(
+    ecommerce, member, worker
+):
+    # The run goes to a worker before the attempt's prompt is built: both must still be
+    # stored, the prompt quoting the attempt before this one (not this one).
+    ws = await playground_socket(member)
+    first_body = "r = get_orders()\nemit_result(r.data[0])\n"
+    fixed_body = "r = get_orders()\nemit_result(r.data['orders'][0])\n"
+    try:
+        base = {"type": "run", "sandbox": ecommerce.pk, "task": "Show the first order"}
+        first = await _run_to_end(ws, {**base, "body": first_body})
+        second = await _run_to_end(
+            ws, {**base, "body": fixed_body, "session": first["session"], "retry": True}
+        )
+    finally:
+        await ws.disconnect()
+    assert (first["status"], second["status"]) == ("failed", "succeeded")
+    assert second["session"] == first["session"]
+    attempts = await database_sync_to_async(
+        lambda: list(
+            PlaygroundSession.objects.get(pk=first["session"]).attempts.select_related("run")
+        )
+    )()
+    assert [(a.number, a.run.attempt, str(a.run_id)) for a in attempts] == [
+        (1, 1, first["run_id"]),
+        (2, 2, second["run_id"]),
+    ]
+    assert "Show the first order" in attempts[0].prompt and not attempts[0].previous_error
+    assert first_body.strip() not in attempts[0].prompt
+    assert "KeyError: 0" in attempts[1].previous_error and attempts[1].hint
+    assert first_body.strip() in attempts[1].prompt and fixed_body.strip() not in attempts[1].prompt
