@@ -17,14 +17,10 @@ from typing import Any, Literal, TypedDict
 import httpx
 
 from jazzmine.core.tools.generator import ScriptGenerator, retry_hint, strip_fences
-from jazzmine.llm.client import (
-    Finish,
-    LLMConfig,
-    LLMEmptyAnswerError,
-    LLMError,
-    TextDelta,
-    stream_chat,
-)
+from jazzmine.llm.client import stream_chat
+from jazzmine.llm.config import LLMConfig
+from jazzmine.llm.errors import LLMEmptyAnswerError, LLMError
+from jazzmine.llm.types import Finish, TextDelta
 
 logger = logging.getLogger(__name__)
 

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from .client import (
-    Chunk,
-    Completion,
-    Finish,
+from .client import complete, list_models, stream_chat
+from .config import LLMConfig
+from .errors import (
     LLMAuthError,
     LLMBadRequestError,
-    LLMConfig,
     LLMConfigError,
     LLMConnectionError,
     LLMEmptyAnswerError,
@@ -18,13 +16,8 @@ from .client import (
     LLMRateLimitError,
     LLMServerError,
     LLMTimeoutError,
-    Message,
-    TextDelta,
-    Usage,
-    complete,
-    list_models,
-    stream_chat,
 )
+from .types import Chunk, Completion, Finish, Message, TextDelta, Usage
 
 __all__ = [
     "Chunk",

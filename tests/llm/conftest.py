@@ -10,7 +10,7 @@ import pytest
 
 from jazzmine.core.tools import SandboxConfig, ScriptGenerator, ToolParameter, ToolRegistry
 from jazzmine.llm import LLMConfig
-from jazzmine.llm.fake_server import DEFAULT_MODEL, FakeLLMServer
+from jazzmine.llm.fake.server import DEFAULT_MODEL, FakeLLMServer
 
 from . import shop_tools
 

@@ -20,7 +20,7 @@ from jazzmine.llm import (
     complete,
     stream_chat,
 )
-from jazzmine.llm.fake_server import DEFAULT_MODEL, FakeLLMServer, Reply
+from jazzmine.llm.fake.server import DEFAULT_MODEL, FakeLLMServer, Reply
 
 from .conftest import loopback_config
 

@@ -8,7 +8,7 @@ import json
 import httpx
 
 from jazzmine.llm import Finish, LLMConfig, TextDelta, complete, list_models, stream_chat
-from jazzmine.llm.fake_server import DEFAULT_MODEL, FakeLLMServer, Reply
+from jazzmine.llm.fake.server import DEFAULT_MODEL, FakeLLMServer, Reply
 
 from .conftest import loopback_config
 

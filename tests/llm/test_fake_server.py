@@ -9,13 +9,9 @@ import httpx
 
 from jazzmine.core.tools import ScriptGenerator
 from jazzmine.llm import LLMConfig, complete
-from jazzmine.llm.fake_server import (
-    DEFAULT_MODEL,
-    FakeLLMServer,
-    Reply,
-    script_policy,
-    serving_in_thread,
-)
+from jazzmine.llm.fake.policy import script_policy
+from jazzmine.llm.fake.server import DEFAULT_MODEL, FakeLLMServer, Reply
+from jazzmine.llm.fake_server import serving_in_thread
 from tests.waiting import wait_until
 
 from .conftest import loopback_config

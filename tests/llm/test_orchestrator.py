@@ -9,7 +9,7 @@ import pytest
 from jazzmine.core.tools import ScriptGenerator
 from jazzmine.core.tools.prompts import VIOLATION_HINT
 from jazzmine.llm import LLMConfig
-from jazzmine.llm.fake_server import FakeLLMServer, Reply
+from jazzmine.llm.fake.server import FakeLLMServer, Reply
 from jazzmine.orchestrator import Attempt, Event, RunOutcome, generate_attempt, solve
 
 from .conftest import loopback_config

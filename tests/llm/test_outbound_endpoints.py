@@ -7,7 +7,7 @@ import pytest
 
 import jazzmine.net as net
 from jazzmine.llm import LLMConfig, LLMConfigError, stream_chat
-from jazzmine.llm.fake_server import DEFAULT_MODEL, FakeLLMServer
+from jazzmine.llm.fake.server import DEFAULT_MODEL, FakeLLMServer
 from jazzmine.net import OutboundPolicy, OutboundURLRefused, outbound_client, url_check
 
 from .conftest import loopback_config

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jazzmine.llm.fake_server import FakeLLMServer
+from jazzmine.llm.fake.server import FakeLLMServer
 
 
 @pytest.fixture

@@ -1,0 +1,77 @@
+"""Read an endpoint's answer bodies: JSON, usage, a whole answer, or why it is empty."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+from .config import LLMConfig
+from .errors import LLMEmptyAnswerError, LLMProtocolError
+from .types import Chunk, Completion, Finish, TextDelta, Usage
+
+
+def _whole_answer(url: str, body: Any) -> Completion:
+    """Read a non-streamed answer's body: its first choice's text, why it stopped, its usage."""
+    try:
+        choice = body["choices"][0]
+        text = choice["message"].get("content") or ""
+    except (KeyError, IndexError, TypeError, AttributeError):
+        raise LLMProtocolError(f"{url} answered without choices[0].message", url=url) from None
+    finish_reason = choice.get("finish_reason")
+    if not text.strip():
+        raise _empty(url, finish_reason)
+    return Completion(
+        text=text,
+        finish_reason=finish_reason,
+        usage=_usage(body.get("usage")),
+        model=body.get("model"),
+    )
+
+
+async def _from_whole(url: str, body: Any) -> AsyncIterator[Chunk]:
+    """Turn a non-streamed answer into the same chunks a stream would give."""
+    answer = _whole_answer(url, body)
+    yield TextDelta(answer.text)
+    yield Finish(
+        text=answer.text,
+        finish_reason=answer.finish_reason,
+        usage=answer.usage,
+        model=answer.model,
+    )
+
+
+def _json(config: LLMConfig, url: str, text: str) -> Any:
+    """Parse JSON from the endpoint or say what came instead."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise LLMProtocolError(
+            f"{url} sent something that is not JSON (its text is not shown)", url=url
+        ) from None
+
+
+def _usage(data: Any) -> Usage | None:
+    """Return usage from an endpoint's `usage` object, if it has any counts."""
+    if not isinstance(data, Mapping):
+        return None
+
+    def count(key: str) -> int | None:
+        value = data.get(key)
+        return value if isinstance(value, int) else None
+
+    usage = Usage(count("prompt_tokens"), count("completion_tokens"), count("total_tokens"))
+    return usage if usage != Usage() else None
+
+
+def _empty(url: str, finish_reason: str | None) -> LLMEmptyAnswerError:
+    """Return the error for an answer without text, with the likely reason."""
+    why = {
+        "length": " (it hit max_tokens before writing anything)",
+        "content_filter": " (its content filter stopped it)",
+    }.get(finish_reason or "", "")
+    return LLMEmptyAnswerError(
+        f"{url} returned an empty answer{why}; finish_reason={finish_reason!r}",
+        url=url,
+        finish_reason=finish_reason,
+    )

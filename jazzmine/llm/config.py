@@ -1,0 +1,58 @@
+"""Where and how to call an OpenAI-compatible endpoint, checked when it is made."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import httpx
+
+from jazzmine.net import OutboundPolicy
+
+from .errors import LLMConfigError
+
+
+@dataclass(frozen=True)
+class LLMConfig:
+    """Where and how to call the model; `timeout` bounds connecting and each wait for data."""
+
+    base_url: str
+    api_key: str | None = field(default=None, repr=False)
+    model: str = ""
+    timeout: float = 60.0
+    temperature: float | None = None
+    max_tokens: int | None = None
+    # Hosts that may be reached although not public ("127.0.0.1:8765", "llm.lan").
+    allowed_hosts: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        url = httpx.URL(self.base_url) if "://" in self.base_url else None
+        if url is None or url.scheme not in ("http", "https") or not url.host:
+            raise LLMConfigError(
+                f"LLM base URL {self.base_url!r} must be an http(s) URL such as "
+                "'http://localhost:11434/v1'"
+            )
+        # Where the URL leads is judged when a request is made (on the address connected to);
+        # a stored URL that a deployment no longer allows fails there with a clear message.
+        self.outbound  # noqa: B018 - parse the allowed hosts now, so a bad entry fails early
+        if not self.model.strip():
+            raise LLMConfigError("LLM model name is empty: set the model the endpoint serves")
+        if self.timeout <= 0:
+            raise LLMConfigError(f"LLM timeout must be positive, not {self.timeout}")
+
+    @property
+    def outbound(self) -> OutboundPolicy:
+        """Return the outbound policy the allowed hosts make."""
+        try:
+            return OutboundPolicy.from_entries(self.allowed_hosts)
+        except ValueError as exc:
+            raise LLMConfigError(f"LLM allowed hosts: {exc}") from None
+
+    @property
+    def chat_url(self) -> str:
+        """Return the chat-completions URL: the base URL as given plus `/chat/completions`."""
+        return self.base_url.rstrip("/") + "/chat/completions"
+
+    @property
+    def models_url(self) -> str:
+        """Return the model-listing URL."""
+        return self.base_url.rstrip("/") + "/models"
