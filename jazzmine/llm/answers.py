@@ -6,12 +6,11 @@ import json
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
-from .config import LLMConfig
 from .errors import LLMEmptyAnswerError, LLMProtocolError
 from .types import Chunk, Completion, Finish, TextDelta, Usage
 
 
-def _whole_answer(url: str, body: Any) -> Completion:
+def whole_answer(url: str, body: Any) -> Completion:
     """Read a non-streamed answer's body: its first choice's text, why it stopped, its usage."""
     try:
         choice = body["choices"][0]
@@ -20,18 +19,18 @@ def _whole_answer(url: str, body: Any) -> Completion:
         raise LLMProtocolError(f"{url} answered without choices[0].message", url=url) from None
     finish_reason = choice.get("finish_reason")
     if not text.strip():
-        raise _empty(url, finish_reason)
+        raise empty_answer_error(url, finish_reason)
     return Completion(
         text=text,
         finish_reason=finish_reason,
-        usage=_usage(body.get("usage")),
+        usage=parse_usage(body.get("usage")),
         model=body.get("model"),
     )
 
 
-async def _from_whole(url: str, body: Any) -> AsyncIterator[Chunk]:
+async def chunks_from_whole(url: str, body: Any) -> AsyncIterator[Chunk]:
     """Turn a non-streamed answer into the same chunks a stream would give."""
-    answer = _whole_answer(url, body)
+    answer = whole_answer(url, body)
     yield TextDelta(answer.text)
     yield Finish(
         text=answer.text,
@@ -41,7 +40,7 @@ async def _from_whole(url: str, body: Any) -> AsyncIterator[Chunk]:
     )
 
 
-def _json(config: LLMConfig, url: str, text: str) -> Any:
+def parse_json(url: str, text: str) -> Any:
     """Parse JSON from the endpoint or say what came instead."""
     try:
         return json.loads(text)
@@ -51,7 +50,7 @@ def _json(config: LLMConfig, url: str, text: str) -> Any:
         ) from None
 
 
-def _usage(data: Any) -> Usage | None:
+def parse_usage(data: Any) -> Usage | None:
     """Return usage from an endpoint's `usage` object, if it has any counts."""
     if not isinstance(data, Mapping):
         return None
@@ -64,7 +63,7 @@ def _usage(data: Any) -> Usage | None:
     return usage if usage != Usage() else None
 
 
-def _empty(url: str, finish_reason: str | None) -> LLMEmptyAnswerError:
+def empty_answer_error(url: str, finish_reason: str | None) -> LLMEmptyAnswerError:
     """Return the error for an answer without text, with the likely reason."""
     why = {
         "length": " (it hit max_tokens before writing anything)",

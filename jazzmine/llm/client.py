@@ -33,11 +33,11 @@ import httpx
 
 from jazzmine.net import OutboundURLRefused, outbound_async_client, url_check
 
-from .answers import _empty, _from_whole, _json, _usage, _whole_answer
+from .answers import chunks_from_whole, empty_answer_error, parse_json, parse_usage, whole_answer
 from .config import LLMConfig
 from .errors import LLMConfigError, LLMProtocolError, LLMServerError
-from .http_errors import _ALLOW_HINT, _error_code, _status_error, _transport_errors
-from .sse import _sse_data
+from .http_errors import ALLOW_HINT, error_code, status_error, transport_errors
+from .sse import sse_data
 from .types import Chunk, Completion, Finish, TextDelta, Usage
 
 logger = logging.getLogger(__name__)
@@ -76,7 +76,7 @@ async def complete(
     """Return the whole answer of a non-streaming request."""
     url = config.chat_url
     async with _client(config, client) as http:
-        with _transport_errors(config, url):
+        with transport_errors(config, url):
             response = await http.post(
                 url,
                 json=_payload(config, messages, stream=False),
@@ -84,24 +84,24 @@ async def complete(
                 timeout=_timeout(config),
             )
             if response.status_code != 200:
-                raise _status_error(
+                raise status_error(
                     config, url, response.status_code, response.headers, response.text
                 )
-            body = _json(config, url, response.text)
-    return _whole_answer(url, body)
+            body = parse_json(url, response.text)
+    return whole_answer(url, body)
 
 
 async def list_models(config: LLMConfig, *, client: httpx.AsyncClient | None = None) -> list[str]:
     """Return the model ids the endpoint serves (a cheap way to test a configuration)."""
     url = config.models_url
     async with _client(config, client) as http:
-        with _transport_errors(config, url):
+        with transport_errors(config, url):
             response = await http.get(url, headers=_headers(config), timeout=_timeout(config))
             if response.status_code != 200:
-                raise _status_error(
+                raise status_error(
                     config, url, response.status_code, response.headers, response.text
                 )
-    body = _json(config, url, response.text)
+    body = parse_json(url, response.text)
     try:
         return [str(m["id"]) for m in body["data"]]
     except (KeyError, TypeError):
@@ -128,7 +128,7 @@ async def _client(
                 functools.partial(url_check, config.base_url, policy=policy)
             )
         except OutboundURLRefused as exc:
-            raise LLMConfigError(f"{exc} {_ALLOW_HINT}", url=config.base_url) from None
+            raise LLMConfigError(f"{exc} {ALLOW_HINT}", url=config.base_url) from None
         yield client
         return
     # Only vetted addresses, no redirects and no env proxies (a proxy would hide the target).
@@ -173,7 +173,7 @@ async def _stream(
     """Run one streaming request and translate its server-sent events into chunks."""
     url = config.chat_url
     logger.debug("streaming chat completion from %s (model %s)", url, config.model)
-    with _transport_errors(config, url):
+    with transport_errors(config, url):
         async with http.stream(
             "POST",
             url,
@@ -189,13 +189,13 @@ async def _stream(
                     and "stream_options" in payload
                 ):
                     raise _StreamOptionsRejectedError
-                raise _status_error(config, url, response.status_code, response.headers, text)
+                raise status_error(config, url, response.status_code, response.headers, text)
 
             content_type = response.headers.get("content-type", "")
             if "text/event-stream" not in content_type:
                 # Some servers ignore `stream: true` and answer with one JSON document.
-                body = _json(config, url, (await response.aread()).decode("utf-8", "replace"))
-                async for chunk in _from_whole(url, body):
+                body = parse_json(url, (await response.aread()).decode("utf-8", "replace"))
+                async for chunk in chunks_from_whole(url, body):
                     yield chunk
                 return
 
@@ -204,21 +204,21 @@ async def _stream(
             usage: Usage | None = None
             model: str | None = None
             done = False
-            async for data in _sse_data(response):
+            async for data in sse_data(response):
                 if data.strip() == "[DONE]":
                     done = True
                     break
-                event = _json(config, url, data)
+                event = parse_json(url, data)
                 if not isinstance(event, dict):
                     raise LLMProtocolError(
                         f"{url} streamed a non-object event: {data[:80]}", url=url
                     )
                 if "error" in event:
                     raise LLMServerError(
-                        f"{url} reported an error mid-stream.{_error_code(config, event)}", url=url
+                        f"{url} reported an error mid-stream.{error_code(config, event)}", url=url
                     )
                 model = event.get("model") or model
-                usage = _usage(event.get("usage")) or usage
+                usage = parse_usage(event.get("usage")) or usage
                 for choice in event.get("choices") or []:
                     delta = choice.get("delta") or {}
                     text = delta.get("content")
@@ -232,5 +232,5 @@ async def _stream(
                 )
     text = "".join(parts)
     if not text.strip():
-        raise _empty(url, finish_reason)
+        raise empty_answer_error(url, finish_reason)
     yield Finish(text=text, finish_reason=finish_reason, usage=usage, model=model)

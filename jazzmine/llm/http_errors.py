@@ -31,7 +31,7 @@ from .errors import (
     LLMTimeoutError,
 )
 
-_ALLOW_HINT = (
+ALLOW_HINT = (
     "Internal addresses are refused unless the deployment allows the host "
     "(JAZZMINE_OUTBOUND_ALLOWED_HOSTS in Jazzmine Studio, e.g. 127.0.0.1:11434)."
 )
@@ -40,7 +40,7 @@ _ERROR_CODE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
 
 
 @contextlib.contextmanager
-def _transport_errors(config: LLMConfig, url: str) -> Iterator[None]:
+def transport_errors(config: LLMConfig, url: str) -> Iterator[None]:
     """Translate httpx transport failures into LLM errors that name the URL."""
     timeout = config.timeout
     try:
@@ -59,7 +59,7 @@ def _transport_errors(config: LLMConfig, url: str) -> Iterator[None]:
         refusal = refusal_in(exc)
         if refusal is not None:
             raise LLMConfigError(
-                f"{url} was not contacted: {refusal}. {_ALLOW_HINT}", url=url
+                f"{url} was not contacted: {refusal}. {ALLOW_HINT}", url=url
             ) from exc
         raise LLMConnectionError(
             f"Could not connect to {url}: {_connect_reason(exc)}. "
@@ -84,11 +84,11 @@ def _connect_reason(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
-def _status_error(
+def status_error(
     config: LLMConfig, url: str, status: int, headers: Mapping[str, str], body: str
 ) -> LLMError:
     """Return the error for a non-200 answer: the status and a sentence, never the body."""
-    code = _error_code(config, body)
+    code = error_code(config, body)
     if status in (401, 403):
         key = "no API key was set" if not config.api_key else "the API key was refused"
         return LLMAuthError(f"{url} answered {status}: {key}.{code}", url=url, status=status)
@@ -121,7 +121,7 @@ def _status_error(
     )
 
 
-def _error_code(config: LLMConfig, body: str | Mapping[str, Any]) -> str:
+def error_code(config: LLMConfig, body: str | Mapping[str, Any]) -> str:
     """Return " Error code: X." when an OpenAI-style body names an identifier-shaped code."""
     data: Any = body
     if isinstance(body, str):

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 import httpx
 
 
-async def _sse_data(response: httpx.Response) -> AsyncIterator[str]:
+async def sse_data(response: httpx.Response) -> AsyncIterator[str]:
     """Yield the data of each server-sent event (multi-line data joined, comments skipped)."""
     lines: list[str] = []
     async for line in response.aiter_lines():

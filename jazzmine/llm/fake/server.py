@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .policy import script_policy
-from .wire import _phrase, _read_request, _send_error, _send_json, _write_chunk
+from .wire import read_request, send_error, send_json, status_phrase, write_chunk
 
 DEFAULT_MODEL = "jazzmine-fake"
 
@@ -143,7 +143,7 @@ class FakeLLMServer:
         assert task is not None
         self._connections.add(task)
         try:
-            request = await _read_request(reader)
+            request = await read_request(reader)
             if request is not None:
                 await self._route(*request, writer)
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
@@ -167,11 +167,11 @@ class FakeLLMServer:
             return await self._control(body, writer)
         if (method, path) == ("GET", "/_requests"):
             data = [{"path": r.path, "body": r.body, "had_key": r.had_key} for r in self.requests]
-            return await _send_json(writer, 200, data)
+            return await send_json(writer, 200, data)
         if path not in ("/v1/models", "/v1/chat/completions"):
-            return await _send_error(writer, 404, f"Not found: {method} {path}", "not_found")
+            return await send_error(writer, 404, f"Not found: {method} {path}", "not_found")
         if self.api_key is not None and headers.get("authorization") != f"Bearer {self.api_key}":
-            return await _send_error(
+            return await send_error(
                 writer,
                 401,
                 "Incorrect API key provided.",
@@ -180,14 +180,14 @@ class FakeLLMServer:
             )
         if path == "/v1/models":
             if method != "GET":
-                return await _send_error(writer, 405, "Use GET", "invalid_request_error")
+                return await send_error(writer, 405, "Use GET", "invalid_request_error")
             data = {
                 "object": "list",
                 "data": [{"id": m, "object": "model", "owned_by": "jazzmine"} for m in self.models],
             }
-            return await _send_json(writer, 200, data)
+            return await send_json(writer, 200, data)
         if method != "POST":
-            return await _send_error(writer, 405, "Use POST", "invalid_request_error")
+            return await send_error(writer, 405, "Use POST", "invalid_request_error")
         await self._chat(path, headers, body, writer)
 
     async def _control(self, body: bytes, writer: asyncio.StreamWriter) -> None:
@@ -197,8 +197,8 @@ class FakeLLMServer:
                 self.replies.clear()
             self.script(*(Reply.from_dict(r) for r in data.get("replies", [])))
         except (ValueError, TypeError, AttributeError) as exc:
-            return await _send_error(writer, 400, f"Bad script: {exc}", "invalid_request_error")
-        await _send_json(writer, 200, {"queued": len(self.replies)})
+            return await send_error(writer, 400, f"Bad script: {exc}", "invalid_request_error")
+        await send_json(writer, 200, {"queued": len(self.replies)})
 
     async def _chat(
         self, path: str, headers: dict[str, str], raw: bytes, writer: asyncio.StreamWriter
@@ -211,12 +211,10 @@ class FakeLLMServer:
             ):
                 raise TypeError("messages must be a list of {role, content}")
         except (ValueError, KeyError, TypeError) as exc:
-            return await _send_error(
-                writer, 400, f"Invalid request: {exc}", "invalid_request_error"
-            )
+            return await send_error(writer, 400, f"Invalid request: {exc}", "invalid_request_error")
         model = body.get("model")
         if model not in self.models:
-            return await _send_error(
+            return await send_error(
                 writer,
                 404,
                 f"The model {model!r} does not exist.",
@@ -227,15 +225,15 @@ class FakeLLMServer:
         try:
             reply = self.replies.popleft() if self.replies else Reply(text=self.policy(messages))
         except Exception as exc:  # a broken policy is the fake's bug: answer like a server would
-            return await _send_error(writer, 500, f"Policy failed: {exc!r}", "server_error")
+            return await send_error(writer, 500, f"Policy failed: {exc!r}", "server_error")
         if reply.stall:
             await asyncio.sleep(reply.stall)
         if reply.status != 200:
             extra = (
                 {"Retry-After": f"{reply.retry_after:g}"} if reply.retry_after is not None else {}
             )
-            message = reply.message or _phrase(reply.status)
-            return await _send_error(writer, reply.status, message, "server_error", extra=extra)
+            message = reply.message or status_phrase(reply.status)
+            return await send_error(writer, reply.status, message, "server_error", extra=extra)
 
         usage = {
             "prompt_tokens": sum(_count_tokens(m["content"]) for m in messages),
@@ -246,7 +244,7 @@ class FakeLLMServer:
             wants_usage = bool((body.get("stream_options") or {}).get("include_usage"))
             await self._stream(writer, model, reply, usage if wants_usage and reply.usage else None)
         else:
-            await _send_json(
+            await send_json(
                 writer,
                 200,
                 {
@@ -276,7 +274,7 @@ class FakeLLMServer:
 
         async def event(data: dict[str, Any] | str) -> None:
             text = data if isinstance(data, str) else json.dumps(data)
-            await _write_chunk(writer, f"data: {text}\n\n".encode())
+            await write_chunk(writer, f"data: {text}\n\n".encode())
 
         def chunk(delta: dict[str, str], finish_reason: str | None = None) -> dict[str, Any]:
             return {
@@ -304,7 +302,7 @@ class FakeLLMServer:
         if usage is not None:
             await event({**chunk({}), "choices": [], "usage": usage})
         await event("[DONE]")
-        await _write_chunk(writer, b"")
+        await write_chunk(writer, b"")
 
 
 async def _act_broken(writer: asyncio.StreamWriter, how: str, event: Callable[..., Any]) -> None:
@@ -312,12 +310,12 @@ async def _act_broken(writer: asyncio.StreamWriter, how: str, event: Callable[..
     if how == "malformed":
         await event('{"choices": [{"delta": {"content": "oops"')
         await event("[DONE]")
-        await _write_chunk(writer, b"")
+        await write_chunk(writer, b"")
     elif how == "error":
         await event(
             {"error": {"message": "The model crashed while generating.", "type": "server_error"}}
         )
-        await _write_chunk(writer, b"")
+        await write_chunk(writer, b"")
     else:
         # "truncated": drop the connection without ending the chunked body.
         writer.transport.abort()

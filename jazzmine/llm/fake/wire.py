@@ -11,7 +11,7 @@ from typing import Any
 _MAX_BODY = 16 * 1024 * 1024
 
 
-async def _read_request(
+async def read_request(
     reader: asyncio.StreamReader,
 ) -> tuple[str, str, dict[str, str], bytes] | None:
     """Read one HTTP/1.1 request: method, path, lower-cased headers, body."""
@@ -31,19 +31,19 @@ async def _read_request(
     return method, path, headers, body
 
 
-async def _write_chunk(writer: asyncio.StreamWriter, data: bytes) -> None:
+async def write_chunk(writer: asyncio.StreamWriter, data: bytes) -> None:
     """Write one chunk of a chunked body (empty data ends the body) and flush it."""
     writer.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
     await writer.drain()
 
 
-async def _send_json(
+async def send_json(
     writer: asyncio.StreamWriter, status: int, data: Any, *, extra: Mapping[str, str] | None = None
 ) -> None:
     """Send a complete JSON response and flush it."""
     payload = json.dumps(data).encode()
     head = [
-        f"HTTP/1.1 {status} {_phrase(status)}",
+        f"HTTP/1.1 {status} {status_phrase(status)}",
         "Content-Type: application/json",
         f"Content-Length: {len(payload)}",
         "Connection: close",
@@ -53,7 +53,7 @@ async def _send_json(
     await writer.drain()
 
 
-async def _send_error(
+async def send_error(
     writer: asyncio.StreamWriter,
     status: int,
     message: str,
@@ -64,10 +64,11 @@ async def _send_error(
 ) -> None:
     """Send an OpenAI-style error body."""
     error = {"error": {"message": message, "type": type_, "code": code}}
-    await _send_json(writer, status, error, extra=extra)
+    await send_json(writer, status, error, extra=extra)
 
 
-def _phrase(status: int) -> str:
+def status_phrase(status: int) -> str:
+    """Return the reason phrase of a status line ("Unknown" for a code HTTP does not name)."""
     try:
         return HTTPStatus(status).phrase
     except ValueError:

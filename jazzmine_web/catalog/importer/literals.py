@@ -11,7 +11,9 @@ from jazzmine.core.tools import ToolParameter
 _PARAM_ARGS = tuple(f.name for f in fields(ToolParameter))
 
 
-class _NotLiteral(Exception):
+class NotLiteral(Exception):
+    """A call argument the importer cannot take: the node at fault and, when known, why."""
+
     def __init__(self, node: ast.AST, why: str = "", *, misuse: bool = False) -> None:
         self.node = node
         self.why = why
@@ -19,7 +21,7 @@ class _NotLiteral(Exception):
         self.misuse = misuse
 
 
-def _callee_name(func: ast.expr) -> str | None:
+def callee_name(func: ast.expr) -> str | None:
     """Return `x` for `x(...)` and `y` for `a.b.y(...)`."""
     if isinstance(func, ast.Name):
         return func.id
@@ -32,7 +34,7 @@ def _literal(node: ast.expr) -> Any:
     """Evaluate a literal expression; `ToolParameter(...)` with literal arguments is one too."""
     if isinstance(node, ast.Constant):
         if isinstance(node.value, (bytes, complex)) or node.value is Ellipsis:
-            raise _NotLiteral(node, "bytes, complex and ... are not JSON values")
+            raise NotLiteral(node, "bytes, complex and ... are not JSON values")
         return node.value
     if isinstance(node, (ast.List, ast.Tuple)):
         return [_literal(e) for e in node.elts]
@@ -40,7 +42,7 @@ def _literal(node: ast.expr) -> Any:
         result: dict[Any, Any] = {}
         for key, value in zip(node.keys, node.values, strict=True):
             if key is None:
-                raise _NotLiteral(value, "`**` unpacking is not a literal")
+                raise NotLiteral(value, "`**` unpacking is not a literal")
             result[_literal(key)] = _literal(value)
         return result
     if (
@@ -51,32 +53,32 @@ def _literal(node: ast.expr) -> Any:
         and not isinstance(node.operand.value, bool)
     ):
         return -node.operand.value if isinstance(node.op, ast.USub) else node.operand.value
-    if isinstance(node, ast.Call) and _callee_name(node.func) == "ToolParameter":
-        return _bind(node, _PARAM_ARGS, "ToolParameter")
-    raise _NotLiteral(node)
+    if isinstance(node, ast.Call) and callee_name(node.func) == "ToolParameter":
+        return bind(node, _PARAM_ARGS, "ToolParameter")
+    raise NotLiteral(node)
 
 
-def _bind(call: ast.Call, names: tuple[str, ...], what: str) -> dict[str, Any]:
+def bind(call: ast.Call, names: tuple[str, ...], what: str) -> dict[str, Any]:
     """Map a call's literal arguments onto parameter names, as Python would."""
     bound: dict[str, Any] = {}
     for index, arg in enumerate(call.args):
         if isinstance(arg, ast.Starred):
-            raise _NotLiteral(arg, "`*` unpacking is not a literal")
+            raise NotLiteral(arg, "`*` unpacking is not a literal")
         if index >= len(names):
-            raise _NotLiteral(
+            raise NotLiteral(
                 arg, f"{what}() takes at most {len(names)} positional arguments", misuse=True
             )
         bound[names[index]] = _literal(arg)
     for keyword in call.keywords:
         if keyword.arg is None:
-            raise _NotLiteral(keyword.value, "`**` unpacking is not a literal")
+            raise NotLiteral(keyword.value, "`**` unpacking is not a literal")
         if keyword.arg not in names:
-            raise _NotLiteral(
+            raise NotLiteral(
                 keyword.value,
                 f"{what}() has no argument {keyword.arg!r} (it takes {', '.join(names)})",
                 misuse=True,
             )
         if keyword.arg in bound:
-            raise _NotLiteral(keyword.value, f"{what}() got {keyword.arg!r} twice", misuse=True)
+            raise NotLiteral(keyword.value, f"{what}() got {keyword.arg!r} twice", misuse=True)
         bound[keyword.arg] = _literal(keyword.value)
     return bound

@@ -11,10 +11,10 @@ from typing import Any
 from jazzmine.core.tools import SandboxConfig, ToolParameter
 from jazzmine.requirements import RequirementError, requirements_check
 
-from .literals import _callee_name
+from .literals import callee_name
 from .problems import ImportProblem, ImportRefused
-from .reasons import _bind_or_problem
-from .sources import SourceFile, _decode
+from .reasons import bind_or_problem
+from .sources import SourceFile, decode_source
 
 _TOOL_ARGS = ("description", "parameters", "dependencies", "secrets", "sandbox", "name")
 _CONFIG_ARGS = tuple(f.name for f in fields(SandboxConfig))
@@ -72,7 +72,7 @@ class ParsedImport:
 
 def _is_tool_decorator(node: ast.expr) -> bool:
     target = node.func if isinstance(node, ast.Call) else node
-    return _callee_name(target) == "tool"
+    return callee_name(target) == "tool"
 
 
 def _check_list_of_str(value: Any, label: str) -> list[str]:
@@ -97,7 +97,7 @@ def parse_module(
     for node in tree.body:
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
             call = node.value
-            if _callee_name(call.func) != "register_sandbox":
+            if callee_name(call.func) != "register_sandbox":
                 continue
             parsed = _parse_config(filename, call, problems)
             if parsed is not None:
@@ -118,7 +118,7 @@ def parse_module(
                 )
             )
             continue
-        args = _bind_or_problem(
+        args = bind_or_problem(
             decorator,
             _TOOL_ARGS,
             "tool",
@@ -179,7 +179,7 @@ def _parse_config(
         )
         return None
     inner = call.args[0]
-    if not isinstance(inner, ast.Call) or _callee_name(inner.func) != "SandboxConfig":
+    if not isinstance(inner, ast.Call) or callee_name(inner.func) != "SandboxConfig":
         problems.append(
             ImportProblem(
                 filename,
@@ -188,7 +188,7 @@ def _parse_config(
             )
         )
         return None
-    values = _bind_or_problem(
+    values = bind_or_problem(
         inner,
         _CONFIG_ARGS,
         "SandboxConfig",
@@ -222,7 +222,7 @@ def parse_files(files: Iterable[SourceFile], *, target_sandbox: str | None = Non
     if not files:
         raise ImportRefused([ImportProblem("(no file)", None, "choose at least one .py file")])
     for item in files:
-        text, problem = _decode(item)
+        text, problem = decode_source(item)
         if problem is not None:
             problems.append(problem)
             continue

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from .literals import _bind, _callee_name, _NotLiteral
+from .literals import NotLiteral, bind, callee_name
 from .problems import ImportProblem
 
 
@@ -29,7 +29,7 @@ def _why_not_a_value(node: ast.AST) -> str:
     if isinstance(node, ast.Attribute):
         return f"it is an attribute, and {unrun} it cannot look it up: write the value here"
     if isinstance(node, ast.Call):
-        callee = _callee_name(node.func) or "a function"
+        callee = callee_name(node.func) or "a function"
         return (
             f"it calls {callee}(), and {unrun} nothing is called: write the result here "
             "(only ToolParameter(...) may be written as a call)"
@@ -68,7 +68,7 @@ def _where(value: ast.AST, target: ast.AST) -> list[str]:
                 children.append((label, key))
             children.append((label, item))
     elif isinstance(value, ast.Call):
-        name = _callee_name(value.func) or "call"
+        name = callee_name(value.func) or "call"
         first = value.args[0] if value.args else None
         head = f"{first.value!r}, " if isinstance(first, ast.Constant) else ""
         children = [(f"{name}(argument {i + 1})", a) for i, a in enumerate(value.args)]
@@ -79,7 +79,7 @@ def _where(value: ast.AST, target: ast.AST) -> list[str]:
     return []
 
 
-def _bind_or_problem(
+def bind_or_problem(
     call: ast.Call,
     names: tuple[str, ...],
     what: str,
@@ -89,11 +89,11 @@ def _bind_or_problem(
     label: str,
     problems: list[ImportProblem],
 ) -> dict[str, Any] | None:
-    """Return `_bind`'s arguments, or None once the problem of a value that is not a literal
+    """Return `bind`'s arguments, or None once the problem of a value that is not a literal
     is recorded: on the value's line (`line` when it has none), headed by `label`."""
     try:
-        return _bind(call, names, what)
-    except _NotLiteral as exc:
+        return bind(call, names, what)
+    except NotLiteral as exc:
         argument = _argument_name(call, exc.node, names)
         reason = _describe(exc, argument, _argument_value(call, exc.node))
         problems.append(
@@ -102,7 +102,7 @@ def _bind_or_problem(
         return None
 
 
-def _describe(exc: _NotLiteral, argument: str, value: ast.AST | None = None) -> str:
+def _describe(exc: NotLiteral, argument: str, value: ast.AST | None = None) -> str:
     """Return the real reason an argument was refused, and where inside it."""
     steps = _where(value, exc.node) if value is not None else []
     if exc.misuse:

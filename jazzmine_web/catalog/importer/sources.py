@@ -40,7 +40,7 @@ def source_file_from_path(path: Path) -> SourceFile:
     )
 
 
-def _decode(item: SourceFile) -> tuple[str | None, ImportProblem | None]:
+def decode_source(item: SourceFile) -> tuple[str | None, ImportProblem | None]:
     """Return the file's text, or the problem that stops it from being read."""
     limit = max_file_bytes()
     if item.data is None or item.size > limit or len(item.data) > limit:
