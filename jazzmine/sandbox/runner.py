@@ -9,13 +9,12 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
+from .bwrap import BwrapRunner
+from .docker_runner import DockerRunner
 from .events import Event
 from .request import RunLimits, RunRequest
-
-if TYPE_CHECKING:
-    from .docker_runner import DockerRunner
 
 
 class Runner(Protocol):
@@ -43,13 +42,9 @@ def make_runner(
     engine connection between runners, `remove_runtime_dir` hands a per-run directory over.
     """
     if backend == "docker":
-        from .docker_runner import DockerRunner
-
         engine = docker or DockerRunner(allow_unrestricted=allow_unrestricted)
         return engine.bind(str(target), limits)
     if backend == "bwrap":
-        from .bwrap_runner import BwrapRunner
-
         runner = BwrapRunner(allow_unrestricted=allow_unrestricted)
         return runner.bind(Path(target), limits, remove_runtime_dir=remove_runtime_dir)
     raise ValueError(f"unknown sandbox backend {backend!r}: expected 'docker' or 'bwrap'")

@@ -13,7 +13,7 @@ from typing import Any
 
 from jazzmine.bash import BashLimits, ToolSpec, specs_for_sandbox
 from jazzmine.sandbox import RunLimits, RunRequest, SandboxBuilder
-from jazzmine.sandbox.bwrap_runner import stage_run_dir
+from jazzmine.sandbox.bwrap import stage_run_dir
 
 from ..catalog.models import Sandbox
 from ..catalog.selectors import sandbox_secret_values

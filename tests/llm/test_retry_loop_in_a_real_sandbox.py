@@ -13,7 +13,7 @@ from jazzmine.core.tools import ScriptGenerator, body_offset
 from jazzmine.llm import LLMConfig
 from jazzmine.orchestrator import RunOutcome, solve
 from jazzmine.sandbox import RunLimits, RunRequest
-from jazzmine.sandbox.bwrap_runner import BwrapRunner, bwrap_available
+from jazzmine.sandbox.bwrap import BwrapRunner, bwrap_available
 from jazzmine.sandbox.runtime import stage_runtime
 
 AVAILABLE, WHY = bwrap_available()

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from jazzmine.sandbox import Event, RunLimits, RunRequest, SandboxBuilder
-from jazzmine.sandbox.bwrap_runner import BwrapRunner, bwrap_available
+from jazzmine.sandbox.bwrap import BwrapRunner, bwrap_available
 
 from .helpers import collect
 from .sample_tools import TEST_SANDBOX, make_registry

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from jazzmine.sandbox import Outcome, RunLimits, RunRequest, make_runner
-from jazzmine.sandbox.bwrap_runner import BwrapRunner
+from jazzmine.sandbox.bwrap import BwrapRunner
 
 from .bwrap_support import requires_bwrap, runtime_dir
 from .helpers import collect, final, of_type

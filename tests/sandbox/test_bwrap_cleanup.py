@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from jazzmine.sandbox import Outcome, RunLimits, RunRequest, SandboxBuilder, make_runner
-from jazzmine.sandbox.bwrap_runner import RUN_DIR_PREFIX, stage_run_dir
+from jazzmine.sandbox.bwrap import RUN_DIR_PREFIX, stage_run_dir
 from jazzmine.sandbox.cgroups import run_cgroup_dirs
 
 from .bwrap_support import requires_bwrap

@@ -1,0 +1,75 @@
+"""The seccomp filter of a sandbox: the syscalls a script may not make answer EPERM."""
+
+from __future__ import annotations
+
+import errno
+import functools
+import os
+import socket
+
+from .availability import BwrapUnavailable
+
+# Syscalls no script needs that widen the kernel's surface or reach out of the sandbox: they
+# fail with EPERM. Names this architecture does not have are skipped.
+DENIED_SYSCALLS = (
+    "ptrace", "process_vm_readv", "process_vm_writev", "kcmp",
+    "mount", "umount2", "pivot_root", "chroot", "move_mount", "open_tree", "fsopen",
+    "fsconfig", "fsmount", "fspick", "mount_setattr",
+    "unshare", "setns",
+    "keyctl", "add_key", "request_key",
+    "bpf", "perf_event_open", "userfaultfd", "fanotify_init",
+    "io_uring_setup", "io_uring_enter", "io_uring_register",
+    "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
+    "reboot", "swapon", "swapoff", "acct", "quotactl", "syslog", "vhangup",
+    "open_by_handle_at", "name_to_handle_at",
+    "settimeofday", "clock_settime", "clock_adjtime", "adjtimex",
+    "iopl", "ioperm", "uselib", "lookup_dcookie", "nfsservctl", "_sysctl", "sysfs", "ustat",
+)  # fmt: skip
+# clone() with any of these flags makes namespaces, as unshare() would.
+CLONE_NAMESPACE_FLAGS = (
+    0x00020000,
+    0x02000000,
+    0x04000000,
+    0x08000000,
+    0x10000000,
+    0x20000000,
+    0x40000000,
+)  # fmt: skip  CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET
+# personality() bits that turn off ASLR or make data executable.
+PERSONALITY_TRICKS = (0x0040000, 0x0200000, 0x0400000, 0x0100000)
+# ioctls that push input into, or reconfigure, a terminal outside the sandbox.
+TERMINAL_IOCTLS = (0x5412, 0x541C)  # TIOCSTI, TIOCLINUX
+
+
+@functools.lru_cache(maxsize=4)
+def seccomp_program(*, network: bool) -> bytes:
+    """Compile the seccomp filter of a sandbox (BPF, as bwrap's --seccomp reads it)."""
+    try:
+        import pyseccomp as seccomp
+    except (ImportError, RuntimeError, OSError) as exc:
+        message = f"cannot build the seccomp filter (pyseccomp/libseccomp): {exc}"
+        raise BwrapUnavailable(message) from exc
+    deny = seccomp.ERRNO(errno.EPERM)
+    rules = seccomp.SyscallFilter(seccomp.ALLOW)
+    for name in DENIED_SYSCALLS:
+        try:
+            rules.add_rule(deny, name)
+        except (ValueError, OSError):
+            continue  # not a syscall on this architecture
+    for flag in CLONE_NAMESPACE_FLAGS:
+        rules.add_rule(deny, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag))
+    # clone3 takes its flags in memory where a filter cannot read them: make the C library
+    # fall back to clone(), which the rules above can check.
+    rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
+    for bit in PERSONALITY_TRICKS:
+        rules.add_rule(deny, "personality", seccomp.Arg(0, seccomp.MASKED_EQ, bit, bit))
+    for request in TERMINAL_IOCTLS:
+        rules.add_rule(deny, "ioctl", seccomp.Arg(1, seccomp.MASKED_EQ, 0xFFFFFFFF, request))
+    if not network:
+        # Only local socket pairs (asyncio, multiprocessing); no IP, netlink or packet sockets.
+        rules.add_rule(deny, "socket", seccomp.Arg(0, seccomp.NE, socket.AF_UNIX))
+    fd = os.memfd_create("jazzmine-seccomp")
+    with open(fd, "w+b") as program:
+        rules.export_bpf(program)
+        program.seek(0)
+        return program.read()
