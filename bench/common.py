@@ -10,6 +10,27 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync"]  # fmt: skip
 
 
+def cpu_seconds(pid: int) -> float:
+    """Return the CPU time (user + system) a process has used so far, in seconds."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()  # after the command, which may hold spaces
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def pids_named(*names: str) -> list[int]:
+    """Return the ids of this machine's processes running one of these commands."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/comm") as comm:
+                    if comm.read().strip() in names:
+                        found.append(int(entry))
+            except OSError:
+                continue  # it ended meanwhile
+    return found
+
+
 def pct(values: list[float], q: float) -> float:
     """Return the q-quantile of the values (the nearest rank at or below it)."""
     ordered = sorted(values)

@@ -11,6 +11,10 @@ its row's columns (every clock is this machine's):
 
 "web" is what is left of the browser's figure once the stages in between are taken out: the
 socket's trip in, the web process's checks and its row, and the event's way back out.
+
+On two cores the processes of a run wait for each other's CPU, so the wall-clock figures swing
+with everything else the machine does; the CPU each process spends per run (its user + system
+time over the measured runs, the 1 s pauses included) is the steadier figure to compare.
 The ratio compares the team deployment (PostgreSQL, web A and B) with the embedded one.
 Not a test.
 """
@@ -27,7 +31,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.common import browser_launch, pct, playground_page  # noqa: E402
+from bench.common import browser_launch, cpu_seconds, pct, pids_named, playground_page  # noqa: E402
 from bench.team import QUICK, START_JS, Deployment, deployed, epoch  # noqa: E402
 
 STAGES = (
@@ -66,18 +70,36 @@ def stages_of(deployment: Deployment, run_id: str, marks: dict[str, Any]) -> dic
     }
 
 
+CPU = ("web", "worker", "redis", "docker engine")
+
+
+def cpu_processes(deployment: Deployment) -> dict[str, list[int]]:
+    """Return the processes whose CPU a run spends: its web process, worker, Redis, Docker."""
+    return {
+        "web": [deployment.web_a.process.pid],
+        "worker": [worker.process.pid for worker in deployment.workers],
+        "redis": pids_named("redis-server"),
+        "docker engine": pids_named("dockerd", "containerd"),
+    }
+
+
 def measure(browser: Any, label: str, runs: int) -> dict[str, list[float]]:
     figures: dict[str, list[float]] = {key: [] for _name, key in STAGES}
     with deployed(label, Path(tempfile.mkdtemp(prefix=f"jazzmine-stages-{label}-"))) as deployment:
         page = playground_page(browser, deployment.web_a.url)
         sandbox = int(page.get_attribute("#playground", "data-sandbox"))
         page.evaluate(START_JS, [sandbox, QUICK])  # builds the image, fills the pool
+        processes = cpu_processes(deployment)
+        before = {name: sum(map(cpu_seconds, pids)) for name, pids in processes.items()}
         for _ in range(runs):
             time.sleep(1.0)  # let the pool refill, as between two runs of a person
             started = page.evaluate(START_JS, [sandbox, QUICK])
             one = stages_of(deployment, started["run_id"], started)
             for key, value in one.items():
                 figures[key].append(value)
+        for name, pids in processes.items():
+            spent = sum(map(cpu_seconds, pids)) - before[name]
+            figures[f"cpu {name}"] = [spent * 1000 / runs]
         page.context.close()
     print(f"[{label}] measured", flush=True)
     return figures
@@ -101,6 +123,12 @@ def main() -> None:
         base = statistics.median(embedded[key])
         ratio = statistics.median(team[key]) / base if base else float("nan")
         print(f"{name:<36} {cells[0]:>22}   {cells[1]:>22}   {ratio:5.2f}x")
+    print()
+    print(f"{'CPU per run (ms, by process)':<36} {'embedded':>22}   {'team':>22}   ratio")
+    for name in CPU:
+        spent = [f[f"cpu {name}"][0] for f in (embedded, team)]
+        ratio = spent[1] / spent[0] if spent[0] else float("nan")
+        print(f"  {name:<34} {spent[0]:>22.1f}   {spent[1]:>22.1f}   {ratio:5.2f}x")
 
 
 if __name__ == "__main__":
