@@ -29,7 +29,7 @@ from ..runs.selectors import run_for_user, run_pane, run_pane_new
 from ..studio.live import connecting_user
 from . import services
 from .checks import Violation, check_off_loop, violations_by_line
-from .models import Attempt, PlaygroundSession
+from .models import Attempt, AttemptSource, PlaygroundSession
 from .recorder import AttemptRecorder
 
 MAX_BODY_CHARS = 200_000
@@ -222,7 +222,6 @@ class PlaygroundConsumer(RunFollowMixin, AsyncJsonWebsocketConsumer):
             session_id=content.get("session"),
             task=str(content.get("task", "")),
             attempt_id=_int(content.get("attempt_id")),
-            retry=bool(content.get("retry")),
             language=_language(content),
         )
         if attempt.run_id is None:
@@ -233,19 +232,25 @@ class PlaygroundConsumer(RunFollowMixin, AsyncJsonWebsocketConsumer):
                     "violations": violations_by_line(list(attempt.violations)),
                 }
             )
-            return
-        await self.send_json(
-            {
-                "type": "run_created",
-                "session": str(attempt.session_id),
-                "attempt_id": attempt.pk,
-                "run_id": str(attempt.run_id),
-            }
-        )
-        # The page watches the run on this socket: no second handshake before the first event.
-        run_id = str(attempt.run_id)
-        await self.send_json(RunPaneMessage(type="run_pane", run_id=run_id, html=pane))
-        await self.follow_run(run_id)
+        else:
+            await self.send_json(
+                {
+                    "type": "run_created",
+                    "session": str(attempt.session_id),
+                    "attempt_id": attempt.pk,
+                    "run_id": str(attempt.run_id),
+                }
+            )
+            # The page watches the run on this socket: no second handshake before its events.
+            run_id = str(attempt.run_id)
+            await self.send_json(RunPaneMessage(type="run_pane", run_id=run_id, html=pane))
+            await self.follow_run(run_id)
+        if attempt.source == AttemptSource.HUMAN and not attempt.prompt:
+            # Once the run is on its way and the page shows it: the prompt a person's attempt
+            # answers, for the prompt debugger.
+            await database_sync_to_async(services.attempt_prompt_record)(
+                attempt=attempt, retry=bool(content.get("retry"))
+            )
 
     async def follow(self, content: dict[str, Any]) -> None:
         """Follow again, after a dropped socket, the run the page shows from its last event."""
@@ -411,7 +416,6 @@ def _run_attempt(
     task: str,
     body: str,
     attempt_id: int | None,
-    retry: bool,
     language: str = "python",
 ) -> Attempt:
     session = services.session_open(user=user, sandbox=sandbox, session_id=session_id, task=task)
@@ -423,6 +427,4 @@ def _run_attempt(
     if attempt is not None and attempt.body == body:
         return services.attempt_run(attempt=attempt, user=user)
     # Edited or typed by a person: a new attempt of its own.
-    return services.human_attempt_create(
-        session=session, user=user, body=body, retry=retry, language=language
-    )
+    return services.human_attempt_create(session=session, user=user, body=body, language=language)

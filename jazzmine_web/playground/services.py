@@ -212,28 +212,35 @@ def human_attempt_create(
     session: PlaygroundSession,
     user: AbstractBaseUser,
     body: str,
-    retry: bool,
     language: str = Language.PYTHON,
 ) -> Attempt:
     """Record a script a person wrote (or edited) as the session's next attempt, and run it.
 
     The attempt, its run and the run's audit entry commit together, and the run goes to a
-    worker at that commit; the prompt the attempt answers (kept for the prompt debugger) is
-    built after, so it is not on the run's way to its first event.
+    worker at that commit. The prompt the attempt answers comes after (`attempt_prompt_record`),
+    off the run's way to its first event.
     """
     with transaction.atomic():
         attempt = attempt_record(
             session=session, language=language, source=AttemptSource.HUMAN, body=body
         )
         attempt_run(attempt=attempt, user=user)
+    return attempt
+
+
+def attempt_prompt_record(*, attempt: Attempt, retry: bool) -> None:
+    """Store the prompt a person's attempt answers, as the prompt debugger shows it.
+
+    With `retry`, the retry form quoting the attempt before this one and what went wrong.
+    """
+    session = attempt.session
     view = prompt_for(
         sandbox=session.sandbox,
         task=session.task,
         session=session,
         retry=retry,
-        language=language,
+        language=attempt.language,
         before=attempt.number,
     )
     attempt.prompt, attempt.hint, attempt.previous_error = view.text, view.hint, view.previous_error
     attempt.save(update_fields=["prompt", "hint", "previous_error"])
-    return attempt

@@ -171,6 +171,13 @@ async def test_a_persons_retry_is_recorded_with_the_prompt_that_quotes_the_faile
         second = await _run_to_end(
             ws, {**base, "body": fixed_body, "session": first["session"], "retry": True}
         )
+        refused_body = "import os\nemit_result(1)\n"
+        await ws.send_json_to({**base, "body": refused_body, "session": first["session"]})
+        assert (await ws.receive_json_from(timeout=10))["type"] == "run_refused"
+        await ws.send_json_to(
+            {"type": "validate", "sandbox": ecommerce.pk, "version": 1, "body": ""}
+        )
+        await ws.receive_json_from(timeout=10)  # answered after the refused run's prompt
     finally:
         await ws.disconnect()
     assert (first["status"], second["status"]) == ("failed", "succeeded")
@@ -180,11 +187,14 @@ async def test_a_persons_retry_is_recorded_with_the_prompt_that_quotes_the_faile
             PlaygroundSession.objects.get(pk=first["session"]).attempts.select_related("run")
         )
     )()
-    assert [(a.number, a.run.attempt, str(a.run_id)) for a in attempts] == [
+    assert [(a.number, a.run and a.run.attempt, a.run_id and str(a.run_id)) for a in attempts] == [
         (1, 1, first["run_id"]),
         (2, 2, second["run_id"]),
+        (3, None, None),
     ]
-    assert "Show the first order" in attempts[0].prompt and not attempts[0].previous_error
-    assert first_body.strip() not in attempts[0].prompt
-    assert "KeyError: 0" in attempts[1].previous_error and attempts[1].hint
-    assert first_body.strip() in attempts[1].prompt and fixed_body.strip() not in attempts[1].prompt
+    failed, fixed, refused_attempt = attempts
+    assert refused_attempt.violations and "Show the first order" in refused_attempt.prompt
+    assert "Show the first order" in failed.prompt and not failed.previous_error
+    assert first_body.strip() not in failed.prompt
+    assert "KeyError: 0" in fixed.previous_error and fixed.hint
+    assert first_body.strip() in fixed.prompt and fixed_body.strip() not in fixed.prompt
