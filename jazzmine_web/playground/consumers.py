@@ -25,7 +25,7 @@ from ..catalog.selectors import sandboxes_for_user
 from ..runs.consumers import RunFollowMixin, RunStatusPayload
 from ..runs.lifecycle import run_cancel, sandbox_prewarm
 from ..runs.models import Run
-from ..runs.selectors import run_for_user, run_pane, run_pane_new
+from ..runs.selectors import RunPane, run_for_user, run_pane, run_pane_new
 from ..studio.live import connecting_user
 from . import services
 from .checks import Violation, check_off_loop, violations_by_line
@@ -389,18 +389,17 @@ def _run_started(
         return started, ""
     # Nothing of a run this young is worth reading back: the follow that comes next reads
     # what the worker stored meanwhile, from the first event.
-    run = started.run
-    html = render_to_string(
-        "runs/_output.html", {"run": run, "pane": run_pane_new(run), "fed": True}
-    )
-    return started, html
+    return started, _pane_render(run_pane_new(started.run))
 
 
 def _pane_html(run_id: str) -> tuple[str, int]:
-    run = Run.objects.select_related("sandbox").get(pk=run_id)
-    pane = run_pane(run)
-    html = render_to_string("runs/_output.html", {"run": run, "pane": pane, "fed": True})
-    return html, pane.seq
+    pane = run_pane(Run.objects.select_related("sandbox").get(pk=run_id))
+    return _pane_render(pane), pane.seq
+
+
+def _pane_render(pane: RunPane) -> str:
+    # Fed by this socket: the pane opens no socket of its own.
+    return render_to_string("runs/_output.html", {"run": pane.run, "pane": pane, "fed": True})
 
 
 def _cancel_run(*, run_id: str, user: Any) -> bool:

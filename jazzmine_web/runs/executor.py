@@ -128,11 +128,8 @@ class RunExecutor:
         self._loop.call_soon(self._started.set)
         self._loop.run_forever()
 
-    async def _in_db(self, fn: Any, /, **kwargs: Any) -> Any:
-        return await self._in_db_soon(fn, **kwargs)
-
-    def _in_db_soon(self, fn: Any, /, **kwargs: Any) -> asyncio.Future[Any]:
-        """Queue a database call without waiting for it (the one DB thread keeps the order)."""
+    def _in_db(self, fn: Any, /, **kwargs: Any) -> asyncio.Future[Any]:
+        """Queue a database call on the one DB thread, which keeps the order; await to wait."""
         return self._loop.run_in_executor(self._db, lambda: _with_connection(fn, **kwargs))
 
     async def _execute(self, run_id: Any) -> str:
@@ -201,7 +198,7 @@ class RunExecutor:
         # The request goes to the sandbox while RUNNING is stored: the write is queued on the
         # one DB thread before any event of the run, so it is stored (and announced) first,
         # without the script waiting for it.
-        running = self._in_db_soon(
+        running = self._in_db(
             services.run_set_status,
             run_id=run_id,
             status=RunStatus.RUNNING,
@@ -221,7 +218,7 @@ class RunExecutor:
             batches += 1
             stored = await self._in_db(services.run_record_events, run_id=run_id, events=batch)
             if stored and batches == 1:  # after the event itself: watchers see it first
-                self._in_db_soon(services.run_first_event_set, run_id=run_id, ms=first_ms or 0.0)
+                self._in_db(services.run_first_event_set, run_id=run_id, ms=first_ms or 0.0)
             return bool(stored)
 
         async def read(recorder: EventRecorder) -> None:
@@ -269,7 +266,7 @@ class RunExecutor:
 
         def submit(fn: Any, **kwargs: Any) -> None:
             # Submitted in order to the single DB thread, so events are stored in order.
-            writes.append(self._in_db_soon(fn, **kwargs))
+            writes.append(self._in_db(fn, **kwargs))
 
         submit(
             services.run_set_status,
