@@ -1,0 +1,149 @@
+"""Compare the start of a run between two checkouts, side by side, with their runs interleaved.
+
+Run: .venv/bin/python bench/ab.py BASE_TREE [runs]   (Redis and Docker must answer)
+
+BASE_TREE is another checkout of the project (e.g. `git worktree add /tmp/base main`). Both
+trees are started at once as the embedded deployment (SQLite, one daphne, one worker with a
+warm pool), each on a fresh database with the demo data, and measured alternately: run 1 on
+one, run 1 on the other (which goes first alternates), and so on. Whatever else the machine
+does then weighs on both alike; figures from two separate invocations on this two-core
+machine differ by up to 2x, which hides any change smaller than that.
+
+Per tree, p50/p95 in milliseconds, as in bench/stages.py:
+
+- Run → first event in the browser: the playground's run message to the run's first event on
+  its socket (Chromium, as a person);
+- Run → run_created: the web process's answer to the run message;
+- enqueue → first event emitted: the row's `enqueued_at` to the first event's sandbox time.
+
+The ratio is this tree's median over BASE_TREE's. Not a test.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def serve(tree: Path) -> None:
+    """Child mode: start `tree`'s embedded deployment, say where it is, wait for stdin to close."""
+    sys.path.insert(0, str(tree))
+    from bench.team import deployed
+
+    tmp = Path(tempfile.mkdtemp(prefix="jazzmine-ab-"))
+    with deployed("embedded", tmp) as deployment:
+        print(
+            json.dumps({"url": deployment.web_a.url, "db": str(tmp / "bench.sqlite3")}), flush=True
+        )
+        sys.stdin.read()
+
+
+class Tree:
+    """One checkout's deployment, started in a child process, and its page in Chromium."""
+
+    def __init__(self, name: str, tree: Path) -> None:
+        self.name = name
+        self.process = subprocess.Popen(
+            [sys.executable, str(Path(__file__).resolve()), "--serve", str(tree)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        if not line:
+            raise SystemExit(f"{name}: the deployment of {tree} did not start")
+        where = json.loads(line)
+        self.url, self.db = where["url"], where["db"]
+        self.page: Any = None
+        self.sandbox = 0
+        self.figures: dict[str, list[float]] = {"browser": [], "created": [], "enqueue": []}
+
+    def open(self, browser: Any, start_js: str, body: str) -> None:
+        from bench.common import playground_page
+
+        self.page = playground_page(browser, self.url)
+        self.sandbox = int(self.page.get_attribute("#playground", "data-sandbox"))
+        self.page.evaluate(start_js, [self.sandbox, body])  # builds the image, fills the pool
+
+    def measure(self, start_js: str, body: str) -> None:
+        started = self.page.evaluate(start_js, [self.sandbox, body])
+        key = started["run_id"].replace("-", "")  # SQLite stores the uuid without dashes
+        with contextlib.closing(sqlite3.connect(self.db)) as conn:
+            ((enqueued,),) = conn.execute("SELECT enqueued_at FROM runs_run WHERE id = ?", (key,))
+            ((first,),) = conn.execute(
+                "SELECT ts FROM runs_runevent WHERE run_id = ? ORDER BY seq LIMIT 1", (key,)
+            )
+        from bench.team import epoch
+
+        self.figures["browser"].append(started["first_ms"])
+        self.figures["created"].append(started["created_ms"])
+        self.figures["enqueue"].append((first - epoch(enqueued)) * 1000)
+
+    def stop(self) -> None:
+        if self.process.stdin is not None:
+            with contextlib.suppress(Exception):
+                self.process.stdin.close()
+        try:
+            self.process.wait(60)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+
+FIGURES = (
+    ("Run → first event in the browser", "browser"),
+    ("Run → run_created", "created"),
+    ("enqueue → first event emitted", "enqueue"),
+)
+
+
+def main() -> None:
+    if sys.argv[1:2] == ["--serve"]:
+        serve(Path(sys.argv[2]))
+        return
+    if len(sys.argv) < 2:
+        raise SystemExit(__doc__)
+    sys.path.insert(0, str(ROOT))
+    from playwright.sync_api import sync_playwright
+
+    from bench.common import browser_launch, pct
+    from bench.team import QUICK, START_JS
+
+    runs = int(sys.argv[2]) if len(sys.argv) > 2 else 20
+    trees = [Tree("base", Path(sys.argv[1]).resolve()), Tree("this", ROOT)]
+    try:
+        with sync_playwright() as playwright:
+            browser = browser_launch(playwright)
+            for tree in trees:
+                tree.open(browser, START_JS, QUICK)
+            for i in range(runs):
+                for tree in trees if i % 2 == 0 else trees[::-1]:
+                    time.sleep(1.0)  # let the pool refill, as between two runs of a person
+                    tree.measure(START_JS, QUICK)
+            browser.close()
+    finally:
+        for tree in trees:
+            tree.stop()
+    base, this = trees
+    print(
+        f"\n{'(ms, ' + str(runs) + ' interleaved runs each)':<36} {'base':>22}   {'this':>22}   ratio"
+    )
+    for name, key in FIGURES:
+        cells = [
+            f"p50 {pct(t.figures[key], 0.5):6.1f}  p95 {pct(t.figures[key], 0.95):6.1f}"
+            for t in trees
+        ]
+        ratio = statistics.median(this.figures[key]) / statistics.median(base.figures[key])
+        print(f"{name:<36} {cells[0]:>22}   {cells[1]:>22}   {ratio:5.2f}x")
+
+
+if __name__ == "__main__":
+    main()
