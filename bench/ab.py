@@ -14,7 +14,8 @@ Per tree, p50/p95 in milliseconds, as in bench/stages.py:
 - Run → first event in the browser: the playground's run message to the run's first event on
   its socket (Chromium, as a person);
 - Run → run_created: the web process's answer to the run message;
-- enqueue → first event emitted: the row's `enqueued_at` to the first event's sandbox time.
+- enqueue → first event emitted: the row's `enqueued_at` to the first event's sandbox time;
+- the CPU its web process and its worker spent per run (steadier than the wall clock).
 
 The ratio is this tree's median over BASE_TREE's. Not a test.
 """
@@ -42,9 +43,15 @@ def serve(tree: Path) -> None:
 
     tmp = Path(tempfile.mkdtemp(prefix="jazzmine-ab-"))
     with deployed("embedded", tmp) as deployment:
-        print(
-            json.dumps({"url": deployment.web_a.url, "db": str(tmp / "bench.sqlite3")}), flush=True
-        )
+        where = {
+            "url": deployment.web_a.url,
+            "db": str(tmp / "bench.sqlite3"),
+            "pids": {
+                "web": [deployment.web_a.process.pid],
+                "worker": [worker.process.pid for worker in deployment.workers],
+            },
+        }
+        print(json.dumps(where), flush=True)
         sys.stdin.read()
 
 
@@ -62,10 +69,11 @@ class Tree:
         if not line:
             raise SystemExit(f"{name}: the deployment of {tree} did not start")
         where = json.loads(line)
-        self.url, self.db = where["url"], where["db"]
+        self.url, self.db, self.pids = where["url"], where["db"], where["pids"]
         self.page: Any = None
         self.sandbox = 0
         self.figures: dict[str, list[float]] = {"browser": [], "created": [], "enqueue": []}
+        self.cpu: dict[str, float] = {}
 
     def open(self, browser: Any, start_js: str, body: str) -> None:
         from bench.common import playground_page
@@ -87,6 +95,12 @@ class Tree:
         self.figures["browser"].append(started["first_ms"])
         self.figures["created"].append(started["created_ms"])
         self.figures["enqueue"].append((first - epoch(enqueued)) * 1000)
+
+    def cpu_seconds(self) -> dict[str, float]:
+        """Return the CPU time its web process and its worker have used so far."""
+        from bench.common import cpu_seconds
+
+        return {name: sum(map(cpu_seconds, pids)) for name, pids in self.pids.items()}
 
     def stop(self) -> None:
         if self.process.stdin is not None:
@@ -124,10 +138,14 @@ def main() -> None:
             browser = browser_launch(playwright)
             for tree in trees:
                 tree.open(browser, START_JS, QUICK)
+            before = [tree.cpu_seconds() for tree in trees]
             for i in range(runs):
                 for tree in trees if i % 2 == 0 else trees[::-1]:
                     time.sleep(1.0)  # let the pool refill, as between two runs of a person
                     tree.measure(START_JS, QUICK)
+            for tree, spent in zip(trees, before, strict=True):
+                now = tree.cpu_seconds()
+                tree.cpu = {name: (now[name] - spent[name]) * 1000 / runs for name in now}
             browser.close()
     finally:
         for tree in trees:
@@ -143,6 +161,12 @@ def main() -> None:
         ]
         ratio = statistics.median(this.figures[key]) / statistics.median(base.figures[key])
         print(f"{name:<36} {cells[0]:>22}   {cells[1]:>22}   {ratio:5.2f}x")
+
+    print(f"{'CPU per run (ms, the 1 s pauses included)':<36} {'base':>22}   {'this':>22}   ratio")
+    for name in base.cpu:
+        spent = [base.cpu[name], this.cpu[name]]
+        ratio = spent[1] / spent[0] if spent[0] else float("nan")
+        print(f"  {name:<34} {spent[0]:>22.1f}   {spent[1]:>22.1f}   {ratio:5.2f}x")
 
 
 if __name__ == "__main__":
