@@ -87,9 +87,16 @@ class Tree:
         key = started["run_id"].replace("-", "")  # SQLite stores the uuid without dashes
         with contextlib.closing(sqlite3.connect(self.db)) as conn:
             ((enqueued,),) = conn.execute("SELECT enqueued_at FROM runs_run WHERE id = ?", (key,))
-            ((first,),) = conn.execute(
-                "SELECT ts FROM runs_runevent WHERE run_id = ? ORDER BY seq LIMIT 1", (key,)
-            )
+            first = None
+            deadline = time.monotonic() + 5
+            while first is None and time.monotonic() < deadline:
+                # A tree may show an event while it is being stored: wait for its row.
+                row = conn.execute(
+                    "SELECT ts FROM runs_runevent WHERE run_id = ? ORDER BY seq LIMIT 1", (key,)
+                ).fetchone()
+                first = row[0] if row else time.sleep(0.01)
+            if first is None:
+                raise SystemExit(f"{self.name}: run {started['run_id']} stored no event")
         from bench.team import epoch
 
         self.figures["browser"].append(started["first_ms"])
