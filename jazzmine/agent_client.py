@@ -169,6 +169,12 @@ class AgentClient:
         """Return a submission's current state."""
         return self._request("GET", f"/api/v1/submissions/{submission_id}/")
 
+    def withdraw(self, submission_id: str, *, reason: str = "") -> dict[str, Any]:
+        """Take back a submission still waiting for review: it never runs (`withdrawn`)."""
+        return self._request(
+            "POST", f"/api/v1/submissions/{submission_id}/withdraw/", json={"reason": reason}
+        )
+
     def cancel(self, submission_id: str) -> dict[str, Any]:
         """Stop the submission's run; the state says whether it was live (`cancelled`)."""
         return self._request("POST", f"/api/v1/submissions/{submission_id}/cancel/")
@@ -332,6 +338,8 @@ def review_loop(
             on_attempt(attempt)
         if attempt.succeeded or not state["final"]:
             break  # done, or nobody decided within our own patience
+        if state["status"] == "withdrawn":
+            break  # taken back on purpose (by another of our processes): not a failure to fix
         if state.get("infrastructure_error"):
             break  # the platform failed, not the script: another script would fare no better
         previous_id = state["id"]

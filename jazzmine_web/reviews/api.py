@@ -131,6 +131,28 @@ def submission_status(request: HttpRequest, submission_id: Any) -> HttpResponse:
 
 @require_POST
 @api_token_required
+def submission_withdraw(request: HttpRequest, submission_id: Any) -> HttpResponse:
+    """Take back a submission still waiting for review (optional JSON: `reason`)."""
+    submission = _visible(request.user, submission_id)
+    if submission is None:
+        return _not_found(submission_id)
+    data = _json_body(request)
+    if isinstance(data, HttpResponse):
+        return data
+    try:
+        withdrawn = services.submission_withdraw(
+            submission=submission,
+            user=request.user,
+            token=request.api_token,
+            reason=data.get("reason", ""),
+        )
+    except services.ReviewError as exc:
+        return _error(exc)
+    return JsonResponse(selectors.submission_state(withdrawn))
+
+
+@require_POST
+@api_token_required
 def submission_cancel(request: HttpRequest, submission_id: Any) -> HttpResponse:
     """Stop a submission's run (queued or running); answer its state and whether it was live."""
     submission = _visible(request.user, submission_id)

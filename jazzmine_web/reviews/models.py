@@ -51,6 +51,7 @@ class SubmissionStatus(models.TextChoices):
     REJECTED = "rejected", "Rejected"
     EXPIRED = "expired", "Expired"
     AUTO_APPROVED = "auto_approved", "Approved by policy"
+    WITHDRAWN = "withdrawn", "Withdrawn by its agent"
 
     @classmethod
     def approved(cls) -> tuple[str, ...]:
@@ -60,7 +61,7 @@ class SubmissionStatus(models.TextChoices):
     @classmethod
     def refused(cls) -> tuple[str, ...]:
         """Return the statuses whose script never runs."""
-        return (cls.REJECTED_BY_VALIDATOR, cls.REJECTED, cls.EXPIRED)
+        return (cls.REJECTED_BY_VALIDATOR, cls.REJECTED, cls.EXPIRED, cls.WITHDRAWN)
 
 
 class Submission(models.Model):
@@ -144,6 +145,7 @@ class AuditAction(models.TextChoices):
     EDITED_AND_APPROVED = "edited_and_approved", "Edited and approved"
     REJECTED = "rejected", "Rejected"
     EXPIRED = "expired", "Expired"
+    WITHDRAWN = "withdrawn", "Withdrawn"
     RUN_STARTED = "run_started", "Run started"
     RUN_FINISHED = "run_finished", "Run finished"
     RUN_CANCELLED = "run_cancelled", "Run cancelled"

@@ -23,6 +23,11 @@ urlpatterns = [
     path("api/v1/submissions/<uuid:submission_id>/", api.submission_status, name="api-status"),
     path("api/v1/submissions/<uuid:submission_id>/wait/", api.submission_wait, name="api-wait"),
     path(
+        "api/v1/submissions/<uuid:submission_id>/withdraw/",
+        api.submission_withdraw,
+        name="api-withdraw",
+    ),
+    path(
         "api/v1/submissions/<uuid:submission_id>/cancel/", api.submission_cancel, name="api-cancel"
     ),
     path(

@@ -7,8 +7,10 @@ import pytest
 from django.db import connection
 
 from jazzmine.agent_client import AgentClient, ApiError, review_loop
-from jazzmine_web.reviews.models import Submission
+from jazzmine_web.reviews.models import ReviewPolicy, Submission
 from jazzmine_web.reviews.services import submission_approve, submission_reject
+
+from .conftest import set_policy
 
 pytestmark = [pytest.mark.docker, pytest.mark.django_db(transaction=True)]
 
@@ -73,3 +75,50 @@ def test_the_client_raises_the_stable_error(live_server, issued, ecommerce) -> N
         with pytest.raises(ApiError) as error:
             client.submit(sandbox=ecommerce.pk, task="", body="emit_result(1)")
     assert error.value.status == 400 and error.value.code == "missing_field"
+
+
+def test_the_client_withdraws_a_pending_submission_once(live_server, issued, ecommerce) -> None:
+    set_policy(ecommerce, ReviewPolicy.ALWAYS)
+    with AgentClient(live_server.url, issued.raw) as client:
+        created = client.submit(sandbox=ecommerce.pk, task="t", body="emit_result(1)\n")
+        assert created["status"] == "pending"
+        state = client.withdraw(created["id"], reason="a better script is coming")
+        assert state["status"] == "withdrawn" and state["final"] is True
+        assert state["feedback"].endswith(": a better script is coming")
+        with pytest.raises(ApiError) as error:
+            client.withdraw(created["id"])
+    assert error.value.status == 409 and error.value.code == "not_pending"
+
+
+def test_the_loop_stops_when_another_of_its_processes_withdraws(
+    live_server, issued, ecommerce
+) -> None:
+    set_policy(ecommerce, ReviewPolicy.ALWAYS)
+    stop = threading.Event()
+
+    def withdrawer() -> None:
+        with AgentClient(live_server.url, issued.raw) as other:
+            while not stop.is_set():
+                for submission in Submission.objects.filter(status="pending"):
+                    other.withdraw(str(submission.pk), reason="superseded")
+                    return
+                time.sleep(0.05)
+        connection.close()
+
+    thread = threading.Thread(target=withdrawer)
+    thread.start()
+    try:
+        with AgentClient(live_server.url, issued.raw) as client:
+            outcome = review_loop(
+                client,
+                sandbox=client.sandbox(ecommerce.pk),
+                task="count orders",
+                write=lambda _prompt: GOOD,
+                max_attempts=3,
+                wait_timeout=30,
+            )
+    finally:
+        stop.set()
+        thread.join(10)
+    assert [a.state["status"] for a in outcome.attempts] == ["withdrawn"]
+    assert not outcome.succeeded

@@ -1,0 +1,68 @@
+"""An agent takes back a script it submitted, while it still waits for a reviewer."""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from ...teams.models import ApiToken
+from ..models import AuditAction, Submission, SubmissionStatus
+from .audit import _audit, agent_label
+from .deciding import submission_refresh
+from .errors import ReviewConflict, ReviewForbidden, SubmissionInvalid
+from .submitting import _after_commit
+
+MAX_REASON_CHARS = 2_000
+
+
+def submission_withdraw(
+    *,
+    submission: Submission,
+    user: AbstractBaseUser,
+    token: ApiToken | None = None,
+    reason: str = "",
+) -> Submission:
+    """Withdraw a pending submission of this user's agent: it leaves the queue and never runs.
+
+    Only while nobody decided: a reviewer's decision, an expiry or an earlier withdrawal that
+    got there first wins (the update is conditional on the row still being pending).
+    """
+    if submission.submitted_by_id != user.pk:
+        raise ReviewForbidden(
+            "not_your_submission", "Only the user whose agent submitted it may withdraw it."
+        )
+    if not isinstance(reason, str) or len(reason) > MAX_REASON_CHARS:
+        raise SubmissionInvalid(
+            "invalid_field", f"'reason' must be text of at most {MAX_REASON_CHARS} characters."
+        )
+    submission = submission_refresh(submission=submission)  # an overdue one expires first
+    label = agent_label(token, user)
+    note = f"Withdrawn by {label}" + (f": {reason.strip()}" if reason.strip() else ".")
+    now = timezone.now()
+    with transaction.atomic():
+        withdrawn = Submission.objects.filter(
+            pk=submission.pk, status=SubmissionStatus.PENDING
+        ).update(status=SubmissionStatus.WITHDRAWN, decided_at=now, feedback=note)
+        if not withdrawn:
+            status = Submission.objects.get(pk=submission.pk).get_status_display().lower()
+            raise ReviewConflict(
+                "not_pending",
+                f"This submission is {status}: only one waiting for review can be withdrawn.",
+            )
+        submission.status, submission.decided_at, submission.feedback = (
+            SubmissionStatus.WITHDRAWN,
+            now,
+            note,
+        )
+        _audit(
+            action=AuditAction.WITHDRAWN,
+            sandbox=submission.sandbox,
+            submission=submission,
+            user=user,
+            token=token,
+            sha256=submission.code_sha256,
+            note=reason.strip(),
+        )
+    _after_commit(submission, webhook_event="submission.withdrawn")
+    return submission_refresh(submission=submission)
