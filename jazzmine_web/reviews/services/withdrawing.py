@@ -50,11 +50,7 @@ def submission_withdraw(
                 "not_pending",
                 f"This submission is {status}: only one waiting for review can be withdrawn.",
             )
-        submission.status, submission.decided_at, submission.feedback = (
-            SubmissionStatus.WITHDRAWN,
-            now,
-            note,
-        )
+        submission.status = SubmissionStatus.WITHDRAWN  # what the audit and the queue are told
         _audit(
             action=AuditAction.WITHDRAWN,
             sandbox=submission.sandbox,
