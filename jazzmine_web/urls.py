@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import include, path
+from django.urls import include, path, re_path
 
 from .catalog.views import home
+from .teams.auth import api_not_found
 
 urlpatterns = [
     path("login/", auth_views.LoginView.as_view(), name="login"),
@@ -21,4 +22,6 @@ urlpatterns = [
     path("", include("jazzmine_web.teams.urls")),
     path("", include("jazzmine_web.studio.urls")),
     path("", include("jazzmine_web.reviews.urls")),
+    # Last: whatever under /api/ matched no endpoint answers as the API does, in JSON.
+    re_path(r"^api/(?P<rest>.*)$", api_not_found),
 ]

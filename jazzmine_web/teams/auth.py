@@ -23,6 +23,22 @@ def json_error(code: str, message: str, *, status: int) -> JsonResponse:
     return JsonResponse({"error": {"code": code, "message": message}}, status=status)
 
 
+@csrf_exempt  # an API client never has the CSRF cookie: it would get an HTML 403 instead
+@login_not_required
+def api_not_found(request: HttpRequest, rest: str = "") -> JsonResponse:
+    """Answer a path under /api/ that names no endpoint, in the API's own error shape.
+
+    Without it such a path got the site's HTML 404, and a POST missing its final slash made
+    Django's slash-appending fail with a server error (it cannot redirect a POST).
+    """
+    return json_error(
+        "unknown_endpoint",
+        f"No API endpoint at {request.method} {request.path}: paths end with '/', and ids are "
+        "lowercase UUIDs or numbers (the README's Agents section lists the endpoints).",
+        status=404,
+    )
+
+
 def _active_tokens() -> QuerySet[ApiToken]:
     """Return the tokens that still authenticate: not revoked, and their user still active."""
     return ApiToken.objects.filter(revoked_at__isnull=True, user__is_active=True)
