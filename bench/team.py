@@ -96,7 +96,7 @@ async ([sandbox, body]) => {
       if (runId && m.run_id === runId && m.type === "run_html" && evs(m.html).length) {
         pg.onmessage = null;
         resolve({run_id: runId, first_ms: performance.now() - t0, created_ms: createdMs,
-                 pane_ms: paneMs});
+                 pane_ms: paneMs, emit_ms: Date.now() - evs(m.html)[0].ts * 1000});
       }
     };
     pg.send(JSON.stringify({type: "run", sandbox, task: "bench", body}));

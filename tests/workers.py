@@ -264,13 +264,14 @@ class Web:
     env: dict[str, str]
     log_path: Path
     process: subprocess.Popen[bytes] | None = None
+    cwd: Path = ROOT  # another checkout's daphne (bench/before.py starts an older one)
 
     def start(self) -> None:
         port = self.url.rsplit(":", 1)[1]
         with self.log_path.open("ab") as log:
             self.process = subprocess.Popen(
                 [venv_bin("daphne"), "-b", "127.0.0.1", "-p", port, "jazzmine_web.asgi:application"],
-                cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+                cwd=self.cwd, env=self.env, stdout=log, stderr=subprocess.STDOUT,
             )  # fmt: skip
 
         def answers() -> bool:
