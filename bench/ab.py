@@ -14,6 +14,7 @@ Per tree, p50/p95 in milliseconds, as in bench/stages.py:
 - Run → first event in the browser: the playground's run message to the run's first event on
   its socket (Chromium, as a person);
 - Run → run_created: the web process's answer to the run message;
+- sandbox emit → browser, first event: its sandbox timestamp to its arrival in the page;
 - enqueue → first event emitted: the row's `enqueued_at` to the first event's sandbox time;
 - the CPU its web process and its worker spent per run (steadier than the wall clock).
 
@@ -72,7 +73,9 @@ class Tree:
         self.url, self.db, self.pids = where["url"], where["db"], where["pids"]
         self.page: Any = None
         self.sandbox = 0
-        self.figures: dict[str, list[float]] = {"browser": [], "created": [], "enqueue": []}
+        self.figures: dict[str, list[float]] = {
+            "browser": [], "created": [], "emit": [], "enqueue": []
+        }  # fmt: skip
         self.cpu: dict[str, float] = {}
 
     def open(self, browser: Any, start_js: str, body: str) -> None:
@@ -101,6 +104,7 @@ class Tree:
 
         self.figures["browser"].append(started["first_ms"])
         self.figures["created"].append(started["created_ms"])
+        self.figures["emit"].append(started["emit_ms"])
         self.figures["enqueue"].append((first - epoch(enqueued)) * 1000)
 
     def cpu_seconds(self) -> dict[str, float]:
@@ -122,6 +126,7 @@ class Tree:
 FIGURES = (
     ("Run → first event in the browser", "browser"),
     ("Run → run_created", "created"),
+    ("sandbox emit → browser, first event", "emit"),
     ("enqueue → first event emitted", "enqueue"),
 )
 
