@@ -8,7 +8,8 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.template.loader import render_to_string
 
-from ..studio.live import connecting_user
+from ..studio import live as studio_live
+from ..studio.live import Silence, connecting_user
 from . import live
 from .image_truth import image_truth
 from .models import BuildStatus, ImageBuild
@@ -52,13 +53,23 @@ class BuildLogConsumer(AsyncWebsocketConsumer):
         await self.send(text_data=self._render_snapshot(build, snapshot["image"]))
         if build.status in FINISHED:
             await self.close()
+            return
+        # A lost last message would leave the Build button away: read the build after a silence.
+        self.silence = Silence(self._catch_up, lambda: studio_live.SILENCE_SECONDS)
+        self.silence.start()
 
     async def disconnect(self, code: int) -> None:
+        if hasattr(self, "silence"):
+            self.silence.stop()
         if hasattr(self, "group"):
             await self.channel_layer.group_discard(self.group, self.channel_name)
 
     async def build_line(self, event: dict[str, Any]) -> None:
+        self.silence.heard()
         if event["seq"] <= self.sent_seq:
+            return
+        if event["seq"] > self.sent_seq + 1:  # lines went missing: the stored log has them
+            await self._catch_up()
             return
         self.sent_seq = event["seq"]
         html = render_to_string(
@@ -66,7 +77,24 @@ class BuildLogConsumer(AsyncWebsocketConsumer):
         )
         await self.send(text_data=html)
 
+    async def _catch_up(self) -> bool:
+        """Send the stored log whole and the build's status; tell whether it is still going."""
+        snapshot = await database_sync_to_async(_snapshot)(self.scope["user"], self.build_id)
+        if snapshot is None:
+            await self.close()
+            return False
+        build: ImageBuild = snapshot["build"]
+        # Checked after the read: lines that arrived live meanwhile are never taken back.
+        if build.line_count > self.sent_seq or build.status in FINISHED:
+            self.sent_seq = max(self.sent_seq, build.line_count)
+            await self.send(text_data=self._render_snapshot(build, snapshot["image"]))
+        if build.status in FINISHED:
+            await self.close()
+            return False
+        return True
+
     async def build_status(self, event: dict[str, Any]) -> None:
+        self.silence.heard()
         snapshot = await database_sync_to_async(_snapshot)(self.scope["user"], self.build_id)
         if snapshot is None:
             await self.close()

@@ -17,7 +17,8 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.template.loader import render_to_string
 
-from ..studio.live import connecting_user
+from ..studio import live
+from ..studio.live import Silence, connecting_user
 from .models import Run, RunStatus
 from .selectors import pane_regions, run_events_after, run_for_user, run_head, run_state
 from .services import run_group
@@ -43,7 +44,9 @@ class RunFollowMixin:
     following: str | None = None
     following_run: Run | None = None
     sent: int = 0
+    ended: bool = False  # the page was shown the followed run's end
     _replaying: asyncio.Lock | None = None
+    _silence: Silence | None = None
 
     async def send_run_html(self, run_id: str, html: str) -> None:
         """Deliver fragments of the run's pane to the page."""
@@ -68,7 +71,7 @@ class RunFollowMixin:
         async with self._lock():
             if self.following is not None and self.following != run_id:
                 await self.channel_layer.group_discard(run_group(self.following), self.channel_name)
-            self.following, self.sent = run_id, after
+            self.following, self.sent, self.ended = run_id, after, False
             # Join before reading the stored events: nothing can fall between the two, and
             # what arrives twice is dropped by sequence number.
             await self.channel_layer.group_add(run_group(run_id), self.channel_name)
@@ -76,15 +79,14 @@ class RunFollowMixin:
             self.following_run = run
             html = self._events_html(events, replace=True)
             self.sent = max([after, *(e["seq"] for e in events)])
-            state = run_state(run)
-            await self._send_status(
-                html,
-                RunStatusPayload(type="status", run_id=run_id, status=state["status"],
-                                 outcome=state["outcome"], message=state["message"]),
-            )  # fmt: skip
+            await self._send_run_status(html, run)
+        if not self.ended:
+            # A lost last message would leave the page waiting: read the run after a silence.
+            self._watch().start()
 
     async def unfollow_run(self) -> None:
         """Stop forwarding the run this socket follows."""
+        self._watch().stop()
         if self.following is not None:
             await self.channel_layer.group_discard(run_group(self.following), self.channel_name)
             self.following = None
@@ -94,8 +96,11 @@ class RunFollowMixin:
         """Forward live events, after any the group lost (read from the database)."""
         async with self._lock():
             run_id = message["run_id"]
+            if run_id != self.following:
+                return
+            self._watch().heard()
             events = [e for e in message["events"] if e["seq"] > self.sent]
-            if run_id != self.following or not events:
+            if not events:
                 return
             if events[0]["seq"] > self.sent + 1:
                 # A live message went missing (a full channel, another process's send that
@@ -108,8 +113,9 @@ class RunFollowMixin:
         """Forward a status change; a finished run's last events are read first if missing."""
         async with self._lock():
             run_id = message["run_id"]
-            if run_id != self.following:
-                return
+            if run_id != self.following or self.ended:
+                return  # the end was already shown (read from the database): once is enough
+            self._watch().heard()
             html = ""
             if message["status"] in RunStatus.finished():
                 missed = await self._missed(before=None)
@@ -122,12 +128,49 @@ class RunFollowMixin:
                                  outcome=message["outcome"], message=message["message"]),
             )  # fmt: skip
 
+    def _watch(self) -> Silence:
+        if self._silence is None:
+            self._silence = Silence(self._catch_up, lambda: live.SILENCE_SECONDS)
+        return self._silence
+
+    async def _catch_up(self) -> bool:
+        """Show what the database has beyond the last event sent, and the run's end if it ended.
+
+        Tell whether the run is still worth waiting for.
+        """
+        async with self._lock():
+            run_id = self.following
+            if run_id is None or self.ended:
+                return False
+            run, events = await database_sync_to_async(_stored)(run_id, self.sent)
+            events = [e for e in events if e["seq"] > self.sent]
+            html = self._events_html(events, replace=False) if events else ""
+            if events:
+                self.sent = events[-1]["seq"]
+            if run.is_finished:
+                self.following_run = run
+                await self._send_run_status(html, run)
+                return False
+            if html:
+                await self.send_run_html(run_id, html)
+            return True
+
+    async def _send_run_status(self, html: str, run: Run) -> None:
+        state = run_state(run)
+        await self._send_status(
+            html,
+            RunStatusPayload(type="status", run_id=str(run.pk), status=state["status"],
+                             outcome=state["outcome"], message=state["message"]),
+        )  # fmt: skip
+
     async def _missed(self, *, before: int | None) -> list[dict[str, Any]]:
         assert self.following is not None
         stored = await database_sync_to_async(run_events_after)(self.following, self.sent)
         return [e for e in stored if before is None or e["seq"] < before]
 
     async def _send_status(self, html: str, payload: RunStatusPayload) -> None:
+        if payload["status"] in RunStatus.finished():
+            self.ended = True
         head = run_head(status=payload["status"], message=payload["message"])
         html += render_to_string(
             f"{TEMPLATE}#run-status", {"run": self.following_run, "head": head}

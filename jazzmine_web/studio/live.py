@@ -10,6 +10,7 @@ import contextlib
 import logging
 import threading
 from asyncio import FIRST_COMPLETED
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from channels.layers import get_channel_layer
@@ -91,6 +92,57 @@ def _sender_loop() -> asyncio.AbstractEventLoop:
 
 
 CLOSE_UNAUTHENTICATED = 4403
+# A live page that heard nothing for this long reads the database (see `Silence`).
+SILENCE_SECONDS = 5.0
+
+
+class Silence:
+    """Call `on_silence` whenever a consumer heard nothing for a while, until it answers False.
+
+    Live messages are Redis pub/sub, which keeps nothing for a process that is reconnecting
+    (a restart, a failover, an output buffer Redis found too full). A gap in numbered
+    messages shows itself at the next one; a lost last message (a run's or a build's end)
+    never would, and the page would wait forever. Fail closed: a consumer that waits for an
+    end reads the database after every silence, so a lost message costs seconds, not the end.
+    `seconds` is read at each wait (a test may shorten it).
+    """
+
+    def __init__(
+        self, on_silence: Callable[[], Awaitable[bool]], seconds: Callable[[], float]
+    ) -> None:
+        self._on_silence = on_silence
+        self._seconds = seconds
+        self._heard = 0.0
+        self._task: asyncio.Task[None] | None = None
+
+    def heard(self) -> None:
+        """Note that a message arrived: the next read waits a full silence from now."""
+        self._heard = asyncio.get_running_loop().time()
+
+    def start(self) -> None:
+        """Start watching (again, if it had stopped)."""
+        self.heard()
+        if self._task is None or self._task.done():
+            self._task = asyncio.ensure_future(self._watch())
+
+    def stop(self) -> None:
+        """Stop watching (a call from `on_silence` itself lets it return instead)."""
+        if self._task is not None and self._task is not asyncio.current_task():
+            self._task.cancel()
+        self._task = None
+
+    async def _watch(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(max(0.0, self._heard + self._seconds() - loop.time()))
+            if loop.time() - self._heard < self._seconds():
+                continue  # something arrived meanwhile
+            self.heard()
+            try:
+                if not await self._on_silence():
+                    return
+            except Exception:  # the database is away: try again after the next silence
+                logger.exception("a live page could not read what it missed")
 
 
 async def connecting_user(consumer: Any, *, close_code: int = CLOSE_UNAUTHENTICATED) -> Any:
