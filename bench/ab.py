@@ -26,7 +26,6 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -140,7 +139,7 @@ def main() -> None:
     sys.path.insert(0, str(ROOT))
     from playwright.sync_api import sync_playwright
 
-    from bench.common import browser_launch, pct
+    from bench.common import browser_launch, compare_rows
     from bench.team import QUICK, START_JS
 
     runs = int(sys.argv[2]) if len(sys.argv) > 2 else 20
@@ -166,13 +165,7 @@ def main() -> None:
     print(
         f"\n{'(ms, ' + str(runs) + ' interleaved runs each)':<36} {'base':>22}   {'this':>22}   ratio"
     )
-    for name, key in FIGURES:
-        cells = [
-            f"p50 {pct(t.figures[key], 0.5):6.1f}  p95 {pct(t.figures[key], 0.95):6.1f}"
-            for t in trees
-        ]
-        ratio = statistics.median(this.figures[key]) / statistics.median(base.figures[key])
-        print(f"{name:<36} {cells[0]:>22}   {cells[1]:>22}   {ratio:5.2f}x")
+    print("\n".join(compare_rows(FIGURES, [t.figures for t in trees])))
 
     print(f"{'CPU per run (ms, the 1 s pauses included)':<36} {'base':>22}   {'this':>22}   ratio")
     for name in base.cpu:

@@ -31,7 +31,6 @@ import contextlib
 import io
 import os
 import sqlite3
-import statistics
 import subprocess
 import sys
 import tarfile
@@ -43,8 +42,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.common import browser_launch, cpu_seconds, pct, playground_page  # noqa: E402
-from bench.team import QUICK, START_JS, deployed, epoch  # noqa: E402
+from bench.common import browser_launch, compare_rows, cpu_seconds, playground_page  # noqa: E402
+from bench.team import QUICK, SOCKET_JS, START_JS, deployed, epoch  # noqa: E402
 from tests.workers import Web, free_port  # noqa: E402
 
 # The last commit whose daphne executed runs itself (the next one moved them to Celery).
@@ -53,11 +52,7 @@ BEFORE = "0cb9bc2"
 # The single process streamed a run's events as JSON on the playground's socket.
 BEFORE_JS = """
 async ([sandbox, body]) => {
-  const pg = window.benchSocket || await new Promise((resolve, reject) => {
-    const ws = new WebSocket(`ws://${location.host}/ws/playground/`);
-    ws.onopen = () => resolve(ws); ws.onerror = reject;
-  });
-  window.benchSocket = pg;
+  /* SOCKET */
   const t0 = performance.now();
   return await new Promise((resolve, reject) => {
     let runId = null, createdMs = null;
@@ -74,7 +69,7 @@ async ([sandbox, body]) => {
     pg.send(JSON.stringify({type: "run", sandbox, task: "bench", body}));
   });
 }
-"""
+""".replace("/* SOCKET */", SOCKET_JS)
 
 FIGURES = (
     ("Run → first event in the browser", "first_ms"),
@@ -197,13 +192,7 @@ def main() -> None:
     single, engine_side = sides
     print(f"\n(ms, {runs} interleaved runs each)")
     print(f"{'':<38} {single.name:>28}   {engine_side.name:>28}   ratio")
-    for label, key in FIGURES:
-        cells = [
-            f"p50 {pct(s.figures[key], 0.5):6.1f}  p95 {pct(s.figures[key], 0.95):6.1f}"
-            for s in sides
-        ]
-        ratio = statistics.median(engine_side.figures[key]) / statistics.median(single.figures[key])
-        print(f"{label:<38} {cells[0]:>28}   {cells[1]:>28}   {ratio:5.2f}x")
+    print("\n".join(compare_rows(FIGURES, [s.figures for s in sides], width=38, cell=28)))
     cpu = [s.cpu_per_run for s in sides]
     print(
         f"{'CPU per run, own processes (1 s pauses in)':<38} {cpu[0]:>28.1f}   {cpu[1]:>28.1f}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import statistics
 from typing import Any
 
 CHROMIUM = os.environ.get("JAZZMINE_CHROMIUM", "/usr/bin/chromium")
@@ -54,3 +55,19 @@ def playground_page(browser: Any, url: str) -> Any:
     page.goto("/playground/")
     page.wait_for_selector("#playground[data-socket=open]")
     return page
+
+
+def compare_rows(
+    figures: tuple[tuple[str, str], ...],
+    sides: list[dict[str, list[float]]],
+    *,
+    width: int = 36,
+    cell: int = 22,
+) -> list[str]:
+    """Return one line per figure: p50/p95 of each side, and the second's median over the first's."""
+    lines = []
+    for label, key in figures:
+        cells = [f"p50 {pct(s[key], 0.5):6.1f}  p95 {pct(s[key], 0.95):6.1f}" for s in sides]
+        ratio = statistics.median(sides[1][key]) / statistics.median(sides[0][key])
+        lines.append(f"{label:<{width}} {cells[0]:>{cell}}   {cells[1]:>{cell}}   {ratio:5.2f}x")
+    return lines

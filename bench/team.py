@@ -76,15 +76,20 @@ const evs = (html) => [...html.matchAll(/data-seq="(\\d+)"><span class="since" d
   .map((x) => ({seq: +x[1], ts: +x[2]}));
 """
 
-# Page A: start one run on the playground socket; resolve at its first event.
-START_JS = """
-async ([sandbox, body]) => {
-  /* EVENTS */
+# The page's playground socket, opened once and kept for the next runs.
+SOCKET_JS = """
   const pg = window.benchSocket || await new Promise((resolve, reject) => {
     const ws = new WebSocket(`ws://${location.host}/ws/playground/`);
     ws.onopen = () => resolve(ws); ws.onerror = reject;
   });
   window.benchSocket = pg;
+"""
+
+# Page A: start one run on the playground socket; resolve at its first event.
+START_JS = """
+async ([sandbox, body]) => {
+  /* EVENTS */
+  /* SOCKET */
   const t0 = performance.now();
   return await new Promise((resolve, reject) => {
     let runId = null, createdMs = null, paneMs = null;
@@ -102,7 +107,7 @@ async ([sandbox, body]) => {
     pg.send(JSON.stringify({type: "run", sandbox, task: "bench", body}));
   });
 }
-""".replace("/* EVENTS */", EVENTS_JS)
+""".replace("/* EVENTS */", EVENTS_JS).replace("/* SOCKET */", SOCKET_JS)
 
 # Page A: start a run and return its id as soon as it exists (its events are B's to watch).
 CREATE_JS = """

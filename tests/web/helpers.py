@@ -50,6 +50,16 @@ async def playground_socket(user, *, timeout: float = 1) -> WebsocketCommunicato
     return ws
 
 
+async def run_socket(run, user) -> WebsocketCommunicator:
+    """Return a run page's websocket, connected as the user, past its first status."""
+    headers = await database_sync_to_async(ws_headers)(user)
+    ws = WebsocketCommunicator(application, f"/ws/runs/{run.pk}/", headers=headers)
+    connected, _ = await ws.connect()
+    assert connected
+    await ws.receive_from(timeout=5)  # the stored events and the status the run has now
+    return ws
+
+
 async def collect_until(ws: WebsocketCommunicator, kind: str, timeout: float = 120) -> list[dict]:
     """Return the socket's messages up to and with the first of type `kind` (none an error)."""
     messages = []

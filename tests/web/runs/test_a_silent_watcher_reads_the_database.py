@@ -11,17 +11,15 @@ import pytest
 import redis
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
-from channels.testing import WebsocketCommunicator
 from django.conf import settings
 from django.utils import timezone
 
-from jazzmine_web.asgi import application
 from jazzmine_web.runs.models import Run, RunEvent, RunStatus
 from jazzmine_web.runs.services import run_create, run_group
 from jazzmine_web.studio import live
-from tests.web.helpers import playground_socket, ws_headers
+from tests.web.helpers import playground_socket, run_socket
 
-from .html import receive_until_finished, seqs, status
+from .html import receive_until_finished, seqs
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -49,18 +47,6 @@ def stored_silently(run_id, seqs_: range, *, end: bool) -> list[dict]:
             status=RunStatus.SUCCEEDED, outcome="result", finished_at=timezone.now()
         )
     return events
-
-
-async def run_socket(run, member) -> WebsocketCommunicator:
-    ws = WebsocketCommunicator(
-        application,
-        f"/ws/runs/{run.pk}/",
-        headers=[*await database_sync_to_async(ws_headers)(member)],
-    )
-    connected, _ = await ws.connect()
-    assert connected
-    assert status(await ws.receive_from(timeout=5)) == "queued"
-    return ws
 
 
 async def test_a_run_whose_messages_were_all_lost_still_shows_its_events_and_end(ecommerce, member):

@@ -8,14 +8,12 @@ import time
 import pytest
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
-from channels.testing import WebsocketCommunicator
 
-from jazzmine_web.asgi import application
 from jazzmine_web.runs.models import RunEvent
 from jazzmine_web.runs.services import run_create, run_group
-from tests.web.helpers import ws_headers
+from tests.web.helpers import run_socket
 
-from .html import seqs, status
+from .html import seqs
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -32,15 +30,8 @@ async def watching(ecommerce, member):
     run = await database_sync_to_async(run_create)(
         sandbox=ecommerce, user=member, body="emit_result(1)\n", start=False
     )
-    ws = WebsocketCommunicator(
-        application,
-        f"/ws/runs/{run.pk}/",
-        headers=[*await database_sync_to_async(ws_headers)(member)],
-    )
-    connected, _ = await ws.connect()
-    assert connected
+    ws = await run_socket(run, member)
     try:
-        assert status(await ws.receive_from(timeout=5)) == "queued"
         yield run, ws
     finally:
         await ws.disconnect()
