@@ -48,14 +48,14 @@ class BuildLogConsumer(AsyncWebsocketConsumer):
             await self.close(code=4404)  # someone else's build, or none: say nothing more
             return
         await self.accept()
+        # A lost last message would leave the Build button away: read the build after a silence.
+        self.silence = Silence(self._catch_up, lambda: studio_live.SILENCE_SECONDS)
         build: ImageBuild = snapshot["build"]
         self.sent_seq = build.line_count
         await self.send(text_data=self._render_snapshot(build, snapshot["image"]))
         if build.status in FINISHED:
             await self.close()
             return
-        # A lost last message would leave the Build button away: read the build after a silence.
-        self.silence = Silence(self._catch_up, lambda: studio_live.SILENCE_SECONDS)
         self.silence.start()
 
     async def disconnect(self, code: int) -> None:

@@ -103,8 +103,8 @@ class RunFollowMixin:
             if not events:
                 return
             if events[0]["seq"] > self.sent + 1:
-                # A live message went missing (a full channel, another process's send that
-                # overtook): the database has every event, so fill the gap from there first.
+                # A live message went missing (published while this process was reconnecting
+                # to Redis): the database has every event, so fill the gap from there first.
                 events = await self._missed(before=events[0]["seq"]) + events
             self.sent = events[-1]["seq"]
             await self.send_run_html(run_id, self._events_html(events, replace=False))
