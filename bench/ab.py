@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -86,25 +85,14 @@ class Tree:
 
     def measure(self, start_js: str, body: str) -> None:
         started = self.page.evaluate(start_js, [self.sandbox, body])
-        key = started["run_id"].replace("-", "")  # SQLite stores the uuid without dashes
-        with contextlib.closing(sqlite3.connect(self.db)) as conn:
-            ((enqueued,),) = conn.execute("SELECT enqueued_at FROM runs_run WHERE id = ?", (key,))
-            first = None
-            deadline = time.monotonic() + 5
-            while first is None and time.monotonic() < deadline:
-                # A tree may show an event while it is being stored: wait for its row.
-                row = conn.execute(
-                    "SELECT ts FROM runs_runevent WHERE run_id = ? ORDER BY seq LIMIT 1", (key,)
-                ).fetchone()
-                first = row[0] if row else time.sleep(0.01)
-            if first is None:
-                raise SystemExit(f"{self.name}: run {started['run_id']} stored no event")
-        from bench.team import epoch
+        from bench.team import first_event_ms
 
         self.figures["browser"].append(started["first_ms"])
         self.figures["created"].append(started["created_ms"])
         self.figures["emit"].append(started["emit_ms"])
-        self.figures["enqueue"].append((first - epoch(enqueued)) * 1000)
+        self.figures["enqueue"].append(
+            first_event_ms(Path(self.db), started["run_id"], "enqueued_at")
+        )
 
     def cpu_seconds(self) -> dict[str, float]:
         """Return the CPU time its web process and its worker have used so far."""

@@ -30,7 +30,6 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import sqlite3
 import subprocess
 import sys
 import tarfile
@@ -43,7 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.common import browser_launch, compare_rows, cpu_seconds, playground_page  # noqa: E402
-from bench.team import QUICK, SOCKET_JS, START_JS, deployed, epoch  # noqa: E402
+from bench.team import QUICK, SOCKET_JS, START_JS, deployed, first_event_ms  # noqa: E402
 from tests.workers import Web, free_port  # noqa: E402
 
 # The last commit whose daphne executed runs itself (the next one moved them to Celery).
@@ -96,24 +95,9 @@ class Side:
 
     def measure(self) -> None:
         started = self.page.evaluate(self.start_js, [self.sandbox, QUICK])
-        started["stored_ms"] = self._stored_to_first_event(started["run_id"])
+        started["stored_ms"] = first_event_ms(self.db, started["run_id"], "created_at")
         for _label, key in FIGURES:
             self.figures[key].append(started[key])
-
-    def _stored_to_first_event(self, run_id: str) -> float:
-        key = run_id.replace("-", "")  # SQLite stores the uuid without dashes
-        with contextlib.closing(sqlite3.connect(self.db)) as conn:
-            ((created,),) = conn.execute("SELECT created_at FROM runs_run WHERE id = ?", (key,))
-            # The page may show the event while it is being stored: wait for its row.
-            deadline = time.monotonic() + 5
-            while time.monotonic() < deadline:
-                row = conn.execute(
-                    "SELECT ts FROM runs_runevent WHERE run_id = ? ORDER BY seq LIMIT 1", (key,)
-                ).fetchone()
-                if row:
-                    return (row[0] - epoch(created)) * 1000
-                time.sleep(0.01)
-        raise SystemExit(f"{self.name}: run {run_id} stored no event")
 
     def cpu(self) -> float:
         return sum(cpu_seconds(pid) for pid in self.pids)

@@ -249,6 +249,25 @@ def epoch(value: Any) -> float:
     return datetime.datetime.fromisoformat(str(value)).replace(tzinfo=datetime.UTC).timestamp()
 
 
+def first_event_ms(db: Path, run_id: str, since: str) -> float:
+    """Return ms from a run row's `since` column to its first event's sandbox time (SQLite).
+
+    The page may show the event while it is being stored: this waits up to 5 s for its row.
+    """
+    key = run_id.replace("-", "")  # SQLite stores the uuid without dashes
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        ((start,),) = conn.execute(f"SELECT {since} FROM runs_run WHERE id = ?", (key,))
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            row = conn.execute(
+                "SELECT ts FROM runs_runevent WHERE run_id = ? ORDER BY seq LIMIT 1", (key,)
+            ).fetchone()
+            if row:
+                return (row[0] - epoch(start)) * 1000
+            time.sleep(0.01)
+    raise SystemExit(f"run {run_id} stored no event in {db}")
+
+
 def enqueue_to_first_event(deployment: Deployment, run_ids: list[str]) -> list[float]:
     """Return, per run, the worker's time from the run's enqueueing to its first event."""
     found = []
