@@ -32,11 +32,7 @@ from jazzmine.sandbox.pool import WarmPool
 from . import services
 from .credentials import run_credentials_revoke
 from .models import RunStatus
-from .preparation import (
-    Prepared,
-    run_prepare,
-    sandbox_current_image,
-)
+from .preparation import Prepared, run_claim_prepare, sandbox_current_image
 from .recorder import EventRecorder
 from .selectors import run_status_outcome
 
@@ -56,7 +52,7 @@ class RunExecutor:
         self._pools: dict[tuple[str, RunLimits], WarmPool] = {}
         self._current: dict[int, tuple[str, RunLimits]] = {}  # sandbox id -> its pool's key
         self._docker: DockerRunner | None = None
-        self._futures: dict[str, concurrent.futures.Future[str]] = {}
+        self._futures: dict[str, concurrent.futures.Future[str | None]] = {}
         self._tasks: dict[str, asyncio.Task[str]] = {}  # run id -> its task (loop thread only)
         self._cancelled: dict[str, str] = {}  # run id -> why a person cancelled it
         self._known_images: set[str] = set()  # image tags known to exist in the engine
@@ -67,9 +63,13 @@ class RunExecutor:
 
     # Public API (any thread)
 
-    def submit(self, run_id: Any) -> concurrent.futures.Future[str]:
-        """Queue a run; the future resolves to its final status."""
-        future = asyncio.run_coroutine_threadsafe(self._execute(run_id), self._loop)
+    def submit(self, run_id: Any, *, worker: str) -> concurrent.futures.Future[str | None]:
+        """Claim a queued run for `worker` and execute it.
+
+        The future resolves to the run's final status, or None when the run was not this
+        worker's to execute (another worker or a cancel had it first).
+        """
+        future = asyncio.run_coroutine_threadsafe(self._execute(run_id, worker), self._loop)
         self._futures[str(run_id)] = future
         future.add_done_callback(lambda _f: self._futures.pop(str(run_id), None))
         return future
@@ -132,17 +132,42 @@ class RunExecutor:
         """Queue a database call on the one DB thread, which keeps the order; await to wait."""
         return self._loop.run_in_executor(self._db, lambda: _with_connection(fn, **kwargs))
 
-    async def _execute(self, run_id: Any) -> str:
+    async def _execute(self, run_id: Any, worker: str) -> str | None:
         key = str(run_id)
         self._tasks[key] = asyncio.current_task()  # type: ignore[assignment]
+        claim: asyncio.Future[Prepared | None] | None = None
         try:
-            if key in self._cancelled:  # cancelled between its submission and this start
-                raise asyncio.CancelledError
-            return await self._execute_unsafe(run_id)
+            if key in self._cancelled:  # cancelled before its claim: the cancel ended it
+                return None
+            claim = self._in_db(
+                run_claim_prepare,
+                run_id=run_id,
+                worker=worker,
+                known_images=frozenset(self._known_images),
+            )
+            try:
+                # Shielded: a cancel must not lose whether the claim made the run ours.
+                prepared = await asyncio.shield(claim)
+            except Exception as exc:  # raised only once the run is ours
+                await self._prepare_failed(run_id, exc)
+                return RunStatus.FAILED
+            if prepared is None:
+                return None  # not ours: another worker (or a cancel) had it first
+            if prepared.image_to_make is not None:
+                try:
+                    await self._make_image(prepared)
+                except Exception as exc:
+                    await self._prepare_failed(run_id, exc)
+                    return RunStatus.FAILED
+            if prepared.bash is not None:
+                return await self._execute_bash(prepared)
+            return await self._execute_python(prepared)
         except asyncio.CancelledError:
-            reason = self._cancelled.pop(str(run_id), None)
+            reason = self._cancelled.pop(key, None)
             if reason is None:
                 raise  # the worker is stopping: the reaper ends the run once its heartbeat stops
+            if not await _ours(claim):
+                return None  # a queued run's cancel ends it where it is asked for
             await self._in_db(
                 services.run_fail, run_id=run_id, outcome=Outcome.CANCELLED, message=reason
             )
@@ -158,24 +183,28 @@ class RunExecutor:
             return RunStatus.FAILED
         finally:
             self._tasks.pop(key, None)
+            if await _ours(claim):
+                # Shielded: a cancel that lands now must not leave the run's tokens alive.
+                await asyncio.shield(self._in_db(run_credentials_revoke, run_id=run_id))
 
-    async def _execute_unsafe(self, run_id: Any) -> str:
-        # The run is already PREPARING: the worker's claim moved it there.
-        try:
-            prepared: Prepared = await self._in_db(
-                run_prepare, run_id=run_id, known_images=self._known_images
-            )
-        except Exception as exc:
-            outcome = Outcome.ENGINE_UNAVAILABLE if _is_engine_error(exc) else Outcome.BUILD_FAILED
-            await self._in_db(services.run_fail, run_id=run_id, outcome=outcome, message=str(exc))
-            return RunStatus.FAILED
-        try:
-            if prepared.bash is not None:
-                return await self._execute_bash(prepared)
-            return await self._execute_python(prepared)
-        finally:
-            # Shielded: a cancel that lands now must not leave the run's tokens alive.
-            await asyncio.shield(self._in_db(run_credentials_revoke, run_id=run_id))
+    async def _prepare_failed(self, run_id: Any, exc: Exception) -> None:
+        outcome = Outcome.ENGINE_UNAVAILABLE if _is_engine_error(exc) else Outcome.BUILD_FAILED
+        await self._in_db(services.run_fail, run_id=run_id, outcome=outcome, message=str(exc))
+
+    async def _make_image(self, prepared: Prepared) -> None:
+        """Build (or find) a run's image off the DB thread, which other runs' events need."""
+        assert prepared.image_to_make is not None
+        await self._in_db(
+            services.run_set_status,
+            run_id=prepared.run_id,
+            status=RunStatus.PREPARING,
+            message="building image",
+        )
+        loop = asyncio.get_running_loop()
+        tag = await loop.run_in_executor(None, prepared.image_to_make.ensure)
+        # An image tag names its content, so once it exists it stays right (a removed image
+        # shows up as a failed start, and is forgotten): asking the engine costs ~20 ms a run.
+        self._known_images.add(tag)
 
     async def _execute_python(self, prepared: Prepared) -> str:
         run_id = prepared.run_id
@@ -195,17 +224,10 @@ class RunExecutor:
                 docker=self._docker_runner() if docker else None,
                 remove_runtime_dir=True,
             )
-        # The request goes to the sandbox while RUNNING is stored: the write is queued on the
-        # one DB thread before any event of the run, so it is stored (and announced) first,
-        # without the script waiting for it.
-        running = self._in_db(
-            services.run_set_status,
-            run_id=run_id,
-            status=RunStatus.RUNNING,
-            backend=prepared.backend,
-            image=prepared.image,
-            warm=warm,
-        )
+        # The request goes to the sandbox while RUNNING is announced: queued on the one DB
+        # thread before any event of the run, so watchers hear it first, without the script
+        # waiting for it.
+        running = self._running(prepared)
         events = runner.run(prepared.request)
         dispatched = time.monotonic()
         first_ms: float | None = None  # when the first event reached this worker
@@ -218,7 +240,9 @@ class RunExecutor:
             batches += 1
             stored = await self._in_db(services.run_record_events, run_id=run_id, events=batch)
             if stored and batches == 1:  # after the event itself: watchers see it first
-                self._in_db(services.run_first_event_set, run_id=run_id, ms=first_ms or 0.0)
+                self._in_db(
+                    services.run_first_event_set, run_id=run_id, ms=first_ms or 0.0, warm=warm
+                )
             return bool(stored)
 
         async def read(recorder: EventRecorder) -> None:
@@ -268,14 +292,7 @@ class RunExecutor:
             # Submitted in order to the single DB thread, so events are stored in order.
             writes.append(self._in_db(fn, **kwargs))
 
-        submit(
-            services.run_set_status,
-            run_id=run_id,
-            status=RunStatus.RUNNING,
-            backend="docker",
-            image=prepared.image,
-            warm=False,
-        )
+        writes.append(self._running(prepared))
         seq = itertools.count(1)
         dispatched = time.monotonic()
 
@@ -286,7 +303,7 @@ class RunExecutor:
         def on_call(call: BashCall) -> None:
             if len(writes) == 1:  # only RUNNING so far: this is the first event
                 ms = round((time.monotonic() - dispatched) * 1000, 2)
-                submit(services.run_first_event_set, run_id=run_id, ms=ms)
+                submit(services.run_first_event_set, run_id=run_id, ms=ms, warm=False)
             record("intermediate", bash_call_event(call))
 
         result = await run_bash_in_sandbox(
@@ -304,6 +321,20 @@ class RunExecutor:
         await asyncio.gather(*writes)
         status, _outcome = await self._in_db(run_status_outcome, run_id=run_id)
         return status
+
+    def _running(self, prepared: Prepared) -> asyncio.Future[Any]:
+        """Store RUNNING unless the claim did, and tell the run's watchers (on the DB thread)."""
+        if prepared.running:
+            return self._in_db(
+                services.run_status_announce, run_id=prepared.run_id, status=RunStatus.RUNNING
+            )
+        return self._in_db(
+            services.run_set_status,
+            run_id=prepared.run_id,
+            status=RunStatus.RUNNING,
+            backend=prepared.backend,
+            image=prepared.image,
+        )
 
     def _docker_runner(self) -> DockerRunner:
         if self._docker is None:
@@ -354,6 +385,18 @@ def _with_connection(fn: Any, **kwargs: Any) -> Any:
     """Run a database function on the worker's DB thread with a usable connection."""
     close_old_connections()
     return fn(**kwargs)
+
+
+async def _ours(claim: asyncio.Future[Prepared | None] | None) -> bool:
+    """Tell whether a run's claim made it this worker's (waiting for a claim in flight)."""
+    if claim is None:
+        return False
+    try:
+        return await asyncio.shield(claim) is not None
+    except asyncio.CancelledError:
+        raise
+    except Exception:
+        return True  # the claim raises only once the run is ours
 
 
 def _is_engine_error(exc: Exception) -> bool:

@@ -26,16 +26,21 @@ logger = logging.getLogger(__name__)
 ACTIVE = (RunStatus.PREPARING, RunStatus.RUNNING)
 
 
-def run_claim(*, run_id: Any, worker: str) -> bool:
+def run_claim(*, run_id: Any, worker: str, running: bool = False, **started: Any) -> bool:
     """Make a queued run this worker's; False when another worker (or a cancel) got it first.
 
-    The claim is not announced: watchers hear `running` a few milliseconds later, or
-    `preparing` with the reason when there is something to wait for (an image to build).
-    One message fewer through the channel layer and every watcher, on the way to the first
-    event.
+    With `running` the claim stores RUNNING (and `started`: its backend and image) at once,
+    for a run that can start now; else PREPARING. The claim is not announced: watchers hear
+    `running` a few milliseconds later, or `preparing` with the reason when there is
+    something to wait for (an image to build). One message fewer through the channel layer
+    and every watcher, on the way to the first event.
     """
+    now = timezone.now()
+    changes: dict[str, Any] = {"status": RunStatus.PREPARING, "claimed_at": now}
+    if running:
+        changes.update(started, status=RunStatus.RUNNING, started_at=now)
     rows = Run.objects.filter(pk=run_id, status=RunStatus.QUEUED, cancel_reason="")
-    return row_claim(rows, worker=worker, status=RunStatus.PREPARING, claimed_at=timezone.now())
+    return row_claim(rows, worker=worker, **changes)
 
 
 def run_queue_position(*, run: Run) -> int | None:

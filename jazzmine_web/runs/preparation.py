@@ -18,8 +18,8 @@ from jazzmine.sandbox.bwrap import stage_run_dir
 from ..catalog.models import Sandbox
 from ..catalog.selectors import sandbox_secret_values
 from ..catalog.services import registry_for_sandbox, script_tool_from_row
-from . import services
 from .credentials import run_credentials_issue
+from .lifecycle import run_claim
 from .models import Run, RunStatus
 
 
@@ -30,6 +30,18 @@ class BashPlan:
     specs: list[ToolSpec]
     limits: BashLimits
     environment: dict[str, str]
+
+
+@dataclass(frozen=True)
+class ImageToMake:
+    """An image a run needs that this worker does not know to exist: made off the DB thread."""
+
+    builder: SandboxBuilder
+    sandbox_name: str
+
+    def ensure(self) -> str:
+        """Build the image unless the engine has it; return its tag (seconds to minutes)."""
+        return self.builder.ensure_image(self.sandbox_name).tag
 
 
 @dataclass(frozen=True)
@@ -44,6 +56,10 @@ class Prepared:
     limits: RunLimits
     request: RunRequest
     bash: BashPlan | None = None
+    # True when the claim stored RUNNING itself (the image was known to exist); else the
+    # run is PREPARING until its image is made and the loop stores RUNNING.
+    running: bool = False
+    image_to_make: ImageToMake | None = None
 
 
 def run_limits_for(sandbox: Any) -> RunLimits:
@@ -51,13 +67,42 @@ def run_limits_for(sandbox: Any) -> RunLimits:
     return RunLimits.from_sandbox(sandbox.to_config())
 
 
-def run_prepare(*, run_id: Any, known_images: set[str]) -> Prepared:
-    """Read a run, make sure its sandbox image exists, and build its request."""
-    run = Run.objects.select_related("sandbox").get(pk=run_id)
-    if run.language == "bash":
-        return _prepare_bash(run, known_images)
+def run_claim_prepare(*, run_id: Any, worker: str, known_images: frozenset[str]) -> Prepared | None:
+    """Claim a queued run for this worker and read what its start needs; None if it was taken.
+
+    One call on the worker's DB thread. What decides the run's image is read before the claim
+    (reads only: a duplicate delivery of the task costs nothing else), so that the claim can
+    store RUNNING when the image is known to exist: one write before the sandbox starts
+    instead of two. Secrets and credentials are read and issued only once the run is ours.
+    """
+    run = (
+        Run.objects.select_related("sandbox")
+        .filter(pk=run_id, status=RunStatus.QUEUED, cancel_reason="")
+        .first()
+    )
+    if run is None:
+        return None  # another worker has it, or it was cancelled or ended meanwhile
     sandbox = run.sandbox
-    registry = registry_for_sandbox(sandbox)
+    docker = sandbox.backend == "docker"
+    try:
+        rows = list(sandbox.tools.all())
+        registry = registry_for_sandbox(sandbox, tools=rows)
+        builder = SandboxBuilder(registry)
+        tag = builder.image_tag(sandbox.name) if docker else ""
+    except Exception:
+        # A failure is the run's to report once the run is ours (not another worker's).
+        if run_claim(run_id=run_id, worker=worker):
+            raise
+        return None
+    # A bubblewrap run's directory is staged after the claim, so RUNNING waits for it.
+    running = docker and tag in known_images
+    if not run_claim(run_id=run_id, worker=worker, running=running, backend="docker", image=tag):
+        return None
+    to_make = None if running or not docker else ImageToMake(builder, sandbox.name)
+    if run.language == "bash":
+        if not docker:
+            raise ValueError("bash scripts run in Docker sandboxes only (this one uses bubblewrap)")
+        return _prepare_bash(run, registry, rows, tag, running=running, to_make=to_make)
     declared = registry.aggregate_secrets(sandbox.name)
     request = RunRequest.for_sandbox(
         run.script,
@@ -70,21 +115,16 @@ def run_prepare(*, run_id: Any, known_images: set[str]) -> Prepared:
         request = dataclasses.replace(request, secrets={**request.secrets, **issued})
     # The harness refuses any other tool: the review decision holds where the code runs.
     request = dataclasses.replace(request, allowed_tools=_allowed_tools(run))
-    builder = SandboxBuilder(registry)
     limits = run_limits_for(sandbox)
-    if sandbox.backend == "bwrap":
+    if not docker:
         runtime_dir = stage_run_dir(builder, sandbox.name)  # the run removes it when it ends
         return Prepared(
             run_id, sandbox.pk, "bwrap", f"bwrap:{runtime_dir}", runtime_dir, limits, request
         )
-    tag = builder.image_tag(sandbox.name)
-    if tag not in known_images:
-        # Asking the engine costs ~20 ms a run; an image tag names its content, so once it
-        # exists it stays right (a removed image shows up as a failed start, and is forgotten).
-        services.run_set_status(run_id=run_id, status=RunStatus.PREPARING, message="building image")
-        tag = builder.ensure_image(sandbox.name).tag
-        known_images.add(tag)
-    return Prepared(run_id, sandbox.pk, "docker", tag, None, limits, request)
+    return Prepared(
+        run_id, sandbox.pk, "docker", tag, None, limits, request,
+        running=running, image_to_make=to_make,
+    )  # fmt: skip
 
 
 def sandbox_current_image(*, sandbox_id: int) -> tuple[str, RunLimits] | None:
@@ -111,28 +151,27 @@ def bash_limits_for(sandbox: Any) -> BashLimits:
     )
 
 
-def _prepare_bash(run: Run, known_images: set[str]) -> Prepared:
-    """Make sure the sandbox image exists and collect the builtins of a bash run."""
+def _prepare_bash(
+    run: Run,
+    registry: Any,
+    rows: list[Any],
+    tag: str,
+    *,
+    running: bool,
+    to_make: ImageToMake | None,
+) -> Prepared:
+    """Collect the builtins, limits and environment of a bash run (claimed already)."""
     sandbox = run.sandbox
-    if sandbox.backend != "docker":
-        raise ValueError("bash scripts run in Docker sandboxes only (this one uses bubblewrap)")
-    rows = list(sandbox.tools.all())
-    registry = registry_for_sandbox(sandbox, tools=rows)
     script_tools = [t for t in map(script_tool_from_row, rows) if t is not None]
     specs = specs_for_sandbox(registry, sandbox.name, script_tools=script_tools)
     bash_limits = bash_limits_for(sandbox)
     declared = registry.aggregate_secrets(sandbox.name)
     environment = sandbox_secret_values(sandbox, names=declared)
     environment.update(run_credentials_issue(run=run, lifetime=bash_limits.timeout_seconds))
-    builder = SandboxBuilder(registry)
-    tag = builder.image_tag(sandbox.name)
-    if tag not in known_images:
-        services.run_set_status(run_id=run.pk, status=RunStatus.PREPARING, message="building image")
-        tag = builder.ensure_image(sandbox.name).tag
-        known_images.add(tag)
     # The bash runner refuses any builtin outside the run's decision, as the harness does.
     request = RunRequest(script=run.script, body_offset=0, allowed_tools=_allowed_tools(run))
     plan = BashPlan(specs=specs, limits=bash_limits, environment=environment)
     return Prepared(
-        run.pk, sandbox.pk, "docker", tag, None, run_limits_for(sandbox), request, bash=plan
-    )
+        run.pk, sandbox.pk, "docker", tag, None, run_limits_for(sandbox), request,
+        bash=plan, running=running, image_to_make=to_make,
+    )  # fmt: skip

@@ -314,6 +314,10 @@ def run_fail(*, run_id: object, outcome: Outcome, message: str) -> None:
     )
 
 
-def run_first_event_set(*, run_id: object, ms: float) -> None:
-    """Record how long the sandbox took to its first event after the run was dispatched."""
-    Run.objects.filter(pk=run_id).update(first_event_ms=ms)
+def run_first_event_set(*, run_id: object, ms: float, warm: bool | None) -> None:
+    """Record how long the sandbox took to its first event, and whether it was started already.
+
+    Written after the first event (not with RUNNING, which the claim may store before a
+    sandbox is picked), so neither delays it.
+    """
+    Run.objects.filter(pk=run_id).update(first_event_ms=ms, warm=warm)

@@ -193,17 +193,33 @@ def worker_process() -> WorkerProcess | None:
 def execute_claimed(
     kind: str, row_id: Any, *, claim: Callable[..., bool], work: Callable[[], T]
 ) -> T | None:
-    """Claim a row (a run, a build, a trial) for this worker and do its work, kept alive meanwhile.
+    """Claim a row (a build, a trial) for this worker and do its work, kept alive meanwhile.
 
     None when another worker (or the reaper) had it first: the message was a duplicate.
     """
-    current = worker_process()
-    if current is None:  # a task delivered before the worker finished starting
-        raise RuntimeError("this process is not a started worker")
+    current = _started()
     if not claim(worker=current.name):
         return None
     with current.holding(kind, row_id):
         return work()
+
+
+def execute_held(kind: str, row_id: Any, *, work: Callable[[str], T]) -> T:
+    """Do work that claims its row itself (given the worker's name), kept alive meanwhile.
+
+    For work whose claim is one step with its first reads (a run). Until the claim the row
+    is not this worker's, so its heartbeat touches nothing of it.
+    """
+    current = _started()
+    with current.holding(kind, row_id):
+        return work(current.name)
+
+
+def _started() -> WorkerProcess:
+    current = worker_process()
+    if current is None:  # a task delivered before the worker finished starting
+        raise RuntimeError("this process is not a started worker")
+    return current
 
 
 def worker_process_stop() -> None:

@@ -6,7 +6,7 @@ import pytest
 
 from jazzmine.sandbox import SandboxBuilder
 from jazzmine_web.catalog.services import registry_for_sandbox, secret_value_set, tool_update
-from jazzmine_web.runs.preparation import run_prepare
+from jazzmine_web.runs.preparation import run_claim_prepare
 from jazzmine_web.runs.services import run_create
 
 pytestmark = pytest.mark.django_db
@@ -47,12 +47,16 @@ def test_a_change_outside_the_code_is_seen_too(ecommerce, change):
     assert registry_of(ecommerce) is not before
 
 
+def prepared(run, *, known_images):
+    return run_claim_prepare(run_id=run.pk, worker="w1@host", known_images=known_images)
+
+
 def test_a_secret_set_between_two_runs_reaches_the_second(ecommerce, member):
     first = run_create(sandbox=ecommerce, user=member, body="emit_result(1)\n", start=False)
     tag = SandboxBuilder(registry_of(ecommerce)).image_tag(ecommerce.name)
-    assert run_prepare(run_id=first.pk, known_images={tag}).request.secrets == {}
+    assert prepared(first, known_images=frozenset({tag})).request.secrets == {}
     secret_value_set(sandbox=ecommerce, name="MAIL_API_TOKEN", value="s3cret", user=None)
     second = run_create(sandbox=ecommerce, user=member, body="emit_result(2)\n", start=False)
-    assert run_prepare(run_id=second.pk, known_images={tag}).request.secrets == {
+    assert prepared(second, known_images=frozenset({tag})).request.secrets == {
         "MAIL_API_TOKEN": "s3cret"
     }
