@@ -1,0 +1,51 @@
+"""A run whose image must be built does not hold up the events of the worker's other runs.
+
+The worker stores every run's events on one database thread (in order); building an image
+takes seconds to minutes, so it must happen elsewhere.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import pytest
+
+from jazzmine_web.catalog.services import sandbox_create
+from jazzmine_web.runs.models import Run, RunStatus
+from jazzmine_web.runs.services import run_create
+from tests.waiting import wait_until
+
+pytestmark = [pytest.mark.docker, pytest.mark.django_db(transaction=True)]
+
+STEADY = """\
+for i in range(400):
+    emit_intermediate("tick", i)
+    time.sleep(0.02)
+emit_result("done")
+"""
+
+
+def test_a_run_keeps_storing_events_while_another_runs_image_builds(
+    ecommerce, team, member, worker
+) -> None:
+    steady = run_create(sandbox=ecommerce, user=member, body=STEADY)
+    wait_until(lambda: Run.objects.get(pk=steady.pk).event_count >= 3, timeout=120)
+    # A sandbox nobody has built an image for (a new name is a new image).
+    fresh = sandbox_create(team=team, name=f"fresh-{uuid.uuid4().hex[:8]}")
+    building = run_create(sandbox=fresh, user=member, body="emit_result(1)\n")
+    seen: list[tuple[float, int]] = []  # the steady run's stored events during the build
+
+    def built() -> bool:
+        run = Run.objects.get(pk=building.pk)
+        if run.status == RunStatus.PREPARING and run.message == "building image":
+            seen.append((time.monotonic(), Run.objects.get(pk=steady.pk).event_count))
+        return run.status not in (RunStatus.QUEUED, RunStatus.PREPARING)
+
+    wait_until(built, timeout=300, interval=0.05)
+    # An event every 20 ms: a build of 0.2 s (this machine's quickest) must see several.
+    assert len(seen) >= 2 and seen[-1][0] - seen[0][0] >= 0.2, f"too quick a build: {seen}"
+    # Stored as they come, not held back and stored in one go once the build is over.
+    assert len({count for _t, count in seen}) >= 3, f"the other run's events waited: {seen}"
+    assert worker.future(building.pk).result() == RunStatus.SUCCEEDED
+    assert worker.future(steady.pk).result() == RunStatus.SUCCEEDED
