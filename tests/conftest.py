@@ -27,7 +27,23 @@ def _fast_password_hashing(settings):
 
 
 @pytest.fixture(scope="session")
-def django_db_setup(django_db_setup, django_db_blocker):
+def _sqlite_companions_removed():
+    """Remove the SQLite test database's WAL files once Django has dropped the database.
+
+    Django deletes the database file only; its `-wal` and `-shm` files stay behind whenever a
+    worker or web process of the session still had it open, one pair per test session.
+    """
+    yield
+    from django.conf import settings
+
+    name = str(settings.DATABASES["default"].get("TEST", {}).get("NAME") or "")
+    if settings.DATABASES["default"]["ENGINE"].endswith("sqlite3") and name:
+        for suffix in ("-wal", "-shm"):
+            Path(name + suffix).unlink(missing_ok=True)
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(_sqlite_companions_removed, django_db_setup, django_db_blocker):
     """pytest-django's test database, emptied of sessions before it is dropped.
 
     PostgreSQL refuses to drop a database that has sessions, and a session's threads can end
