@@ -5,9 +5,12 @@ Run: .venv/bin/python bench/stages.py [runs]  (Redis, PostgreSQL and Docker must
 A run is started from the playground's socket in Chromium, as a person does, and timed from
 its row's columns (every clock is this machine's):
 
-    browser sends Run ─► row created (enqueued_at) ─► claimed by the worker (claimed_at)
-      ─► RUNNING written (started_at) ─► first event emitted in the sandbox (its ts)
-      ─► first event on the browser's socket
+    browser sends Run ─► row created (enqueued_at) ─► claimed by the worker, with RUNNING
+      when its image is known (claimed_at = started_at) ─► first event emitted in the sandbox
+      (its ts) ─► first event on the browser's socket
+
+The claim comes after the worker's reads of what the run needs (one step on its DB thread),
+so "enqueue → claimed" is the task's trip through the broker plus those reads.
 
 "web" is what is left of the browser's figure once the stages in between are taken out: the
 socket's trip in, the web process's checks and its row, and the event's way back out.
@@ -38,8 +41,7 @@ STAGES = (
     ("Run → first event in the browser", "browser"),
     ("  Run → run_created on the socket", "created"),
     ("  Run → run pane on the socket", "pane"),
-    ("  enqueue → claimed", "claim"),
-    ("  claimed → RUNNING stored", "prepare"),
+    ("  enqueue → claimed (and read)", "claim"),
     ("  claimed → first event emitted", "dispatch"),
     ("  enqueue → first event emitted", "enqueue"),
     ("  web (socket in, row, event out)", "web"),
@@ -49,13 +51,13 @@ STAGES = (
 def stages_of(deployment: Deployment, run_id: str, marks: dict[str, Any]) -> dict[str, float]:
     """Return one run's stages in milliseconds, from its row and its first event."""
     key = deployment.run_key(run_id)
-    enqueued, claimed, started = deployment.read(
-        "SELECT enqueued_at, claimed_at, started_at FROM runs_run WHERE id = ?", (key,)
+    enqueued, claimed = deployment.read(
+        "SELECT enqueued_at, claimed_at FROM runs_run WHERE id = ?", (key,)
     )[0]
     ((first,),) = deployment.read(
         "SELECT ts FROM runs_runevent WHERE run_id = ? ORDER BY seq LIMIT 1", (key,)
     )
-    enqueued_s, claimed_s, started_s = epoch(enqueued), epoch(claimed), epoch(started)
+    enqueued_s, claimed_s = epoch(enqueued), epoch(claimed)
     enqueue_ms = (first - enqueued_s) * 1000
     browser_ms = marks["first_ms"]
     return {
@@ -63,7 +65,6 @@ def stages_of(deployment: Deployment, run_id: str, marks: dict[str, Any]) -> dic
         "created": marks["created_ms"],
         "pane": marks["pane_ms"],
         "claim": (claimed_s - enqueued_s) * 1000,
-        "prepare": (started_s - claimed_s) * 1000,
         "dispatch": (first - claimed_s) * 1000,
         "enqueue": enqueue_ms,
         "web": browser_ms - enqueue_ms,
