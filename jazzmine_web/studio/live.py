@@ -164,17 +164,17 @@ class GroupWaiter:
     A long-poll or a stream reads the database only when something it watches changed (or,
     as a safety net, after `timeout`), instead of polling; between reads it holds nothing.
 
-    One reader task receives for the whole request and is ended by a message of its own,
-    never by cancellation: channels-redis can lose a cancellation that lands inside its
-    blocking pop, and the receive then waits forever (seen as long-polls that never
-    answered under load). Waiting is on an `asyncio.Event`, which cancels cleanly.
+    One reader task receives for the whole request; waiting is on an `asyncio.Event`. The
+    reader is cancelled when the request leaves: on the pub/sub layer a cancelled receive is
+    what unsubscribes its channel (the layer has no other way to delete one), so a reader
+    ended any other way would leave a subscription in Redis and a queue in this process
+    per request, for good.
     """
 
     # Messages that arrive together (a burst of run events) wake the reader once.
     COALESCE_SECONDS = 0.02
-    # How long leaving waits for the reader to see its closing message.
-    CLOSE_SECONDS = 2.0
-    _CLOSE = "waiter.close"
+    # How long leaving waits for the reader's channel to be unsubscribed.
+    LEAVE_SECONDS = 2.0
 
     def __init__(self) -> None:
         self.layer = get_channel_layer()
@@ -202,20 +202,16 @@ class GroupWaiter:
         reader = self._reader
         if reader is None or reader.done():
             return
-        with contextlib.suppress(Exception):
-            await self.layer.send(self.channel, {"type": self._CLOSE})
-        done, _ = await asyncio.wait({reader}, timeout=self.CLOSE_SECONDS)
-        if not done:
-            reader.cancel()  # the layer is unreachable: nothing better is left to do
+        reader.cancel()
+        # Its unsubscribe is done before the request ends (bounded: Redis may be gone).
+        await asyncio.wait({reader}, timeout=self.LEAVE_SECONDS)
 
     async def _read(self, channel: str) -> None:
         while True:
             try:
-                message = await self.layer.receive(channel)
+                await self.layer.receive(channel)
             except Exception:
                 self._lost("receive")
-                return
-            if message.get("type") == self._CLOSE:
                 return
             self._woken.set()
 
