@@ -4,7 +4,8 @@ Runs never execute in a request or a consumer. Views and consumers create a `Run
 submit its id here; the worker prepares the sandbox image, takes a warm sandbox from the pool
 of that image, and records every event (database first, then the run's channel group).
 Database work happens on one dedicated thread so that the loop never blocks on SQLite and the
-events of a run are written in order.
+events of a run are written in order; nothing slow shares it (an image build runs elsewhere),
+since every run of the worker stores its events there.
 """
 
 from __future__ import annotations
