@@ -138,7 +138,9 @@ class RunExecutor:
         self._tasks[key] = asyncio.current_task()  # type: ignore[assignment]
         claim: asyncio.Future[Prepared | None] | None = None
         try:
-            if key in self._cancelled:  # cancelled before its claim: the cancel ended it
+            if self._cancelled.pop(key, None) is not None:
+                # A running run's cancel reached this worker before its claim: the run is
+                # another worker's (only a claim makes it running), which stops it.
                 return None
             claim = self._in_db(
                 run_claim_prepare,
