@@ -56,10 +56,16 @@ class Prepared:
     limits: RunLimits
     request: RunRequest
     bash: BashPlan | None = None
-    # True when the claim stored RUNNING itself (the image was known to exist); else the
-    # run is PREPARING until its image is made and the loop stores RUNNING.
-    running: bool = False
     image_to_make: ImageToMake | None = None
+
+    @property
+    def running(self) -> bool:
+        """Whether the claim stored RUNNING itself: a Docker run whose image was known.
+
+        Else the run is PREPARING until its image is made (or its bubblewrap directory
+        staged) and the loop stores RUNNING.
+        """
+        return self.backend == "docker" and self.image_to_make is None
 
 
 def run_limits_for(sandbox: Any) -> RunLimits:
@@ -102,7 +108,7 @@ def run_claim_prepare(*, run_id: Any, worker: str, known_images: frozenset[str])
     if run.language == "bash":
         if not docker:
             raise ValueError("bash scripts run in Docker sandboxes only (this one uses bubblewrap)")
-        return _prepare_bash(run, registry, rows, tag, running=running, to_make=to_make)
+        return _prepare_bash(run, registry, rows, tag, to_make=to_make)
     declared = registry.aggregate_secrets(sandbox.name)
     request = RunRequest.for_sandbox(
         run.script,
@@ -121,10 +127,7 @@ def run_claim_prepare(*, run_id: Any, worker: str, known_images: frozenset[str])
         return Prepared(
             run_id, sandbox.pk, "bwrap", f"bwrap:{runtime_dir}", runtime_dir, limits, request
         )
-    return Prepared(
-        run_id, sandbox.pk, "docker", tag, None, limits, request,
-        running=running, image_to_make=to_make,
-    )  # fmt: skip
+    return Prepared(run_id, sandbox.pk, "docker", tag, None, limits, request, image_to_make=to_make)
 
 
 def sandbox_current_image(*, sandbox_id: int) -> tuple[str, RunLimits] | None:
@@ -157,7 +160,6 @@ def _prepare_bash(
     rows: list[Any],
     tag: str,
     *,
-    running: bool,
     to_make: ImageToMake | None,
 ) -> Prepared:
     """Collect the builtins, limits and environment of a bash run (claimed already)."""
@@ -173,5 +175,5 @@ def _prepare_bash(
     plan = BashPlan(specs=specs, limits=bash_limits, environment=environment)
     return Prepared(
         run.pk, sandbox.pk, "docker", tag, None, run_limits_for(sandbox), request,
-        bash=plan, running=running, image_to_make=to_make,
+        bash=plan, image_to_make=to_make,
     )  # fmt: skip
