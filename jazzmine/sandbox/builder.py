@@ -99,9 +99,26 @@ def _default_cache_dir() -> Path:
     return Path(os.environ.get("JAZZMINE_CACHE_DIR") or Path.home() / ".cache" / "jazzmine")
 
 
+REPOSITORY_PREFIX = "jazzmine/sandbox-"
+
+
 def _repository(sandbox_name: str) -> str:
     """Return the image repository of a sandbox (Docker wants lowercase [a-z0-9._-])."""
-    return "jazzmine/sandbox-" + re.sub(r"[^a-z0-9._-]", "-", sandbox_name.lower())
+    return REPOSITORY_PREFIX + re.sub(r"[^a-z0-9._-]", "-", sandbox_name.lower())
+
+
+def sandbox_image_tags(client: docker.DockerClient) -> frozenset[str]:
+    """Return the tags of every sandbox image the engine holds, in one call.
+
+    The low-level list: the high-level one inspects each image (~4 ms apiece).
+    """
+    images = client.api.images(filters={"reference": REPOSITORY_PREFIX + "*"})
+    return frozenset(
+        tag
+        for image in images
+        for tag in image.get("RepoTags") or ()
+        if tag.startswith(REPOSITORY_PREFIX)
+    )
 
 
 class SandboxBuilder:
@@ -140,6 +157,13 @@ class SandboxBuilder:
         runtime = hashlib.sha256(f"{runtime_version()}|{config.base_image}".encode()).hexdigest()
         return f"{_repository(sandbox_name)}:{checksum}-{runtime[:8]}"
 
+    def check_allowed(self, sandbox_name: str) -> None:
+        """Refuse a sandbox whose base image the operator did not list (raises BuildError).
+
+        Whether or not its image exists: an image made before the list changed is not used.
+        """
+        self.policy.check_base_image(self.registry.get_sandbox(sandbox_name).base_image)
+
     def image_exists(self, tag: str) -> bool:
         """Tell whether the engine already holds an image with this tag."""
         try:
@@ -151,8 +175,7 @@ class SandboxBuilder:
     def ensure_image(self, sandbox_name: str, *, on_log: LogFn | None = None) -> BuildResult:
         """Return the sandbox's image, building it first when its tag is missing."""
         log = on_log or (lambda _line: None)
-        # Before anything touches the engine: an unlisted base image is never used.
-        self.policy.check_base_image(self.registry.get_sandbox(sandbox_name).base_image)
+        self.check_allowed(sandbox_name)  # before anything touches the engine
         tag = self.image_tag(sandbox_name)
         started = time.monotonic()
         with self._lock_for(tag):

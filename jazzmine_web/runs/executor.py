@@ -27,6 +27,7 @@ from jazzmine.bash import BashCall
 from jazzmine.bash.events import bash_call_event, bash_final_events
 from jazzmine.bash.sandbox import run_bash_in_sandbox
 from jazzmine.sandbox import Outcome, RunLimits, Runner, make_runner
+from jazzmine.sandbox.builder import sandbox_image_tags
 from jazzmine.sandbox.docker_runner import DockerRunner, remove_labelled
 from jazzmine.sandbox.pool import WarmPool
 
@@ -99,6 +100,21 @@ class RunExecutor:
         task = self._tasks.get(run_id)
         if task is not None:
             task.cancel()
+
+    def learn_images(self, timeout: float = 30.0) -> int:
+        """Learn which sandbox images the engine holds; return how many (one engine call).
+
+        Called as the worker starts, so that the first run of a sandbox after a restart
+        starts at once rather than waiting while the engine is asked about its image.
+        """
+        future = asyncio.run_coroutine_threadsafe(self._learn_images(), self._loop)
+        return future.result(timeout)
+
+    async def _learn_images(self) -> int:
+        client = self._docker_runner().client
+        tags = await asyncio.get_running_loop().run_in_executor(None, sandbox_image_tags, client)
+        self._known_images.update(tags)  # on the loop, where claims read the set
+        return len(tags)
 
     def prewarm(self, sandbox_id: int) -> None:
         """Start filling the pool of a sandbox whose image exists, so its first run is warm."""
@@ -196,15 +212,21 @@ class RunExecutor:
 
     async def _make_image(self, prepared: Prepared) -> None:
         """Build (or find) a run's image off the DB thread, which other runs' events need."""
-        assert prepared.image_to_make is not None
-        await self._in_db(
-            services.run_set_status,
-            run_id=prepared.run_id,
-            status=RunStatus.PREPARING,
-            message="building image",
-        )
+        to_make = prepared.image_to_make
+        assert to_make is not None
         loop = asyncio.get_running_loop()
-        tag = await loop.run_in_executor(None, prepared.image_to_make.ensure)
+        # Another worker on this engine may have made it: then nothing is being built, and
+        # the run must not say so.
+        if await loop.run_in_executor(None, to_make.exists):
+            tag = to_make.tag
+        else:
+            await self._in_db(
+                services.run_set_status,
+                run_id=prepared.run_id,
+                status=RunStatus.PREPARING,
+                message="building image",
+            )
+            tag = await loop.run_in_executor(None, to_make.ensure)
         # An image tag names its content, so once it exists it stays right (a removed image
         # shows up as a failed start, and is forgotten): asking the engine costs ~20 ms a run.
         self._known_images.add(tag)
@@ -368,6 +390,7 @@ class RunExecutor:
             found = await self._in_db(sandbox_current_image, sandbox_id=sandbox_id)
             if found is not None:
                 image, limits = found
+                self._known_images.add(image)
                 self._pool(sandbox_id, image, limits)
 
     async def _close_pools(self) -> None:
@@ -419,6 +442,19 @@ def executor() -> RunExecutor:
             _executor = RunExecutor()
             atexit.register(executor_shutdown)
         return _executor
+
+
+def executor_start() -> None:
+    """Start this worker's run executor with the engine's images known (as the worker starts).
+
+    The engine may be down: the worker still starts, and each run asks about its image.
+    """
+    try:
+        known = executor().learn_images()
+    except Exception as exc:
+        logger.warning("could not list the Docker engine's sandbox images: %s", exc)
+    else:
+        logger.info("the Docker engine holds %d sandbox image(s)", known)
 
 
 def executor_shutdown() -> None:

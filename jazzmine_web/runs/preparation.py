@@ -17,7 +17,7 @@ from jazzmine.sandbox.bwrap import stage_run_dir
 
 from ..catalog.models import Sandbox
 from ..catalog.selectors import sandbox_secret_values
-from ..catalog.services import registry_for_sandbox, script_tool_from_row
+from ..catalog.services import build_policy, registry_for_sandbox, script_tool_from_row
 from .credentials import run_credentials_issue
 from .lifecycle import run_claim
 from .models import Run, RunStatus
@@ -38,6 +38,11 @@ class ImageToMake:
 
     builder: SandboxBuilder
     sandbox_name: str
+    tag: str
+
+    def exists(self) -> bool:
+        """Tell whether the engine has the image already (another worker made it)."""
+        return self.builder.image_exists(self.tag)
 
     def ensure(self) -> str:
         """Build the image unless the engine has it; return its tag (seconds to minutes)."""
@@ -93,8 +98,11 @@ def run_claim_prepare(*, run_id: Any, worker: str, known_images: frozenset[str])
     try:
         rows = list(sandbox.tools.all())
         registry = registry_for_sandbox(sandbox, tools=rows)
-        builder = SandboxBuilder(registry)
+        builder = SandboxBuilder(registry, policy=build_policy())
         tag = builder.image_tag(sandbox.name) if docker else ""
+        if docker:
+            # The operator's list of base images holds for an image that exists already.
+            builder.check_allowed(sandbox.name)
     except Exception:
         # A failure is the run's to report once the run is ours (not another worker's).
         if run_claim(run_id=run_id, worker=worker):
@@ -104,7 +112,7 @@ def run_claim_prepare(*, run_id: Any, worker: str, known_images: frozenset[str])
     running = docker and tag in known_images
     if not run_claim(run_id=run_id, worker=worker, running=running, backend="docker", image=tag):
         return None
-    to_make = None if running or not docker else ImageToMake(builder, sandbox.name)
+    to_make = None if running or not docker else ImageToMake(builder, sandbox.name, tag)
     if run.language == "bash":
         if not docker:
             raise ValueError("bash scripts run in Docker sandboxes only (this one uses bubblewrap)")
@@ -135,7 +143,8 @@ def sandbox_current_image(*, sandbox_id: int) -> tuple[str, RunLimits] | None:
     sandbox = Sandbox.objects.get(pk=sandbox_id)
     if sandbox.backend != "docker":
         return None
-    builder = SandboxBuilder(registry_for_sandbox(sandbox))
+    builder = SandboxBuilder(registry_for_sandbox(sandbox), policy=build_policy())
+    builder.check_allowed(sandbox.name)  # no pool of an image the operator no longer lists
     tag = builder.image_tag(sandbox.name)
     return (tag, run_limits_for(sandbox)) if builder.image_exists(tag) else None
 

@@ -9,9 +9,15 @@ from typing import Any
 from celery import shared_task
 from celery.worker.control import control_command
 
-from ..workers.process import execute_held, kind_register, stopping_register, worker_process
+from ..workers.process import (
+    execute_held,
+    kind_register,
+    starting_register,
+    stopping_register,
+    worker_process,
+)
 from . import lifecycle
-from .executor import executor, executor_shutdown
+from .executor import executor, executor_shutdown, executor_start
 from .models import RunStatus
 
 logger = logging.getLogger(__name__)
@@ -25,6 +31,7 @@ def _run_ended(run_id: Any) -> None:
 
 
 kind_register("run", beat=lifecycle.runs_heartbeat, ended=_run_ended)
+starting_register(executor_start)
 stopping_register(executor_shutdown)
 
 

@@ -41,6 +41,7 @@ class Kind:
 
 
 KINDS: dict[str, Kind] = {}
+STARTING: list[Callable[[], Any]] = []
 STOPPING: list[Callable[[], Any]] = []
 
 
@@ -49,6 +50,12 @@ def kind_register(
 ) -> None:
     """Say how rows of one kind are kept alive, and how work on one that ended is stopped."""
     KINDS[kind] = Kind(beat=beat, ended=ended)
+
+
+def starting_register(fn: Callable[[], Any]) -> None:
+    """Call `fn` when the worker starts, before it takes a task (e.g. to learn its images)."""
+    if fn not in STARTING:
+        STARTING.append(fn)
 
 
 def stopping_register(fn: Callable[[], Any]) -> None:
@@ -83,6 +90,11 @@ class WorkerProcess:
             concurrency=self.concurrency,
         )
         self._sweep_containers(include_self=True)
+        for fn in STARTING:
+            try:
+                fn()
+            except Exception:
+                logger.exception("worker %s: %r failed while starting", self.name, fn)
         self._thread.start()
 
     def stop(self) -> None:

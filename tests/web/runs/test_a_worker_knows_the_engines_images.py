@@ -1,0 +1,113 @@
+"""A worker knows which sandbox images its engine holds.
+
+As it starts it asks the engine once, so the first run of a sandbox after a restart starts at
+once (its claim stores RUNNING). A run whose image another worker made meanwhile finds it
+there and says nothing of a build. An image the operator no longer lists is never run, made
+or not.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.db import database_sync_to_async
+from channels.layers import get_channel_layer
+
+from jazzmine.sandbox import SandboxBuilder
+from jazzmine_web.catalog.services import build_policy, registry_for_sandbox, tool_update
+from jazzmine_web.runs.models import Run, RunStatus
+from jazzmine_web.runs.services import run_create, run_group, run_start
+from tests.workers import Workers, runs_stop_unfinished
+
+pytestmark = [pytest.mark.docker, pytest.mark.django_db(transaction=True)]
+
+BODY = "emit_result(1)\n"
+
+
+def image_made(sandbox) -> str:
+    """Make the sandbox's current image here, as another worker on the engine would."""
+    builder = SandboxBuilder(registry_for_sandbox(sandbox), policy=build_policy())
+    return builder.ensure_image(sandbox.name).tag
+
+
+def image_only_this_test_has(sandbox) -> str:
+    """Give the sandbox code no image was ever made of, and make that image."""
+    tool = sandbox.tools.get(name="get_user")
+    tool_update(tool=tool, source=f"{tool.source}\n# {uuid.uuid4().hex}\n")
+    return image_made(sandbox)
+
+
+@pytest.fixture
+def restarted_worker(celery_workers, transactional_db):
+    """A worker started for this test alone (its own environment makes it a new process)."""
+    yield Workers(celery_workers.running({"JAZZMINE_TEST_BOOT": uuid.uuid4().hex}))
+    runs_stop_unfinished()
+
+
+def test_the_first_run_after_a_restart_starts_at_once(
+    ecommerce, member, base_image, celery_workers, transactional_db
+):
+    image_made(ecommerce)  # the engine holds the image before the worker starts
+    for _ in range(2):  # each restart forgets what the worker knew, and asks again
+        worker = Workers(celery_workers.running({"JAZZMINE_TEST_BOOT": uuid.uuid4().hex}))
+        assert "sandbox image(s)" in worker.log()
+        run = run_create(sandbox=ecommerce, user=member, body=BODY)
+        assert worker.future(run.pk).result(timeout=180) == RunStatus.SUCCEEDED
+        run.refresh_from_db()
+        # Stored RUNNING in its claim: no second write, no PREPARING while the engine answers.
+        assert run.started_at == run.claimed_at is not None
+    runs_stop_unfinished()
+
+
+async def statuses_until_running(run: Run, *, timeout: float = 180) -> list[tuple[str, str]]:
+    """Start a queued run and collect the statuses its watchers hear until RUNNING."""
+    layer = get_channel_layer()
+    channel = await layer.new_channel()
+    await layer.group_add(run_group(run.pk), channel)
+    heard: list[tuple[str, str]] = []
+    try:
+        await database_sync_to_async(run_start)(run=run)
+        async with asyncio.timeout(timeout):
+            while not heard or heard[-1][0] not in (RunStatus.RUNNING, *RunStatus.finished()):
+                message = await layer.receive(channel)
+                if message["type"] == "run.status":
+                    heard.append((message["status"], message["message"]))
+    finally:
+        await layer.group_discard(run_group(run.pk), channel)
+    return heard
+
+
+async def test_an_image_another_worker_made_is_not_built_again(
+    ecommerce, member, base_image, restarted_worker
+):
+    tag = await sync_to_async(image_only_this_test_has)(ecommerce)
+    run = await database_sync_to_async(run_create)(
+        sandbox=ecommerce, user=member, body=BODY, start=False
+    )
+    heard = await statuses_until_running(run)
+    assert heard[-1][0] == RunStatus.RUNNING, heard
+    assert ("preparing", "building image") not in heard, heard
+    status = await sync_to_async(restarted_worker.future(run.pk).result)(timeout=180)
+    assert status == RunStatus.SUCCEEDED
+    stored = await Run.objects.aget(pk=run.pk)
+    assert stored.image == tag and stored.message != "building image"
+
+
+def test_an_image_of_an_unlisted_base_is_not_run_though_it_exists(
+    ecommerce, member, base_image, celery_workers, transactional_db
+):
+    image_made(ecommerce)
+    # The operator narrowed the list after the image was made (as a restart with it would).
+    worker = Workers(celery_workers.running({"JAZZMINE_BASE_IMAGES": "corp/python:3.11"}))
+    try:
+        run = run_create(sandbox=ecommerce, user=member, body=BODY)
+        assert worker.future(run.pk).result(timeout=180) == RunStatus.FAILED
+        run.refresh_from_db()
+        assert run.outcome == "build_failed", (run.outcome, run.message)
+        assert "not on the operator's list" in run.message
+        assert run.first_event_ms is None  # the sandbox never started
+    finally:
+        runs_stop_unfinished()
