@@ -47,7 +47,7 @@ def sandbox_tools(request: HttpRequest, pk: int) -> HttpResponse:
     sandbox = _sandbox_or_none(request, pk)
     if sandbox is None:
         return _not_found(pk)
-    rows = {t.name: t for t in sandbox.tools.all()}
+    rows = {t.name: t for t in sandbox.tool_rows()}
     registry = services.registry_for_sandbox(sandbox, tools=rows.values())
     return JsonResponse(
         {

@@ -55,6 +55,15 @@ class Sandbox(models.Model):
     def __str__(self) -> str:
         return f"{self.team.slug}/{self.name}" if self.team_id else self.name
 
+    def tool_rows(self) -> list[Tool]:
+        """Return this sandbox's tools by name, as the catalog lists them.
+
+        Not `self.tools.all()`: Tool's default ordering goes by sandbox name, which joins the
+        sandbox (and, through Sandbox's own ordering, the team) for rows that all share one
+        sandbox; every run's preparation and every script check reads these rows.
+        """
+        return list(self.tools.order_by("name"))
+
     def to_config(self) -> SandboxConfig:
         """Return the core's profile of this sandbox, its numbers clamped to the deployment's.
 

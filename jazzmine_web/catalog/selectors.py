@@ -143,7 +143,7 @@ def sandbox_secret_statuses(
 
 def sandbox_secret_values(sandbox: Sandbox, *, names: list[str] | None = None) -> dict[str, str]:
     """Return decrypted secret values for a run's environment (only those that are set)."""
-    rows = SecretValue.objects.filter(sandbox=sandbox)
+    rows = SecretValue.objects.filter(sandbox=sandbox).order_by()  # no join for an ordering
     if names is not None:
         rows = rows.filter(name__in=names)
     return {row.name: decrypt(row.ciphertext) for row in rows}

@@ -241,7 +241,7 @@ def tool_delete(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 def _sandbox_context(request: HttpRequest, sandbox: Sandbox) -> dict:
-    rows = {t.name: t for t in sandbox.tools.all()}
+    rows = {t.name: t for t in sandbox.tool_rows()}
     registry = services.registry_for_sandbox(sandbox, tools=rows.values())
     # Unpublished script tools are listed, and their secrets can be set before their trial.
     everything = services.registry_for_sandbox(

@@ -47,7 +47,7 @@ def script_generator_for(*, sandbox: Sandbox, language: str = Language.PYTHON) -
     registry = registry_for_sandbox(sandbox)
     if language != Language.BASH:
         return ScriptGenerator(registry)
-    script_tools = [t for t in map(script_tool_from_row, sandbox.tools.all()) if t is not None]
+    script_tools = [t for t in map(script_tool_from_row, sandbox.tool_rows()) if t is not None]
     specs = specs_for_sandbox(registry, sandbox.name, script_tools=script_tools)
     return BashScriptGenerator(
         specs, limits=bash_limits_for(sandbox), max_chars=settings.JAZZMINE_MAX_BASH_CHARS

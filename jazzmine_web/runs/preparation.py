@@ -96,7 +96,7 @@ def run_claim_prepare(*, run_id: Any, worker: str, known_images: frozenset[str])
     sandbox = run.sandbox
     docker = sandbox.backend == "docker"
     try:
-        rows = list(sandbox.tools.all())
+        rows = sandbox.tool_rows()
         registry = registry_for_sandbox(sandbox, tools=rows)
         builder = SandboxBuilder(registry, policy=build_policy())
         tag = builder.image_tag(sandbox.name) if docker else ""

@@ -151,7 +151,7 @@ def run_tools_called(
         script, _violations = script_check(sandbox=sandbox, body=body, language=language)
     return tools_called(
         script=script,
-        tools=list(sandbox.tools.all()),
+        tools=sandbox.tool_rows(),
         language=language,
         body_offset=body_offset(script) if language == Language.PYTHON else 0,
     )

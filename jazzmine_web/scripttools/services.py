@@ -184,7 +184,7 @@ def _trial_image(tool: Tool, script_tool: ScriptTool) -> str:
     if not script_tool.dependencies:
         return sandbox.base_image
     # The sandbox's own image, with this (maybe unpublished) tool's dependencies in it.
-    rows = [t for t in sandbox.tools.all() if t.published or t.pk == tool.pk]
+    rows = [t for t in sandbox.tool_rows() if t.published or t.pk == tool.pk]
     registry = registry_for_sandbox(sandbox, tools=rows, include_unpublished=True)
     return SandboxBuilder(registry).ensure_image(sandbox.name).tag
 

@@ -42,7 +42,7 @@ def registry_for_sandbox(
     they are never offered to an LLM nor baked into an image. The registry is shared with
     every caller asking for the same content, so it is frozen (`ToolRegistry.freeze`).
     """
-    rows = sorted(tools if tools is not None else sandbox.tools.all(), key=lambda t: t.pk)
+    rows = sorted(tools if tools is not None else sandbox.tool_rows(), key=lambda t: t.pk)
     config = sandbox.to_config()  # clamped to the deployment's limits: part of the content
     key = repr((config, include_unpublished, [_fields(row) for row in rows]))
     with _built_lock:
