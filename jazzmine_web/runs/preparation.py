@@ -86,12 +86,11 @@ def run_claim_prepare(*, run_id: Any, worker: str, known_images: frozenset[str])
     store RUNNING when the image is known to exist: one write before the sandbox starts
     instead of two. Secrets and credentials are read and issued only once the run is ours.
     """
-    run = (
-        Run.objects.select_related("sandbox")
-        .filter(pk=run_id, status=RunStatus.QUEUED, cancel_reason="")
-        .first()
-    )
-    if run is None:
+    try:  # get(), not first(): no ordering (Run's is by creation) to compile for one row
+        run = Run.objects.select_related("sandbox").get(
+            pk=run_id, status=RunStatus.QUEUED, cancel_reason=""
+        )
+    except Run.DoesNotExist:
         return None  # another worker has it, or it was cancelled or ended meanwhile
     sandbox = run.sandbox
     docker = sandbox.backend == "docker"
