@@ -21,6 +21,7 @@ import docker
 import docker.errors
 
 from jazzmine.sandbox.containers import run_one_shot
+from jazzmine.sandbox.engine import engine_client
 from jazzmine.sandbox.errors import BuildError
 from jazzmine.sandbox.request import RunLimits
 
@@ -64,7 +65,7 @@ def bash_image_tag(sandbox_image: str, client: docker.DockerClient) -> str:
 
 def ensure_bash_image(sandbox_image: str, *, client: docker.DockerClient | None = None) -> str:
     """Return the bash image of a sandbox image, building it first when it is missing."""
-    api = client or docker.from_env()
+    api = client or engine_client()
     try:
         tag = bash_image_tag(sandbox_image, api)
     except docker.errors.ImageNotFound:
@@ -138,7 +139,7 @@ async def run_bash_in_sandbox(
 ) -> BashResult:
     """Run a bash script in a hardened container of the sandbox; tools run in there too."""
     bash_limits = bash_limits or BashLimits()
-    api = client or docker.from_env()
+    api = client or engine_client()
     try:
         image = ensure_bash_image(sandbox_image, client=api)
     except BuildError as exc:

@@ -19,6 +19,7 @@ import docker
 import docker.errors
 
 from ..core.tools.registry import DEFAULT_BASE_IMAGE
+from .engine import engine_client
 from .errors import BuildError
 from .runtime import runtime_version, stage_runtime
 from .wheels import PROBE, PipIndexes, WheelTarget, download_wheels, unpack_wheels
@@ -147,7 +148,7 @@ class SandboxBuilder:
     def client(self) -> docker.DockerClient:
         """Return the Docker client, connecting on first use."""
         if self._client is None:
-            self._client = docker.from_env()
+            self._client = engine_client()
         return self._client
 
     def image_tag(self, sandbox_name: str) -> str:

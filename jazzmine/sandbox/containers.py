@@ -19,9 +19,9 @@ from typing import Any
 
 import docker
 import docker.errors
-import requests.exceptions
 
 from .builder import SANDBOX_USER
+from .engine import ENGINE_ERRORS, EngineUnavailable, engine_unavailable
 from .events import memory_message
 from .owner import owner_labels
 from .request import RunLimits
@@ -31,16 +31,11 @@ from .streams import CappedReader, Chunk, OutputLimited, Stream, TimedOut
 RUN_LABEL = "jazzmine.run"
 ONESHOT_LABEL = "jazzmine.oneshot"
 REMOVE_ATTEMPTS = 5
-ENGINE_ERRORS = (docker.errors.DockerException, requests.exceptions.RequestException, OSError)
 # Docker's attach stream: each frame is an 8-byte header (stream id, 3 zero bytes, size).
 _STREAMS: dict[int, Stream] = {1: "stdout", 2: "stderr"}
 log = logging.getLogger(__name__)
 
 LineFn = Callable[[str], None]
-
-
-class EngineUnavailable(Exception):
-    """The Docker engine could not be reached or refused to start a sandbox."""
 
 
 class ImageMissing(Exception):
@@ -122,7 +117,7 @@ class Container:
         except docker.errors.ImageNotFound as exc:
             raise ImageMissing(f"image {image} is not built: {exc.explanation}") from exc
         except ENGINE_ERRORS as exc:
-            raise EngineUnavailable(f"Docker engine unavailable: {exc}") from exc
+            raise engine_unavailable(exc) from exc
         container = cls(client, created["Id"])
         try:
             await container._attach_and_start()

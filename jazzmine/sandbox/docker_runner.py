@@ -9,13 +9,9 @@ from collections.abc import AsyncIterator
 
 import docker
 
-from .containers import (
-    ENGINE_ERRORS,
-    Container,
-    EngineUnavailable,
-    ImageMissing,
-)
+from .containers import Container, ImageMissing
 from .containers import remove_labelled as remove_labelled  # the run worker imports it here
+from .engine import ENGINE_ERRORS, EngineUnavailable, engine_client
 from .errors import UnrestrictedRefused
 from .events import Event, Outcome, error_data
 from .harness import UNRESTRICTED_ENV
@@ -123,10 +119,7 @@ class DockerRunner:
     def client(self) -> docker.DockerClient:
         """Return the Docker client, connecting on first use (raises EngineUnavailable)."""
         if self._client is None:
-            try:
-                self._client = docker.from_env(max_pool_size=64)
-            except ENGINE_ERRORS as exc:
-                raise EngineUnavailable(f"Docker engine unavailable: {exc}") from exc
+            self._client = engine_client(max_pool_size=64)
         return self._client
 
     def check(self, request: RunRequest) -> None:

@@ -13,8 +13,9 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
-from .containers import EngineUnavailable, ImageMissing, remove_labelled
+from .containers import ImageMissing, remove_labelled
 from .docker_runner import POOL_LABEL, DockerRunner, start_failure
+from .engine import EngineUnavailable
 from .events import Event
 from .request import RunLimits, RunRequest
 from .session import drive

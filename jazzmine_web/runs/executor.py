@@ -29,6 +29,7 @@ from jazzmine.bash.sandbox import run_bash_in_sandbox
 from jazzmine.sandbox import Outcome, RunLimits, Runner, make_runner
 from jazzmine.sandbox.builder import sandbox_image_tags
 from jazzmine.sandbox.docker_runner import DockerRunner, remove_labelled
+from jazzmine.sandbox.engine import EngineUnavailable
 from jazzmine.sandbox.pool import WarmPool
 
 from . import services
@@ -193,11 +194,12 @@ class RunExecutor:
             return RunStatus.FAILED
         except Exception as exc:  # the worker must survive anything one run does
             logger.exception("run %s failed in the worker", run_id)
+            engine = isinstance(exc, EngineUnavailable)  # e.g. gone from under a bash run
             await self._in_db(
                 services.run_fail,
                 run_id=run_id,
-                outcome=Outcome.CONTAINER_CRASH,
-                message=f"the run worker failed: {exc}",
+                outcome=Outcome.ENGINE_UNAVAILABLE if engine else Outcome.CONTAINER_CRASH,
+                message=str(exc) if engine else f"the run worker failed: {exc}",
             )
             return RunStatus.FAILED
         finally:

@@ -111,3 +111,22 @@ def test_an_image_of_an_unlisted_base_is_not_run_though_it_exists(
         assert run.first_event_ms is None  # the sandbox never started
     finally:
         runs_stop_unfinished()
+
+
+def test_a_worker_whose_engine_is_down_starts_and_says_so_on_each_run(
+    ecommerce, member, celery_workers, transactional_db, tmp_path
+):
+    # Docker not started yet, or its socket moved: the worker must still come up.
+    worker = Workers(celery_workers.running({"DOCKER_HOST": f"unix://{tmp_path}/no-docker.sock"}))
+    try:
+        assert "could not list the Docker engine's sandbox images" in worker.log()
+        for language, body in [("python", BODY), ("bash", "echo hi\n"), ("python", BODY)]:
+            run = run_create(sandbox=ecommerce, user=member, body=body, language=language)
+            assert worker.future(run.pk).result(timeout=60) == RunStatus.FAILED
+            run.refresh_from_db()
+            assert run.outcome == "engine_unavailable", (run.outcome, run.message)
+            # Says which engine, for the operator who moved it.
+            assert run.message.startswith(f"Docker engine unavailable at unix://{tmp_path}/")
+            assert run.first_event_ms is None
+    finally:
+        runs_stop_unfinished()

@@ -1,0 +1,30 @@
+"""The Docker engine's client, and the one error saying where an engine did not answer."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import docker
+import docker.errors
+import requests.exceptions
+
+ENGINE_ERRORS = (docker.errors.DockerException, requests.exceptions.RequestException, OSError)
+
+
+class EngineUnavailable(Exception):
+    """The Docker engine could not be reached or refused to start a sandbox."""
+
+
+def engine_unavailable(exc: BaseException) -> EngineUnavailable:
+    """Return the error of an engine that did not answer, naming the engine (DOCKER_HOST)."""
+    where = os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+    return EngineUnavailable(f"Docker engine unavailable at {where}: {exc}")
+
+
+def engine_client(**kwargs: Any) -> docker.DockerClient:
+    """Connect to the engine of this process's environment (raises EngineUnavailable)."""
+    try:
+        return docker.from_env(**kwargs)
+    except ENGINE_ERRORS as exc:
+        raise engine_unavailable(exc) from exc
