@@ -112,8 +112,10 @@ class RunExecutor:
         return future.result(timeout)
 
     async def _learn_images(self) -> int:
-        client = self._docker_runner().client
-        tags = await asyncio.get_running_loop().run_in_executor(None, sandbox_image_tags, client)
+        runner = self._docker_runner()  # its client connects on first use: off the loop
+        tags = await asyncio.get_running_loop().run_in_executor(
+            None, lambda: sandbox_image_tags(runner.client)
+        )
         self._known_images.update(tags)  # on the loop, where claims read the set
         return len(tags)
 

@@ -9,7 +9,12 @@ or not.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import socket
+import tempfile
+import threading
 import uuid
+from pathlib import Path
 
 import pytest
 from asgiref.sync import sync_to_async
@@ -130,3 +135,64 @@ def test_a_worker_whose_engine_is_down_starts_and_says_so_on_each_run(
             assert run.first_event_ms is None
     finally:
         runs_stop_unfinished()
+
+
+class EngineProxy:
+    """A socket in front of the machine's Docker engine that the test can take away."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.server.bind(str(path))
+        self.server.listen(16)
+        self.open: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.server.accept()
+            except OSError:
+                return  # closed: the engine is gone
+            engine = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            engine.connect("/var/run/docker.sock")
+            self.open += [client, engine]
+            for a, b in ((client, engine), (engine, client)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pump(source: socket.socket, target: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while data := source.recv(65536):
+                target.sendall(data)
+        with contextlib.suppress(OSError):
+            target.shutdown(socket.SHUT_WR)
+
+    def take_away(self) -> None:
+        self.server.close()
+        self.path.unlink()
+        for sock in self.open:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+            sock.close()
+
+
+def test_an_engine_gone_from_under_a_worker_ends_each_run_saying_so(
+    ecommerce, member, base_image, celery_workers, transactional_db
+):
+    path = Path(tempfile.mkdtemp()) / "docker.sock"  # short: a socket path has 107 bytes
+    proxy = EngineProxy(path)
+    image_made(ecommerce)
+    worker = Workers(celery_workers.running({"DOCKER_HOST": f"unix://{path}"}))
+    try:
+        assert "sandbox image(s)" in worker.log()  # it knew the image when the engine went
+        proxy.take_away()
+        for language, body in [("bash", "echo hi\n"), ("python", BODY), ("bash", "echo hi\n")]:
+            run = run_create(sandbox=ecommerce, user=member, body=body, language=language)
+            assert worker.future(run.pk).result(timeout=120) == RunStatus.FAILED
+            run.refresh_from_db()
+            assert run.outcome == "engine_unavailable", (language, run.outcome, run.message)
+            assert f"unix://{path}" in run.message, run.message
+    finally:
+        runs_stop_unfinished()
+        celery_workers.stop()  # its pool's containers went with the engine's socket
