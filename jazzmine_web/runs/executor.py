@@ -102,11 +102,12 @@ class RunExecutor:
         if task is not None:
             task.cancel()
 
-    def learn_images(self, timeout: float = 30.0) -> int:
+    def learn_images(self, timeout: float = 10.0) -> int:
         """Learn which sandbox images the engine holds; return how many (one engine call).
 
         Called as the worker starts, so that the first run of a sandbox after a restart
-        starts at once rather than waiting while the engine is asked about its image.
+        starts at once rather than waiting while the engine is asked about its image. An
+        engine slower than `timeout` delays the worker's first task by no more than that.
         """
         future = asyncio.run_coroutine_threadsafe(self._learn_images(), self._loop)
         return future.result(timeout)

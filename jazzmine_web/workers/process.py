@@ -90,12 +90,14 @@ class WorkerProcess:
             concurrency=self.concurrency,
         )
         self._sweep_containers(include_self=True)
+        # Beating first: a slow start (an engine slow to answer) must not look like a death
+        # to the other workers, whose sweeps would remove this one's containers.
+        self._thread.start()
         for fn in STARTING:
             try:
                 fn()
             except Exception:
                 logger.exception("worker %s: %r failed while starting", self.name, fn)
-        self._thread.start()
 
     def stop(self) -> None:
         """Stop the heartbeat and what the apps keep open (pools), and record the stop."""
