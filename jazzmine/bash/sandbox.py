@@ -20,6 +20,7 @@ from pathlib import Path
 import docker
 import docker.errors
 
+from jazzmine.sandbox.builder import DERIVED_FROM_LABEL
 from jazzmine.sandbox.containers import run_one_shot
 from jazzmine.sandbox.engine import engine_client
 from jazzmine.sandbox.errors import BuildError
@@ -57,7 +58,10 @@ def bash_image_tag(sandbox_image: str, client: docker.DockerClient) -> str:
     image_id = client.images.get(sandbox_image).id
     version, _ = _bashkit_files()
     digest = hashlib.sha256()
-    for part in (image_id, version, RUNNER_FILE.read_text(), ENGINE_FILE.read_text()):
+    # The label names the sandbox image, so that pruning it removes this one (images made
+    # before they were labelled get a new tag, hence a labelled image).
+    label = f"{DERIVED_FROM_LABEL}={sandbox_image}"
+    for part in (image_id, version, RUNNER_FILE.read_text(), ENGINE_FILE.read_text(), label):
         digest.update(part.encode())
         digest.update(b"\x00")
     return f"{BASH_REPOSITORY}:{digest.hexdigest()[:16]}"
@@ -111,7 +115,8 @@ def _build(api: docker.DockerClient, sandbox_image: str, tag: str) -> None:
         )
         tail: list[str] = []
         for chunk in api.api.build(path=str(context), tag=tag, rm=True, forcerm=True,
-                                   decode=True, network_mode="none"):  # fmt: skip
+                                   decode=True, network_mode="none",
+                                   labels={DERIVED_FROM_LABEL: sandbox_image}):  # fmt: skip
             if "error" in chunk:
                 raise BuildError(
                     step="bash image", message=str(chunk["error"]).strip(), log_tail=tail

@@ -101,6 +101,9 @@ def _default_cache_dir() -> Path:
 
 
 REPOSITORY_PREFIX = "jazzmine/sandbox-"
+# On an image built FROM a sandbox image (a bash image), naming that image: the engine refuses
+# to remove an image others were built on, so pruning a sandbox image removes these first.
+DERIVED_FROM_LABEL = "jazzmine.derived-from"
 
 
 def _repository(sandbox_name: str) -> str:
@@ -191,19 +194,28 @@ class SandboxBuilder:
         """Remove all but the newest `keep` images of a sandbox; return how many went.
 
         Every change of code or dependencies builds a new image, so without this they pile up.
-        An image a container still uses is left alone (the engine refuses, and that is fine).
+        The images built on an old one (its bash image) go with it. An image a container still
+        uses is left alone (the engine refuses, and that is fine).
         """
         log = log or (lambda _line: None)
         images = self.client.images.list(name=_repository(sandbox_name))
         images.sort(key=lambda image: image.attrs.get("Created", ""), reverse=True)
         removed = 0
         for image in images[keep:]:
-            try:
-                self.client.images.remove(image.id, noprune=False)
-            except docker.errors.APIError:
-                continue  # in use by a container, or already gone
-            removed += 1
-            log(f"removed old image {', '.join(image.tags) or image.short_id}")
+            derived = [
+                each
+                for tag in image.tags
+                for each in self.client.images.list(
+                    filters={"label": f"{DERIVED_FROM_LABEL}={tag}"}
+                )
+            ]
+            for each in [*derived, image]:
+                try:
+                    self.client.images.remove(each.id, noprune=False)
+                except docker.errors.APIError:
+                    break  # in use by a container, or already gone: so is what it was built on
+                removed += 1
+                log(f"removed old image {', '.join(each.tags) or each.short_id}")
         return removed
 
     def stage(

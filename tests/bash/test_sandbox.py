@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
 from jazzmine.bash import BashLimits, specs_for_sandbox
 from jazzmine.bash.sandbox import ensure_bash_image, run_bash_in_sandbox
-from jazzmine.core.tools import ToolParameter, ToolRegistry
+from jazzmine.core.tools import SandboxConfig, ToolParameter, ToolRegistry
 from jazzmine.sandbox import RunLimits, SandboxBuilder
+from jazzmine.sandbox.builder import DERIVED_FROM_LABEL
 from jazzmine.scripttools import load_tool_dir, register_script_tool
 from tests.scripttools.samples import RSI
 
@@ -142,3 +145,40 @@ async def test_a_script_tool_builtin_is_refused_the_same_way(sandbox, docker_cli
     )  # fmt: skip
     assert result.stdout == "refused\n"
     assert [(c.name, c.refused) for c in result.calls] == [("calculate_rsi", True)]
+
+
+def test_pruning_a_sandbox_image_removes_the_bash_image_built_on_it(
+    docker_client, base_image, tmp_path
+):
+    name = f"prune-{uuid.uuid4().hex[:8]}"
+
+    def built(greeting: str) -> tuple[SandboxBuilder, str]:
+        registry = ToolRegistry()
+        registry.register_sandbox(SandboxConfig(name=name))
+        source = f"def greet() -> ToolResponse:\n    return ToolResponse(success=True, data={greeting!r})\n"
+        registry.register_source(source, sandbox=name, description="Greet.")
+        builder = SandboxBuilder(registry, client=docker_client, cache_dir=tmp_path)
+        return builder, builder.ensure_image(name).tag
+
+    def tags() -> set[str]:
+        return {tag for image in docker_client.images.list() for tag in image.tags}
+
+    old = current = ""
+    try:
+        _, old = built("hi")
+        old_bash = ensure_bash_image(old, client=docker_client)
+        builder, current = built("hello")  # a change of code: a new image
+        current_bash = ensure_bash_image(current, client=docker_client)
+        assert {old, old_bash, current, current_bash} <= tags()
+        # The engine refuses to remove an image another was built on: the bash image goes first.
+        assert builder.prune(name, keep=1) == 2
+        assert {current, current_bash} <= tags() and not {old, old_bash} & tags()
+        assert builder.prune(name, keep=1) == 0  # nothing left to remove, twice
+    finally:
+        for tag in (old, current):
+            for image in docker_client.images.list(
+                filters={"label": f"{DERIVED_FROM_LABEL}={tag}"}
+            ):
+                docker_client.images.remove(image.id, force=True)
+        for image in docker_client.images.list(name=f"jazzmine/sandbox-{name}"):
+            docker_client.images.remove(image.id, force=True)

@@ -41,8 +41,11 @@ def image_made(sandbox) -> str:
 def image_only_this_test_has(sandbox) -> str:
     """Give the sandbox code no image was ever made of, and make that image."""
     tool = sandbox.tools.get(name="get_user")
-    tool_update(tool=tool, source=f"{tool.source}\n# {uuid.uuid4().hex}\n")
-    return image_made(sandbox)
+    before = image_made(sandbox)
+    tool_update(tool=tool, source=tool.source.replace("Ada Lovelace", f"Ada {uuid.uuid4().hex}"))
+    made = image_made(sandbox)
+    assert made != before  # the code changed, so the image does
+    return made
 
 
 @pytest.fixture
