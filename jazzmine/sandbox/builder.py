@@ -200,16 +200,13 @@ class SandboxBuilder:
         log = log or (lambda _line: None)
         images = self.client.images.list(name=_repository(sandbox_name))
         images.sort(key=lambda image: image.attrs.get("Created", ""), reverse=True)
+        old = images[keep:]
+        # One listing of every derived image, not one per old image and tag.
+        derived = self.client.images.list(filters={"label": DERIVED_FROM_LABEL}) if old else []
         removed = 0
-        for image in images[keep:]:
-            derived = [
-                each
-                for tag in image.tags
-                for each in self.client.images.list(
-                    filters={"label": f"{DERIVED_FROM_LABEL}={tag}"}
-                )
-            ]
-            for each in [*derived, image]:
+        for image in old:
+            built_on = [d for d in derived if d.labels.get(DERIVED_FROM_LABEL) in image.tags]
+            for each in [*built_on, image]:
                 try:
                     self.client.images.remove(each.id, noprune=False)
                 except docker.errors.APIError:

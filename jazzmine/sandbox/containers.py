@@ -266,7 +266,7 @@ async def run_one_shot(
     except EngineUnavailable as exc:
         return failed(str(exc))
     except ENGINE_ERRORS as exc:
-        return failed(f"Docker engine unavailable: {exc}")
+        return failed(str(engine_unavailable(exc)))
     try:
         reader = CappedReader(
             container.read, deadline=started + timeout_seconds, max_bytes=limits.max_output_bytes

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 from django.conf import settings
 from django.db import close_old_connections
 
+from jazzmine.sandbox.engine import engine_client
 from jazzmine.sandbox.owner import owner_set, remove_owned
 
 from . import services
@@ -157,9 +158,7 @@ class WorkerProcess:
                 owners.add(self.name)
             if not owners:
                 return
-            import docker  # only a worker needs the Docker client
-
-            removed = remove_owned(docker.from_env(), owners, keep_boot=self.boot)
+            removed = remove_owned(engine_client(), owners, keep_boot=self.boot)
         except Exception:
             logger.exception("worker %s: could not sweep containers of dead workers", self.name)
             return
