@@ -6,7 +6,7 @@ import os
 import sys
 
 from .channel import Channel, Emitters, LogWriter
-from .execute import execute
+from .execute import execute, script_scope, warm_compiler
 from .failure import error_data
 from .process import read_line
 from .refs import _format_exception, _json_loads
@@ -36,6 +36,9 @@ def run_worker(root: str, request_fd: int, event_fd: int, token: bytes) -> None:
     stdout = LogWriter(channel, "stdout")
     stderr = LogWriter(channel, "stderr")
     emitters = Emitters(channel, stdout)
+    # What a dispatch would otherwise do first, done while the sandbox waits in its pool.
+    scope = script_scope(safety, tool_types, toolbox, emitters, unrestricted=False)
+    warm_compiler()
     channel.ready(sorted(toolbox.functions))
 
     line = read_line(request_fd)
@@ -52,7 +55,10 @@ def run_worker(root: str, request_fd: int, event_fd: int, token: bytes) -> None:
         os._exit(0)
     del line
     try:
-        outcome = execute(request, channel, safety, tool_types, toolbox, emitters, stdout, stderr)
+        outcome = execute(
+            request, channel, safety, tool_types, toolbox, emitters, stdout, stderr,
+            restricted_scope=scope,
+        )  # fmt: skip
     except BaseException as exc:  # a harness bug must still end the protocol cleanly
         trace = "".join(_format_exception(type(exc), exc, exc.__traceback__))
         channel.send(

@@ -1,0 +1,104 @@
+"""The harness's own share of a warm dispatch, beside another checkout's and a bare pipe.
+
+Run: .venv/bin/python bench/harness.py BASE_TREE [runs]   (no Docker needed)
+
+A warm sandbox is a harness that has loaded its tools and said `ready`; a dispatch writes
+one request line and waits for the first event. In a container that trip also crosses the
+engine's attach stream (about 0.1 ms here); this takes the harness out of the container, with
+no walls, to time what the harness itself does: relay → worker hand-over, reading the
+request, compiling the script, running it to its first `emit_log`, and the relay's check.
+
+Each tree (this one and BASE_TREE) stages the runtime of an empty sandbox with its own code;
+then the two harnesses are started alternately, each waits `ready`, and one request is
+timed: request → first event and request → exit. `cat` on the same pipes is the floor.
+The ratio is this tree's median over BASE_TREE's. Not a test.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = "emit_log('hi')\nemit_result(1)\n"
+REQUEST = json.dumps({"script": SCRIPT, "body_offset": 0, "secrets": {}, "allowed_tools": None})
+
+
+def stage(tree: Path, into: Path) -> None:
+    """Child mode: stage an empty sandbox's runtime with `tree`'s code into `into`."""
+    sys.path.insert(0, str(tree))
+    from jazzmine.core.tools import SandboxConfig, ToolRegistry
+    from jazzmine.sandbox import SandboxBuilder
+
+    registry = ToolRegistry()
+    registry.register_sandbox(SandboxConfig(name="bench"))
+    SandboxBuilder(registry).stage("bench", into)
+
+
+def one(command: list[str]) -> tuple[float, float]:
+    """Start a harness (or `cat`), wait until it is ready, time one request to its end."""
+    process = subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
+    assert process.stdin is not None and process.stdout is not None
+    if command[0] != "cat":
+        process.stdout.readline()  # ready
+    time.sleep(0.05)  # as in a pool: the request comes to an idle sandbox
+    started = time.perf_counter()
+    process.stdin.write(REQUEST.encode() + b"\n")
+    process.stdin.flush()
+    process.stdout.readline()
+    first = time.perf_counter() - started
+    if command[0] == "cat":
+        process.stdin.close()
+    process.stdout.read()
+    ended = time.perf_counter() - started
+    process.wait()
+    return first * 1000, ended * 1000
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def main() -> None:
+    if sys.argv[1] == "--stage":
+        stage(Path(sys.argv[2]), Path(sys.argv[3]))
+        return
+    base, runs = Path(sys.argv[1]).resolve(), int(sys.argv[2]) if len(sys.argv) > 2 else 40
+    with tempfile.TemporaryDirectory(prefix="jazzmine-bench-") as tmp:
+        roots = {}
+        for name, tree in (("base", base), ("this", ROOT)):
+            roots[name] = Path(tmp) / name
+            roots[name].mkdir()
+            here = Path(__file__).resolve()
+            subprocess.run([sys.executable, str(here), "--stage", str(tree), str(roots[name])],
+                           check=True)  # fmt: skip
+        commands = {
+            name: ["python3", "-I", str(root / "harness.py"), str(root)]
+            for name, root in roots.items()
+        }
+        commands["cat (the floor)"] = ["cat"]
+        figures: dict[str, tuple[list[float], list[float]]] = {n: ([], []) for n in commands}
+        for turn in range(runs):
+            order = list(commands) if turn % 2 == 0 else list(reversed(commands))
+            for name in order:
+                first, ended = one(commands[name])
+                figures[name][0].append(first)
+                figures[name][1].append(ended)
+    print(f"\n(ms, {runs} interleaved dispatches each)     request → first event   request → exit")
+    for name, (first, ended) in figures.items():
+        print(f"  {name:<22} p50 {pct(first, .5):6.2f}  p95 {pct(first, .95):6.2f}"
+              f"      p50 {pct(ended, .5):6.2f}  p95 {pct(ended, .95):6.2f}")  # fmt: skip
+    ratio = statistics.median(figures["this"][0]) / statistics.median(figures["base"][0])
+    print(f"ratio this / base, request → first event p50: {ratio:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
