@@ -281,6 +281,12 @@ class RunExecutor:
                 if first_ms is None:
                     first_ms = round((time.monotonic() - dispatched) * 1000, 2)
                 recorder.add(event.to_dict())
+                if event.type == "exit":
+                    # Asking for more now would remove the sandbox and start the pool's
+                    # next one: engine calls that take both cores for tens of milliseconds
+                    # while this run's last events are still on their way to the database
+                    # and the watchers (a short script's first event among them).
+                    await recorder.flushed()
 
         recorder = EventRecorder(store)
         reader = asyncio.get_running_loop().create_task(read(recorder))

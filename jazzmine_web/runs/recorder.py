@@ -26,6 +26,8 @@ class EventRecorder:
         self._most = most
         self._pending: list[dict[str, Any]] = []
         self._wake = asyncio.Event()
+        self._idle = asyncio.Event()  # nothing queued, and no write in progress
+        self._idle.set()
         self._closing = False
         self.task: asyncio.Task[bool] = asyncio.get_running_loop().create_task(self._write())
 
@@ -33,7 +35,18 @@ class EventRecorder:
         """Queue one event (ignored once a refusal stopped the recorder)."""
         if not self.task.done():
             self._pending.append(event)
+            self._idle.clear()
             self._wake.set()
+
+    async def flushed(self) -> None:
+        """Wait until every event added so far was stored (or a refusal stopped the recorder)."""
+        if self.task.done():
+            return
+        idle = asyncio.ensure_future(self._idle.wait())
+        try:
+            await asyncio.wait({idle, self.task}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            idle.cancel()
 
     async def close(self) -> bool:
         """Store what is still queued; tell whether every event was stored."""
@@ -50,5 +63,6 @@ class EventRecorder:
                 del self._pending[: len(batch)]
                 if not await self._store(batch):
                     return False  # refused: the run was ended for it
+            self._idle.set()
             if self._closing:
                 return True

@@ -58,3 +58,28 @@ async def test_a_refused_batch_stops_the_recorder_and_nothing_after_it_is_stored
     recorder.add(event(5))  # ignored: the run was ended for the refusal
     assert await recorder.close() is False
     assert store.batches == [[1], [2, 3, 4]]
+
+
+async def test_flushed_waits_for_the_write_in_progress_and_what_queued_behind_it():
+    store = Store(pause=0.05)
+    recorder = EventRecorder(store)
+    recorder.add(event(1))
+    await asyncio.sleep(0.01)  # the first write is under way
+    recorder.add(event(2))
+    await recorder.flushed()
+    assert store.batches == [[1], [2]]
+    assert not recorder.task.done()  # flushed, not closed: more events may come
+    recorder.add(event(3))
+    assert await recorder.close() is True
+    assert store.batches == [[1], [2], [3]]
+
+
+async def test_flushed_returns_at_once_when_idle_and_when_a_refusal_stopped_it():
+    store = Store(pause=0.01, refuse_seq=1)
+    recorder = EventRecorder(store)
+    await asyncio.wait_for(recorder.flushed(), 1)  # nothing was ever added
+    recorder.add(event(1))
+    recorder.add(event(2))
+    await asyncio.wait_for(recorder.flushed(), 1)  # refused: it will never store event 2
+    assert recorder.task.done() and recorder.task.result() is False
+    await asyncio.wait_for(recorder.flushed(), 1)
