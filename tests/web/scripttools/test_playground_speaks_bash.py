@@ -78,5 +78,5 @@ async def test_a_bash_run_from_the_playground_is_a_bash_run(
         return run.is_finished
 
     await wait_until_async(finished, timeout=300, interval=0.5, message="the run never finished")
-    assert run.status == RunStatus.SUCCEEDED
+    assert run.status == RunStatus.SUCCEEDED, (run.outcome, run.message, run.error)
     assert run.result["stdout"] == "hi\n"
