@@ -107,8 +107,10 @@ def run_claim_prepare(*, run_id: Any, worker: str, known_images: frozenset[str])
         if run_claim(run_id=run_id, worker=worker):
             raise
         return None
-    # A bubblewrap run's directory is staged after the claim, so RUNNING waits for it.
-    running = docker and tag in known_images
+    # A bubblewrap run's directory is staged after the claim, so RUNNING waits for it. A bash
+    # run builds its image FROM the sandbox's, so the engine is asked whether that one still
+    # exists (an operator may have removed it) instead of trusting what this worker knew.
+    running = docker and tag in known_images and run.language != "bash"
     if not run_claim(run_id=run_id, worker=worker, running=running, backend="docker", image=tag):
         return None
     to_make = None if running or not docker else ImageToMake(builder, sandbox.name, tag)
