@@ -48,6 +48,7 @@ class WarmPool:
         self._start_slots = asyncio.Semaphore(max_starting)
         self._closed = False
         self._waiting = 0
+        self._failures = 0  # failed starts queued among the ready sandboxes
         self.last_error: Exception | None = None
 
     @property
@@ -57,8 +58,8 @@ class WarmPool:
 
     @property
     def ready_count(self) -> int:
-        """Return how many sandboxes are ready right now."""
-        return self._ready.qsize()
+        """Return how many sandboxes are ready right now (failed starts are not)."""
+        return self._ready.qsize() - self._failures
 
     async def start(self, *, wait: bool = True) -> None:
         """Fill the pool; with `wait`, return once every sandbox is ready."""
@@ -85,6 +86,7 @@ class WarmPool:
                 )
             except (EngineUnavailable, ImageMissing) as exc:
                 self.last_error = exc
+                self._failures += 1
                 self._ready.put_nowait(exc)  # wake one waiting run with the reason
                 return
         if self._closed:
@@ -103,7 +105,10 @@ class WarmPool:
                 item = await self._ready.get()
             finally:
                 self._waiting -= 1
-            if isinstance(item, Exception) or item.alive:
+            if isinstance(item, Exception):
+                self._failures -= 1
+                return item
+            if item.alive:
                 return item
             await item.remove()  # died while idle; never hand it out
 
@@ -143,6 +148,7 @@ class WarmPool:
             item = self._ready.get_nowait()
             if not isinstance(item, Exception):
                 await item.remove()
+        self._failures = 0
         # Whatever a cancelled start still created is swept by label.
         with contextlib.suppress(Exception):
             await asyncio.to_thread(remove_labelled, self.runner.client, self.label)

@@ -14,6 +14,7 @@ import asyncio
 import atexit
 import concurrent.futures
 import contextlib
+import dataclasses
 import itertools
 import logging
 import threading
@@ -176,9 +177,9 @@ class RunExecutor:
                 return RunStatus.FAILED
             if prepared is None:
                 return None  # not ours: another worker (or a cancel) had it first
-            if prepared.image_to_make is not None:
+            if prepared.image_source is not None and not self._image_proven(prepared):
                 try:
-                    await self._make_image(prepared)
+                    prepared = await self._make_image(prepared)
                 except Exception as exc:
                     await self._prepare_failed(run_id, exc)
                     return RunStatus.FAILED
@@ -215,26 +216,47 @@ class RunExecutor:
         outcome = Outcome.ENGINE_UNAVAILABLE if _is_engine_error(exc) else Outcome.BUILD_FAILED
         await self._in_db(services.run_fail, run_id=run_id, outcome=outcome, message=str(exc))
 
-    async def _make_image(self, prepared: Prepared) -> None:
-        """Build (or find) a run's image off the DB thread, which other runs' events need."""
-        to_make = prepared.image_to_make
-        assert to_make is not None
+    def _image_proven(self, prepared: Prepared) -> bool:
+        """Tell whether a ready sandbox of the run's pool shows its image exists now.
+
+        What this worker knew can be stale (an operator or another worker's prune removed
+        the image), and a start from a missing image fails the run. A ready container holds
+        its image, so a warm run asks the engine nothing; a cold or bash run, which starts a
+        container anyway, asks once (a few ms against hundreds).
+        """
+        if not prepared.image_known or prepared.bash is not None or self.pool_size == 0:
+            return False
+        pool = self._pools.get((prepared.image, prepared.limits))
+        return pool is not None and pool.ready_count > 0
+
+    async def _make_image(self, prepared: Prepared) -> Prepared:
+        """Find, else build, a run's image off the DB thread, which other runs' events need.
+
+        Return the run as it now stands: a run the claim stored RUNNING whose image had to be
+        built again is PREPARING meanwhile, and RUNNING is stored once more when it starts.
+        """
+        source = prepared.image_source
+        assert source is not None
         loop = asyncio.get_running_loop()
         # Another worker on this engine may have made it: then nothing is being built, and
         # the run must not say so.
-        if await loop.run_in_executor(None, to_make.exists):
-            tag = to_make.tag
-        else:
-            await self._in_db(
-                services.run_set_status,
-                run_id=prepared.run_id,
-                status=RunStatus.PREPARING,
-                message="building image",
-            )
-            tag = await loop.run_in_executor(None, to_make.ensure)
-        # An image tag names its content, so once it exists it stays right (a removed image
-        # shows up as a failed start, and is forgotten): asking the engine costs ~20 ms a run.
-        self._known_images.add(tag)
+        if await loop.run_in_executor(None, source.exists):
+            self._known_images.add(source.tag)
+            return prepared
+        self._known_images.discard(source.tag)
+        # A pool of an image that went away holds only its failed starts: start afresh.
+        stale = self._pools.pop((prepared.image, prepared.limits), None)
+        if stale is not None:
+            self._loop.create_task(stale.close())
+        await self._in_db(
+            services.run_set_status,
+            run_id=prepared.run_id,
+            status=RunStatus.PREPARING,
+            message="building image",
+        )
+        # An image tag names its content, so once it exists it stays right.
+        self._known_images.add(await loop.run_in_executor(None, source.ensure))
+        return dataclasses.replace(prepared, image_known=False)
 
     async def _execute_python(self, prepared: Prepared) -> str:
         run_id = prepared.run_id

@@ -61,7 +61,14 @@ class Prepared:
     limits: RunLimits
     request: RunRequest
     bash: BashPlan | None = None
-    image_to_make: ImageToMake | None = None
+    # How a Docker run's image is made; `image_known`: this worker saw the image exist.
+    image_source: ImageToMake | None = None
+    image_known: bool = False
+
+    @property
+    def image_to_make(self) -> ImageToMake | None:
+        """The image to look for, else build, before the run starts (None: known to exist)."""
+        return None if self.image_known else self.image_source
 
     @property
     def running(self) -> bool:
@@ -70,7 +77,7 @@ class Prepared:
         Else the run is PREPARING until its image is made (or its bubblewrap directory
         staged) and the loop stores RUNNING.
         """
-        return self.backend == "docker" and self.image_to_make is None
+        return self.backend == "docker" and self.image_known
 
 
 def run_limits_for(sandbox: Any) -> RunLimits:
@@ -107,17 +114,15 @@ def run_claim_prepare(*, run_id: Any, worker: str, known_images: frozenset[str])
         if run_claim(run_id=run_id, worker=worker):
             raise
         return None
-    # A bubblewrap run's directory is staged after the claim, so RUNNING waits for it. A bash
-    # run builds its image FROM the sandbox's, so the engine is asked whether that one still
-    # exists (an operator may have removed it) instead of trusting what this worker knew.
-    running = docker and tag in known_images and run.language != "bash"
+    # A bubblewrap run's directory is staged after the claim, so RUNNING waits for it.
+    running = docker and tag in known_images
     if not run_claim(run_id=run_id, worker=worker, running=running, backend="docker", image=tag):
         return None
-    to_make = None if running or not docker else ImageToMake(builder, sandbox.name, tag)
+    source = ImageToMake(builder, sandbox.name, tag) if docker else None
     if run.language == "bash":
         if not docker:
             raise ValueError("bash scripts run in Docker sandboxes only (this one uses bubblewrap)")
-        return _prepare_bash(run, registry, rows, tag, to_make=to_make)
+        return _prepare_bash(run, registry, rows, tag, source=source, known=running)
     declared = registry.aggregate_secrets(sandbox.name)
     request = RunRequest.for_sandbox(
         run.script,
@@ -136,7 +141,10 @@ def run_claim_prepare(*, run_id: Any, worker: str, known_images: frozenset[str])
         return Prepared(
             run_id, sandbox.pk, "bwrap", f"bwrap:{runtime_dir}", runtime_dir, limits, request
         )
-    return Prepared(run_id, sandbox.pk, "docker", tag, None, limits, request, image_to_make=to_make)
+    return Prepared(
+        run_id, sandbox.pk, "docker", tag, None, limits, request,
+        image_source=source, image_known=running,
+    )  # fmt: skip
 
 
 def sandbox_current_image(*, sandbox_id: int) -> tuple[str, RunLimits] | None:
@@ -170,7 +178,8 @@ def _prepare_bash(
     rows: list[Any],
     tag: str,
     *,
-    to_make: ImageToMake | None,
+    source: ImageToMake | None,
+    known: bool,
 ) -> Prepared:
     """Collect the builtins, limits and environment of a bash run (claimed already)."""
     sandbox = run.sandbox
@@ -185,5 +194,5 @@ def _prepare_bash(
     plan = BashPlan(specs=specs, limits=bash_limits, environment=environment)
     return Prepared(
         run.pk, sandbox.pk, "docker", tag, None, run_limits_for(sandbox), request,
-        bash=plan, image_to_make=to_make,
+        bash=plan, image_source=source, image_known=known,
     )  # fmt: skip

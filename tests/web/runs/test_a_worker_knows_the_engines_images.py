@@ -22,6 +22,7 @@ from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 
 from jazzmine.sandbox import SandboxBuilder
+from jazzmine.sandbox.builder import DERIVED_FROM_LABEL
 from jazzmine_web.catalog.services import build_policy, registry_for_sandbox, tool_update
 from jazzmine_web.runs.models import Run, RunStatus
 from jazzmine_web.runs.services import run_create, run_group, run_start
@@ -102,6 +103,31 @@ async def test_an_image_another_worker_made_is_not_built_again(
     assert status == RunStatus.SUCCEEDED
     stored = await Run.objects.aget(pk=run.pk)
     assert stored.image == tag and stored.message != "building image"
+
+
+def image_removed(client, tag: str) -> None:
+    """Remove an image by hand, as an operator's prune would (its bash images first)."""
+    for child in client.images.list(filters={"label": f"{DERIVED_FROM_LABEL}={tag}"}):
+        client.images.remove(child.id, force=True)
+    client.images.remove(tag, force=True)  # forced: the worker's idle sandboxes still use it
+
+
+def test_an_image_removed_under_a_worker_that_knew_it_is_made_again(
+    ecommerce, member, base_image, docker_client, restarted_worker
+):
+    tag = image_made(ecommerce)
+    first = run_create(sandbox=ecommerce, user=member, body=BODY)
+    assert restarted_worker.future(first.pk).result(timeout=180) == RunStatus.SUCCEEDED
+    image_removed(docker_client, tag)
+    # Warm runs while the pool's sandboxes last, then runs that start afresh, then bash,
+    # which builds its own image on the sandbox's: none fails for the image that went away.
+    runs = [("python", BODY)] * 4 + [("bash", "echo hi\n")] * 2
+    for language, body in runs:
+        run = run_create(sandbox=ecommerce, user=member, body=body, language=language)
+        status = restarted_worker.future(run.pk).result(timeout=300)
+        run.refresh_from_db()
+        assert status == RunStatus.SUCCEEDED, (language, run.outcome, run.message, run.error)
+    assert docker_client.images.get(tag)  # made again
 
 
 def test_an_image_of_an_unlisted_base_is_not_run_though_it_exists(
