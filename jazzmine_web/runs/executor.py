@@ -459,6 +459,9 @@ async def _ours(claim: asyncio.Future[Prepared | None] | None) -> bool:
 
 
 def _is_engine_error(exc: Exception) -> bool:
+    if isinstance(exc, EngineUnavailable):
+        return True
+    # A build reports the engine failing under it in its own error's text (BuildError).
     text = f"{type(exc).__name__}: {exc}".lower()
     return "engine" in text or ("docker" in text and ("connect" in text or "socket" in text))
 

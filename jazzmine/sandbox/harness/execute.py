@@ -59,12 +59,12 @@ def execute(
     stdout: LogWriter,
     stderr: LogWriter,
     *,
-    restricted_scope: dict[str, Any] | None = None,
+    restricted_scope: dict[str, Any],
 ) -> str:
     """Run the script of one request and return its outcome: "result" or "script_error".
 
-    `restricted_scope` is `script_scope(..., unrestricted=False)` made before the request;
-    without it (or for an allowed unrestricted run) the scope is made here.
+    `restricted_scope` is `script_scope(..., unrestricted=False)`, made before the request;
+    an allowed unrestricted run gets a scope of its own here.
     """
     script = request.get("script")
     body_offset = int(request.get("body_offset") or 0)
@@ -87,12 +87,11 @@ def execute(
 
     failure = ScriptFailure(script, body_offset, toolbox.files)
     unrestricted = bool(request.get("unrestricted")) and os.environ.get(UNRESTRICTED_ENV) == "1"
-    if unrestricted or restricted_scope is None:
-        script_globals = script_scope(
-            safety, tool_types, toolbox, emitters, unrestricted=unrestricted
-        )
-    else:
-        script_globals = restricted_scope
+    script_globals = (
+        script_scope(safety, tool_types, toolbox, emitters, unrestricted=True)
+        if unrestricted
+        else restricted_scope
+    )
     if request.get("unrestricted") and not unrestricted:
         refused = "unrestricted mode refused: this runner does not allow it"
         channel.send("log", {"message": refused, "stream": "harness"})
