@@ -107,6 +107,8 @@ class WarmPool:
                 self._waiting -= 1
             if isinstance(item, Exception):
                 self._failures -= 1
+                if self.ready_count > 0:
+                    continue  # a sandbox that did start serves this run (the error is kept)
                 return item
             if item.alive:
                 return item
