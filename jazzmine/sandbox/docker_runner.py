@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import docker
 
@@ -20,6 +20,8 @@ from .session import ExitInfo, RunState, drive, engine_unavailable
 from .streams import Chunk
 
 POOL_LABEL = "jazzmine.pool"
+# Makes a run's missing image again; True: it exists now and the start may be tried once more.
+Remake = Callable[[], Awaitable[bool]]
 READY_TIMEOUT = 60.0
 
 
@@ -154,13 +156,22 @@ class DockerOneShot:
         self.image = image
         self.limits = limits
 
-    async def run(self, request: RunRequest) -> AsyncIterator[Event]:
-        """Run one request in a new container and yield its events as they arrive."""
+    async def run(
+        self, request: RunRequest, *, remake: Remake | None = None
+    ) -> AsyncIterator[Event]:
+        """Run one request in a new container and yield its events as they arrive.
+
+        A container that could not start because the image is gone is started once more
+        after `remake` made the image again and said so.
+        """
         self.runner.check(request)
         try:
-            process = await self.runner.start_process(
-                self.image, self.limits, labels={POOL_LABEL: "none"}
-            )
+            try:
+                process = await self._start()
+            except ImageMissing:
+                if remake is None or not await remake():
+                    raise
+                process = await self._start()
         except (EngineUnavailable, ImageMissing) as exc:
             for event in start_failure(self.backend, exc):
                 yield event
@@ -170,6 +181,9 @@ class DockerOneShot:
                 yield event
         finally:
             await process.remove()
+
+    async def _start(self) -> DockerProcess:
+        return await self.runner.start_process(self.image, self.limits, labels={POOL_LABEL: "none"})
 
 
 def start_failure(backend: str, exc: Exception) -> list[Event]:

@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from .containers import ImageMissing, remove_labelled
-from .docker_runner import POOL_LABEL, DockerRunner, start_failure
+from .docker_runner import POOL_LABEL, DockerRunner, Remake, start_failure
 from .engine import EngineUnavailable
 from .events import Event
 from .request import RunLimits, RunRequest
@@ -114,12 +114,22 @@ class WarmPool:
                 return item
             await item.remove()  # died while idle; never hand it out
 
-    async def run(self, request: RunRequest) -> AsyncIterator[Event]:
-        """Run one request on a warm sandbox and yield its events as they arrive."""
+    async def run(
+        self, request: RunRequest, *, remake: Remake | None = None
+    ) -> AsyncIterator[Event]:
+        """Run one request on a warm sandbox and yield its events as they arrive.
+
+        A sandbox that could not start because the image is gone (removed under a run that
+        saw it a moment earlier) is started once more after `remake` made the image again
+        and said so; nothing of the script ran before that.
+        """
         self.runner.check(request)
         if self._closed:
             raise RuntimeError("this warm pool is closed")
         item = await self._take()
+        if isinstance(item, ImageMissing) and remake is not None and await remake():
+            self._failures_drop()  # starts that failed before the image was made again
+            item = await self._take()
         if isinstance(item, Exception):
             for event in start_failure(self.backend, item):
                 yield event
@@ -134,6 +144,17 @@ class WarmPool:
             # by half), and the other ready sandboxes cover the runs in between.
             if self._ready.qsize() + len(self._starting) < self.size:
                 self._spawn()
+
+    def _failures_drop(self) -> None:
+        """Forget the failed starts queued among the ready sandboxes (their cause is gone)."""
+        kept = []
+        while not self._ready.empty():
+            item = self._ready.get_nowait()
+            if not isinstance(item, Exception):
+                kept.append(item)
+        for item in kept:
+            self._ready.put_nowait(item)
+        self._failures = 0
 
     async def close(self, *, timeout: float = 30.0) -> None:
         """Stop refilling and remove every container of this pool."""

@@ -27,9 +27,9 @@ from django.db import close_old_connections, connection
 from jazzmine.bash import BashCall
 from jazzmine.bash.events import bash_call_event, bash_final_events
 from jazzmine.bash.sandbox import run_bash_in_sandbox
-from jazzmine.sandbox import Outcome, RunLimits, Runner, make_runner
+from jazzmine.sandbox import Outcome, RunLimits, make_runner
 from jazzmine.sandbox.builder import sandbox_image_tags
-from jazzmine.sandbox.docker_runner import DockerRunner, remove_labelled
+from jazzmine.sandbox.docker_runner import DockerOneShot, DockerRunner, remove_labelled
 from jazzmine.sandbox.engine import EngineUnavailable
 from jazzmine.sandbox.pool import WarmPool
 
@@ -235,19 +235,27 @@ class RunExecutor:
         Return the run as it now stands: a run the claim stored RUNNING whose image had to be
         built again is PREPARING meanwhile, and RUNNING is stored once more when it starts.
         """
-        source = prepared.image_source
-        assert source is not None
-        loop = asyncio.get_running_loop()
-        # Another worker on this engine may have made it: then nothing is being built, and
-        # the run must not say so.
-        if await loop.run_in_executor(None, source.exists):
-            self._known_images.add(source.tag)
+        if not await self._image_ensure(prepared):
             return prepared
-        self._known_images.discard(source.tag)
         # A pool of an image that went away holds only its failed starts: start afresh.
         stale = self._pools.pop((prepared.image, prepared.limits), None)
         if stale is not None:
             self._loop.create_task(stale.close())
+        return dataclasses.replace(prepared, image_known=False)
+
+    async def _image_ensure(self, prepared: Prepared) -> bool:
+        """Make a run's image unless the engine has it; tell whether it had to be built.
+
+        Another worker on this engine may have made it: then nothing is being built, and the
+        run must not say so. Else the run is PREPARING "building image" meanwhile.
+        """
+        source = prepared.image_source
+        assert source is not None
+        loop = asyncio.get_running_loop()
+        if await loop.run_in_executor(None, source.exists):
+            self._known_images.add(source.tag)
+            return False
+        self._known_images.discard(source.tag)
         await self._in_db(
             services.run_set_status,
             run_id=prepared.run_id,
@@ -256,31 +264,58 @@ class RunExecutor:
         )
         # An image tag names its content, so once it exists it stays right.
         self._known_images.add(await loop.run_in_executor(None, source.ensure))
-        return dataclasses.replace(prepared, image_known=False)
+        return True
+
+    async def _image_remade(self, prepared: Prepared) -> bool:
+        """Make a run's image again, gone when its sandbox started; tell whether it exists now.
+
+        The image was seen a moment earlier (a ready sandbox of the pool showed it) and was
+        removed before the run's own sandbox started: e.g. another run took that sandbox
+        while an operator's prune removed the image. Nothing of the script ran yet, so the
+        image is made again and the start tried once more, instead of failing the run.
+        """
+        if prepared.image_source is None:
+            return False
+        try:
+            built = await self._image_ensure(prepared)
+        except Exception:
+            logger.exception("run %s: its image could not be made again", prepared.run_id)
+            return False  # the run ends with its start's own failure
+        if built:  # it said PREPARING meanwhile
+            await self._in_db(
+                services.run_set_status,
+                run_id=prepared.run_id,
+                status=RunStatus.RUNNING,
+                backend=prepared.backend,
+                image=prepared.image,
+            )
+        return True
 
     async def _execute_python(self, prepared: Prepared) -> str:
         run_id = prepared.run_id
-        runner: Runner
+        docker: WarmPool | DockerOneShot | None = None
         warm = None
         if prepared.backend == "docker" and self.pool_size > 0:
-            pool = self._pool(prepared.sandbox_id, prepared.image, prepared.limits)
-            warm = pool.ready_count > 0
-            runner = pool
-        else:
-            docker = prepared.backend == "docker"
-            warm = False if docker else None
-            runner = make_runner(
-                prepared.backend,
-                prepared.runtime_dir or prepared.image,  # bwrap: the run's staged directory
-                prepared.limits,
-                docker=self._docker_runner() if docker else None,
-                remove_runtime_dir=True,
-            )
+            docker = self._pool(prepared.sandbox_id, prepared.image, prepared.limits)
+            warm = docker.ready_count > 0
+        elif prepared.backend == "docker":
+            docker, warm = self._docker_runner().bind(prepared.image, prepared.limits), False
         # The request goes to the sandbox while RUNNING is announced: queued on the one DB
         # thread before any event of the run, so watchers hear it first, without the script
         # waiting for it.
         running = self._running(prepared)
-        events = runner.run(prepared.request)
+
+        async def remake() -> bool:
+            nonlocal warm
+            warm = False  # the run waits for its image: not a warm start
+            return await self._image_remade(prepared)
+
+        if docker is not None:
+            events = docker.run(prepared.request, remake=remake)
+        else:  # bubblewrap: the run's staged directory, removed when it ends
+            target = prepared.runtime_dir or prepared.image
+            runner = make_runner(prepared.backend, target, prepared.limits, remove_runtime_dir=True)
+            events = runner.run(prepared.request)
         dispatched = time.monotonic()
         first_ms: float | None = None  # when the first event reached this worker
         batches = 0

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import statistics
 import time
+import uuid
 
+import docker
 import pytest
 
 from jazzmine.sandbox import Outcome, RunRequest
@@ -66,3 +69,77 @@ async def test_a_sandbox_that_died_idle_is_never_handed_out(runner, image, limit
         await asyncio.sleep(0.3)
         events = await collect(pool.run(RunRequest(script="emit_result('ok')\n")))
     assert final(events).outcome is Outcome.RESULT
+
+
+class Remaker:
+    """Makes a removed image again (tags it anew from the image it was made of), counting."""
+
+    def __init__(self, docker_client, source: str, tag: str, *, works: bool = True) -> None:
+        self.client, self.source, self.tag, self.works = docker_client, source, tag, works
+        self.calls = 0
+
+    async def __call__(self) -> bool:
+        self.calls += 1
+        if self.works:
+            repository, version = self.tag.rsplit(":", 1)
+            self.client.images.get(self.source).tag(repository, version)
+        return self.works
+
+
+@pytest.fixture
+def own_tag(docker_client, image):
+    """A tag of the sandbox image that this test alone uses, and may remove."""
+    tag = f"jazzmine-test/remake:{uuid.uuid4().hex[:12]}"
+    repository, version = tag.rsplit(":", 1)
+    docker_client.images.get(image).tag(repository, version)
+    yield tag
+    with contextlib.suppress(docker.errors.ImageNotFound):
+        docker_client.images.remove(tag)
+
+
+async def test_two_runs_when_the_image_went_away_both_run(
+    runner, image, own_tag, limits, docker_client
+):
+    remaker = Remaker(docker_client, image, own_tag)
+    async with WarmPool(runner, own_tag, limits, size=1) as pool:
+        docker_client.images.remove(own_tag)  # its one ready sandbox still runs
+        # One takes the ready sandbox, the other must start one: the image is gone then.
+        runs = await asyncio.gather(
+            *(collect(pool.run(RunRequest(script=f"emit_result({i})\n"), remake=remaker))
+              for i in range(2))
+        )  # fmt: skip
+        assert [final(events).outcome for events in runs] == [Outcome.RESULT] * 2, runs
+        assert remaker.calls == 1
+        # Made again: the pool refills, and the next run needs nothing more.
+        events = await collect(pool.run(RunRequest(script="emit_result(2)\n"), remake=remaker))
+        assert final(events).outcome is Outcome.RESULT and remaker.calls == 1
+    assert leftover_containers(docker_client) == []
+
+
+async def test_a_start_without_its_image_fails_when_it_cannot_be_made_again(
+    runner, image, own_tag, limits, docker_client
+):
+    cannot = Remaker(docker_client, image, own_tag, works=False)
+    docker_client.images.remove(own_tag)
+    async with WarmPool(runner, own_tag, limits, size=1) as pool:
+        for remake in (None, cannot):
+            events = await collect(pool.run(RunRequest(script="emit_result(1)\n"), remake=remake))
+            assert final(events).outcome is Outcome.BUILD_FAILED
+            assert "is not built" in str(final(events).data)
+    assert cannot.calls == 1
+
+
+async def test_a_cold_start_without_its_image_makes_it_again_once(
+    runner, image, own_tag, limits, docker_client
+):
+    docker_client.images.remove(own_tag)
+    one_shot = runner.bind(own_tag, limits)
+    cannot = Remaker(docker_client, image, own_tag, works=False)
+    events = await collect(one_shot.run(RunRequest(script="emit_result(1)\n"), remake=cannot))
+    assert final(events).outcome is Outcome.BUILD_FAILED and cannot.calls == 1
+    remaker = Remaker(docker_client, image, own_tag)
+    for _ in range(2):  # once made, the next start finds it
+        events = await collect(one_shot.run(RunRequest(script="emit_result(1)\n"), remake=remaker))
+        assert final(events).outcome is Outcome.RESULT
+    assert remaker.calls == 1
+    assert leftover_containers(docker_client) == []

@@ -13,6 +13,7 @@ import contextlib
 import socket
 import tempfile
 import threading
+import time
 import uuid
 from pathlib import Path
 
@@ -23,9 +24,11 @@ from channels.layers import get_channel_layer
 
 from jazzmine.sandbox import SandboxBuilder
 from jazzmine.sandbox.builder import DERIVED_FROM_LABEL
+from jazzmine.sandbox.docker_runner import POOL_LABEL
 from jazzmine_web.catalog.services import build_policy, registry_for_sandbox, tool_update
 from jazzmine_web.runs.models import Run, RunStatus
 from jazzmine_web.runs.services import run_create, run_group, run_start
+from tests.waiting import wait_until
 from tests.workers import Workers, runs_stop_unfinished
 
 pytestmark = [pytest.mark.docker, pytest.mark.django_db(transaction=True)]
@@ -128,6 +131,52 @@ def test_an_image_removed_under_a_worker_that_knew_it_is_made_again(
         run.refresh_from_db()
         assert status == RunStatus.SUCCEEDED, (language, run.outcome, run.message, run.error)
     assert docker_client.images.get(tag)  # made again
+
+
+def idle_sandboxes(client) -> list:
+    """Return the warm pools' containers on the engine (the test's worker's alone)."""
+    return [
+        c
+        for c in client.containers.list(filters={"label": POOL_LABEL})
+        if c.labels.get(POOL_LABEL) != "none"
+    ]
+
+
+def pool_steady(client, *, size: int) -> None:
+    """Wait until the pool holds `size` ready sandboxes and has nothing on the way.
+
+    After a run its sandbox is removed and another started: both carry the pool's label for
+    a while, so the same `size` sandboxes must be there for a second.
+    """
+    seen: list[set[str]] = []
+
+    def steady() -> bool:
+        seen.append({c.id for c in idle_sandboxes(client)})
+        return len(seen) > 10 and len(seen[-1]) == size and all(s == seen[-1] for s in seen[-10:])
+
+    wait_until(steady, timeout=60)
+
+
+def test_a_run_whose_image_went_away_as_its_sandbox_started_makes_it_and_runs(
+    ecommerce, member, base_image, docker_client, restarted_worker
+):
+    tag = image_made(ecommerce)
+    first = run_create(sandbox=ecommerce, user=member, body=BODY)
+    assert restarted_worker.future(first.pk).result(timeout=180) == RunStatus.SUCCEEDED
+    pool_steady(docker_client, size=2)
+    # The pool's ready sandboxes vouch for the image, but none can serve a run any more
+    # (they died idle), and the image went away with them: the run's own sandbox cannot
+    # start, as when another run takes the last ready one while a prune removes the image.
+    image_removed(docker_client, tag)
+    for container in idle_sandboxes(docker_client):
+        container.kill()
+    time.sleep(0.5)  # the worker sees their streams end
+    run = run_create(sandbox=ecommerce, user=member, body=BODY)
+    status = restarted_worker.future(run.pk).result(timeout=300)
+    run.refresh_from_db()
+    assert status == RunStatus.SUCCEEDED, (run.outcome, run.message, run.error)
+    assert docker_client.images.get(tag)  # made again
+    assert run.warm is False  # it waited for the image
 
 
 def test_an_image_of_an_unlisted_base_is_not_run_though_it_exists(
