@@ -281,14 +281,8 @@ class RunExecutor:
         except Exception:
             logger.exception("run %s: its image could not be made again", prepared.run_id)
             return False  # the run ends with its start's own failure
-        if built:  # it said PREPARING meanwhile
-            await self._in_db(
-                services.run_set_status,
-                run_id=prepared.run_id,
-                status=RunStatus.RUNNING,
-                backend=prepared.backend,
-                image=prepared.image,
-            )
+        if built:  # it said PREPARING meanwhile: RUNNING is stored again
+            await self._running(dataclasses.replace(prepared, image_known=False))
         return True
 
     async def _execute_python(self, prepared: Prepared) -> str:
