@@ -25,6 +25,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.common import pct  # noqa: E402
+
 SCRIPT = "emit_log('hi')\nemit_result(1)\n"
 REQUEST = json.dumps({"script": SCRIPT, "body_offset": 0, "secrets": {}, "allowed_tools": None})
 
@@ -60,11 +64,6 @@ def one(command: list[str]) -> tuple[float, float]:
     ended = time.perf_counter() - started
     process.wait()
     return first * 1000, ended * 1000
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def main() -> None:

@@ -217,17 +217,14 @@ class RunExecutor:
         await self._in_db(services.run_fail, run_id=run_id, outcome=outcome, message=str(exc))
 
     def _image_proven(self, prepared: Prepared) -> bool:
-        """Tell whether a ready sandbox of the run's pool shows its image exists now.
+        """Tell whether the run may start on the image this worker knows, asking nothing.
 
-        What this worker knew can be stale (an operator or another worker's prune removed
-        the image), and a start from a missing image fails the run. A ready container holds
-        its image, so a warm run asks the engine nothing; a cold or bash run, which starts a
-        container anyway, asks once (a few ms against hundreds).
+        What the worker knew can be stale (an operator or another worker's prune removed the
+        image). A Python run's sandbox that cannot start for that makes the image again and
+        starts once more (`_image_remade`), so its start is the check. A bash run's runner
+        cannot, so it asks the engine once (a few ms against the hundreds of its container).
         """
-        if not prepared.image_known or prepared.bash is not None or self.pool_size == 0:
-            return False
-        pool = self._pools.get((prepared.image, prepared.limits))
-        return pool is not None and pool.ready_count > 0
+        return prepared.image_known and prepared.bash is None
 
     async def _make_image(self, prepared: Prepared) -> Prepared:
         """Find, else build, a run's image off the DB thread, which other runs' events need.
@@ -269,10 +266,10 @@ class RunExecutor:
     async def _image_remade(self, prepared: Prepared) -> bool:
         """Make a run's image again, gone when its sandbox started; tell whether it exists now.
 
-        The image was seen a moment earlier (a ready sandbox of the pool showed it) and was
-        removed before the run's own sandbox started: e.g. another run took that sandbox
-        while an operator's prune removed the image. Nothing of the script ran yet, so the
-        image is made again and the start tried once more, instead of failing the run.
+        The worker knew the image, and it was removed since (an operator's prune, another
+        worker's): the pool's ready sandboxes still serve runs, but a sandbox started now
+        cannot. Nothing of the script ran yet, so the image is made again and the start tried
+        once more, instead of failing the run.
         """
         if prepared.image_source is None:
             return False

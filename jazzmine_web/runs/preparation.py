@@ -66,11 +66,6 @@ class Prepared:
     image_known: bool = False
 
     @property
-    def image_to_make(self) -> ImageToMake | None:
-        """The image to look for, else build, before the run starts (None: known to exist)."""
-        return None if self.image_known else self.image_source
-
-    @property
     def running(self) -> bool:
         """Whether the claim stored RUNNING itself: a Docker run whose image was known.
 

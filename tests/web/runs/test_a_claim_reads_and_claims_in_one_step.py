@@ -33,7 +33,7 @@ def test_a_known_image_makes_the_claim_store_running(ecommerce, member):
     prepared = preparation.run_claim_prepare(
         run_id=run.pk, worker="w1@host", known_images=frozenset({tag})
     )
-    assert prepared is not None and prepared.running and prepared.image_to_make is None
+    assert prepared is not None and prepared.running and prepared.image_known
     run.refresh_from_db()
     assert run.status == RunStatus.RUNNING and run.worker == "w1@host"
     assert run.image == tag and run.backend == "docker"
@@ -46,7 +46,8 @@ def test_an_unknown_image_leaves_the_run_preparing_with_the_image_to_make(ecomme
         run_id=run.pk, worker="w1@host", known_images=frozenset()
     )
     assert prepared is not None and not prepared.running
-    assert prepared.image_to_make is not None and prepared.image == image_of(ecommerce)
+    assert not prepared.image_known and prepared.image_source is not None
+    assert prepared.image == image_of(ecommerce)
     run.refresh_from_db()
     assert run.status == RunStatus.PREPARING and run.started_at is None and run.image == ""
 
