@@ -59,6 +59,8 @@ class RunExecutor:
         self._futures: dict[str, concurrent.futures.Future[str | None]] = {}
         self._tasks: dict[str, asyncio.Task[str]] = {}  # run id -> its task (loop thread only)
         self._cancelled: dict[str, str] = {}  # run id -> why a person cancelled it
+        self._stopping: set[str] = set()  # runs told to stop (by a broadcast or a heartbeat)
+        self._stopping_lock = threading.Lock()
         self._known_images: set[str] = set()  # image tags known to exist in the engine
         self._started = threading.Event()
         self._thread = threading.Thread(target=self._main, name="run-worker", daemon=True)
@@ -75,8 +77,12 @@ class RunExecutor:
         """
         future = asyncio.run_coroutine_threadsafe(self._execute(run_id, worker), self._loop)
         self._futures[str(run_id)] = future
-        future.add_done_callback(lambda _f: self._futures.pop(str(run_id), None))
+        future.add_done_callback(lambda _f: self._forget(str(run_id)))
         return future
+
+    def _forget(self, run_id: str) -> None:
+        self._futures.pop(run_id, None)
+        self._stopping.discard(run_id)
 
     def in_db(self, fn: Any, /, **kwargs: Any) -> Any:
         """Call a database function on the worker's DB thread and wait for its answer.
@@ -92,6 +98,10 @@ class RunExecutor:
         future = self._futures.get(str(run_id))
         if future is None or future.done():
             return False
+        with self._stopping_lock:  # a broadcast and a heartbeat may tell it at once
+            if str(run_id) in self._stopping:
+                return True  # told already: a second cancel would cut the first one's clean-up
+            self._stopping.add(str(run_id))
         self._cancelled[str(run_id)] = reason
         # Cancel the run's task on the loop, not the future: the task records the cancel and
         # removes the sandbox, and the future then resolves to the run's final status.

@@ -100,19 +100,33 @@ def runs_heartbeat(*, worker: str, ids: list[str]) -> list[str]:
     """Say a worker's runs are alive; return those that were ended for it meanwhile.
 
     A run the reaper has failed (its worker was too slow to say it was alive), or whose row is
-    gone, must stop: the worker cancels what this returns. A run that just ended by itself is
-    not among them: its worker is only finishing up (cancelling that would cut its clean-up).
+    gone, must stop: the worker cancels what this returns. So must a live run someone asked to
+    cancel: the broadcast that tells the worker at once is fire and forget, and one lost on
+    its way must not leave the run spinning until its timeout. A run that just ended by
+    itself is not among them: its worker is only finishing up (cancelling that would cut its
+    clean-up).
     """
     Run.objects.filter(pk__in=ids, worker=worker, status__in=ACTIVE).update(
         heartbeat_at=timezone.now()
     )
     # A reaped run is no longer active, so its outcome alone says it was ended for the worker.
-    outcomes = dict(Run.objects.filter(pk__in=ids).values_list("pk", "outcome"))
-    return [
-        run_id
-        for run_id in ids
-        if outcomes.get(_uuid(run_id), Outcome.WORKER_LOST) == Outcome.WORKER_LOST
-    ]
+    rows = {
+        pk: (outcome, status in ACTIVE and reason != "")
+        for pk, outcome, status, reason in Run.objects.filter(pk__in=ids).values_list(
+            "pk", "outcome", "status", "cancel_reason"
+        )
+    }
+    stop = []
+    for run_id in ids:
+        outcome, cancel_asked = rows.get(_uuid(run_id), (Outcome.WORKER_LOST, False))
+        if outcome == Outcome.WORKER_LOST or cancel_asked:
+            stop.append(run_id)
+    return stop
+
+
+def run_cancel_reason(*, run_id: Any) -> str:
+    """Return why someone asked a run to stop ("" when nobody did)."""
+    return Run.objects.filter(pk=run_id).values_list("cancel_reason", flat=True).first() or ""
 
 
 def runs_reap(*, now: datetime.datetime | None = None) -> dict[str, int]:

@@ -26,8 +26,10 @@ CANCELLED_BY_REAPER = "the run was ended while its worker was not answering"
 
 
 def _run_ended(run_id: Any) -> None:
-    # The reaper failed this run (the worker was too slow to say it was alive): stop it.
-    executor().cancel(run_id, reason=CANCELLED_BY_REAPER)
+    # The reaper failed this run (the worker was too slow to say it was alive), or someone
+    # cancelled it and the broadcast never reached this worker: stop it.
+    reason = lifecycle.run_cancel_reason(run_id=run_id) or CANCELLED_BY_REAPER
+    executor().cancel(run_id, reason=reason)
 
 
 kind_register("run", beat=lifecycle.runs_heartbeat, ended=_run_ended)

@@ -8,6 +8,7 @@ import pytest
 from django.test import Client
 
 from jazzmine_web.reviews.models import AuditEntry, ReviewPolicy, Submission
+from jazzmine_web.runs.lifecycle import run_cancel_request
 from jazzmine_web.runs.models import Run
 from jazzmine_web.teams.models import Role
 from jazzmine_web.teams.services import api_token_create
@@ -50,6 +51,20 @@ def test_cancel_stops_a_spinning_run_within_a_second_and_says_so_twice(api, ecom
     assert status == 200 and body["cancelled"] is False
     assert body["run"]["status"] == "failed"
     assert AuditEntry.objects.filter(submission=submission, action="run_cancelled").count() == 1
+
+
+def test_a_cancel_whose_broadcast_was_lost_still_stops_the_run(api, ecommerce, worker):
+    submission = started(api, ecommerce)
+    # What the cancel stores, without the broadcast (fire and forget: it can be lost).
+    assert run_cancel_request(run_id=submission.run_id, reason="cancelled by ada") == "running"
+    # The worker's heartbeat hears of it (every 5 s by default) and stops the run.
+    run = wait_until(
+        lambda: Run.objects.filter(pk=submission.run_id, status="failed").first(), timeout=15
+    )
+    assert run.outcome == "cancelled" and run.message == "cancelled by ada"
+    time.sleep(6)  # more heartbeats: the ended run is not stopped again, nor its end rewritten
+    run.refresh_from_db()
+    assert run.outcome == "cancelled" and run.message == "cancelled by ada"
 
 
 def test_only_the_submitting_agents_user_may_cancel(api, ecommerce, team, worker):
