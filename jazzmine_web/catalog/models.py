@@ -8,6 +8,7 @@ from django.db import models
 from jazzmine.core.tools import SandboxConfig
 from jazzmine.core.tools.registry import DEFAULT_BASE_IMAGE
 
+from ..studio.hotrows import Rows
 from ..teams.models import Team
 from .limits import clamped
 
@@ -60,9 +61,10 @@ class Sandbox(models.Model):
 
         Not `self.tools.all()`: Tool's default ordering goes by sandbox name, which joins the
         sandbox (and, through Sandbox's own ordering, the team) for rows that all share one
-        sandbox; every run's preparation and every script check reads these rows.
+        sandbox; every run's preparation and every script check reads these rows, so their
+        SQL is written once (`studio.hotrows`).
         """
-        return list(self.tools.order_by("name"))
+        return SANDBOX_TOOLS.all(self.pk)
 
     def to_config(self) -> SandboxConfig:
         """Return the core's profile of this sandbox, its numbers clamped to the deployment's.
@@ -274,3 +276,9 @@ class ImageBuild(models.Model):
     def is_running(self) -> bool:
         """Tell whether the build has not finished yet."""
         return self.status in (BuildStatus.QUEUED, BuildStatus.BUILDING)
+
+
+# Read on every run's way to its sandbox (`studio.hotrows`).
+SANDBOX = Rows(Sandbox, where=("id",))
+SANDBOX_TOOLS = Rows(Tool, where=("sandbox",), order_by=("name",))
+SANDBOX_SECRETS = Rows(SecretValue, where=("sandbox",))

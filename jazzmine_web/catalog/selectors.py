@@ -20,7 +20,15 @@ from ..teams.models import Role
 from ..teams.selectors import team_ids_with_role
 from .crypto import decrypt
 from .exporter import render_module
-from .models import BuildStatus, ImageBuild, Sandbox, SecretValue, Tool, ToolVersion
+from .models import (
+    SANDBOX_SECRETS,
+    BuildStatus,
+    ImageBuild,
+    Sandbox,
+    SecretValue,
+    Tool,
+    ToolVersion,
+)
 from .services.registry import registry_for_sandbox
 
 AnyUser = AbstractBaseUser | AnonymousUser
@@ -143,10 +151,12 @@ def sandbox_secret_statuses(
 
 def sandbox_secret_values(sandbox: Sandbox, *, names: list[str] | None = None) -> dict[str, str]:
     """Return decrypted secret values for a run's environment (only those that are set)."""
-    rows = SecretValue.objects.filter(sandbox=sandbox).order_by()  # no join for an ordering
-    if names is not None:
-        rows = rows.filter(name__in=names)
-    return {row.name: decrypt(row.ciphertext) for row in rows}
+    wanted = None if names is None else set(names)
+    return {
+        row.name: decrypt(row.ciphertext)
+        for row in SANDBOX_SECRETS.all(sandbox.pk)
+        if wanted is None or row.name in wanted
+    }
 
 
 def tool_versions(tool: Tool) -> QuerySet[ToolVersion]:

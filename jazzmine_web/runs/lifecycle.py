@@ -16,7 +16,8 @@ from django.utils import timezone
 
 from jazzmine.sandbox import Outcome
 
-from ..studio.claims import heartbeat_cutoff, never_started_cutoff, row_claim
+from ..studio.claims import heartbeat_cutoff, never_started_cutoff
+from ..studio.hotrows import Rows
 from ..workers.services import workers_broadcast
 from . import services
 from .models import Run, RunStatus
@@ -24,6 +25,8 @@ from .models import Run, RunStatus
 logger = logging.getLogger(__name__)
 
 ACTIVE = (RunStatus.PREPARING, RunStatus.RUNNING)
+# Every run's claim reads and sets this shape on its way to the sandbox (`studio.hotrows`).
+CLAIMABLE = Rows(Run, where=("id", "status", "cancel_reason"))
 
 
 def run_claim(*, run_id: Any, worker: str, running: bool = False, **started: Any) -> bool:
@@ -39,8 +42,18 @@ def run_claim(*, run_id: Any, worker: str, running: bool = False, **started: Any
     changes: dict[str, Any] = {"status": RunStatus.PREPARING, "claimed_at": now}
     if running:
         changes.update(started, status=RunStatus.RUNNING, started_at=now)
-    rows = Run.objects.filter(pk=run_id, status=RunStatus.QUEUED, cancel_reason="")
-    return row_claim(rows, worker=worker, **changes)
+    claimed = CLAIMABLE.update(
+        run_id, RunStatus.QUEUED, "", worker=worker, heartbeat_at=now, **changes
+    )
+    return bool(claimed)
+
+
+def run_claimable(*, run_id: Any) -> Run | None:
+    """Return a run still queued that nobody asked to stop (None: claimed, ended or cancelled).
+
+    Read without its sandbox: the worker reads that by its id (`catalog.models.SANDBOX`).
+    """
+    return CLAIMABLE.get(run_id, RunStatus.QUEUED, "")
 
 
 def run_queue_position(*, run: Run) -> int | None:

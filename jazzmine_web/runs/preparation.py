@@ -15,12 +15,12 @@ from jazzmine.bash import BashLimits, ToolSpec, specs_for_sandbox
 from jazzmine.sandbox import RunLimits, RunRequest, SandboxBuilder
 from jazzmine.sandbox.bwrap import stage_run_dir
 
-from ..catalog.models import Sandbox
+from ..catalog.models import SANDBOX, Sandbox
 from ..catalog.selectors import sandbox_secret_values
 from ..catalog.services import build_policy, registry_for_sandbox, script_tool_from_row
 from .credentials import run_credentials_issue
-from .lifecycle import run_claim
-from .models import Run, RunStatus
+from .lifecycle import run_claim, run_claimable
+from .models import Run
 
 
 @dataclass(frozen=True)
@@ -88,13 +88,12 @@ def run_claim_prepare(*, run_id: Any, worker: str, known_images: frozenset[str])
     store RUNNING when the image is known to exist: one write before the sandbox starts
     instead of two. Secrets and credentials are read and issued only once the run is ours.
     """
-    try:  # get(), not first(): no ordering (Run's is by creation) to compile for one row
-        run = Run.objects.select_related("sandbox").get(
-            pk=run_id, status=RunStatus.QUEUED, cancel_reason=""
-        )
-    except Run.DoesNotExist:
+    run = run_claimable(run_id=run_id)
+    if run is None:
         return None  # another worker has it, or it was cancelled or ended meanwhile
-    sandbox = run.sandbox
+    sandbox = run.sandbox = SANDBOX.get(run.sandbox_id)
+    if sandbox is None:
+        return None  # deleted with its runs meanwhile (a cascade): nothing left to run
     docker = sandbox.backend == "docker"
     try:
         rows = sandbox.tool_rows()
