@@ -213,6 +213,23 @@ def runs_stop_unfinished(timeout: float = 10) -> None:
         wait_until(lambda: not still.exists(), timeout=timeout, interval=0.05)
 
 
+def worker_idle_wait(timeout: float = 10) -> None:
+    """Wait until the session's worker executes no task (a run it ended may still be writing).
+
+    A run reads as finished before its worker let go of it: its credentials are revoked and
+    its end's receivers write after its status. Those writes must not meet the flush that
+    follows the test (on PostgreSQL, its TRUNCATE and their foreign-key locks deadlock).
+    """
+    from jazzmine_web.celery import app
+
+    def idle() -> bool:
+        replies = app.control.inspect(timeout=1.0, limit=1).active() or {}
+        return bool(replies) and all(not tasks for tasks in replies.values())
+
+    with contextlib.suppress(AssertionError):
+        wait_until(idle, timeout=timeout, interval=0.05)
+
+
 class RunWaiter:
     """What a test waits on: a run's final status, read from the database."""
 

@@ -50,7 +50,8 @@ def worker(celery_worker, transactional_db):
     Afterwards the runs the test left running are cancelled, so that the worker is free
     for the next test (their rows are about to be flushed).
     """
-    from tests.workers import Workers, runs_stop_unfinished
+    from tests.workers import Workers, runs_stop_unfinished, worker_idle_wait
 
     yield Workers(celery_worker)
     runs_stop_unfinished()
+    worker_idle_wait()
