@@ -7,6 +7,7 @@ two deliveries of one task, a reaper and a worker, or two reapers can never both
 from __future__ import annotations
 
 import datetime
+import functools
 import logging
 import uuid
 from typing import Any
@@ -16,7 +17,7 @@ from django.utils import timezone
 
 from jazzmine.sandbox import Outcome
 
-from ..studio.claims import heartbeat_cutoff, never_started_cutoff
+from ..studio.claims import heartbeat_cutoff, never_started_cutoff, row_claim
 from ..studio.hotrows import Rows
 from ..workers.services import workers_broadcast
 from . import services
@@ -42,10 +43,8 @@ def run_claim(*, run_id: Any, worker: str, running: bool = False, **started: Any
     changes: dict[str, Any] = {"status": RunStatus.PREPARING, "claimed_at": now}
     if running:
         changes.update(started, status=RunStatus.RUNNING, started_at=now)
-    claimed = CLAIMABLE.update(
-        run_id, RunStatus.QUEUED, "", worker=worker, heartbeat_at=now, **changes
-    )
-    return bool(claimed)
+    claimable = functools.partial(CLAIMABLE.update, run_id, RunStatus.QUEUED, "")
+    return row_claim(claimable, worker=worker, now=now, **changes)
 
 
 def run_claimable(*, run_id: Any) -> Run | None:

@@ -153,7 +153,7 @@ def trial_start(
 def trial_claim(*, trial_id: Any, worker: str) -> bool:
     """Make a queued trial this worker's; False when another worker (or the reaper) got it."""
     rows = TrialRun.objects.filter(pk=trial_id, state=TrialState.QUEUED)
-    return row_claim(rows, worker=worker, state=TrialState.RUNNING)
+    return row_claim(rows.update, worker=worker, state=TrialState.RUNNING)
 
 
 def trials_reap() -> int:

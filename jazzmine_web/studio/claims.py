@@ -7,6 +7,7 @@ message for the same row. A heartbeat older than the timeout means the worker is
 from __future__ import annotations
 
 import datetime
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -14,9 +15,19 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 
-def row_claim(rows: QuerySet[Any], *, worker: str, **changes: Any) -> bool:
-    """Make the rows this filter still matches the worker's; False when none was left."""
-    return bool(rows.update(worker=worker, heartbeat_at=timezone.now(), **changes))
+def row_claim(
+    update: Callable[..., int],
+    *,
+    worker: str,
+    now: datetime.datetime | None = None,
+    **changes: Any,
+) -> bool:
+    """Make the rows a conditional update still matches the worker's; False when none was left.
+
+    `update` sets columns on the rows its filter matches and returns how many (a queryset's
+    `update`, or a `studio.hotrows` shape's bound to its values).
+    """
+    return bool(update(worker=worker, heartbeat_at=now or timezone.now(), **changes))
 
 
 def rows_heartbeat(rows: QuerySet[Any], *, worker: str) -> int:

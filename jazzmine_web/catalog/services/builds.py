@@ -91,7 +91,7 @@ def image_build_start(
 def image_build_claim(*, build_id: int, worker: str) -> bool:
     """Make a queued build this worker's; False when another worker (or the reaper) got it."""
     rows = ImageBuild.objects.filter(pk=build_id, status=BuildStatus.QUEUED)
-    return row_claim(rows, worker=worker, status=BuildStatus.BUILDING)
+    return row_claim(rows.update, worker=worker, status=BuildStatus.BUILDING)
 
 
 def image_build_fail_if_stale(*, build: ImageBuild) -> bool:
