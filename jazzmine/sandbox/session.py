@@ -7,6 +7,7 @@ chunks from, kill, and ask how it ended. Every path out of `drive` ends with exa
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections import deque
 from collections.abc import AsyncIterator
@@ -88,19 +89,43 @@ _RESULT_MESSAGES = {
 }
 
 
+# How long a result waits for the run's end to come with it. A result is nearly always the
+# script's last act, and the harness's `exit` follows it within a millisecond (the time its
+# script process takes to end). Handed on together, the two are stored in one transaction and
+# sent in one message: the run's end is then known as soon as its result, instead of a whole
+# store and send later. A script that goes on after its result delays the result by this much.
+RESULT_GRACE_SECONDS = 0.003
+
+
 async def drive(process: Process, request: RunRequest, limits: RunLimits) -> AsyncIterator[Event]:
     """Run one request on a ready process and yield its events as they arrive."""
     state = RunState(process.backend)
-    reader = CappedReader(
-        process.read,
-        deadline=state.started + limits.timeout_seconds,
-        max_bytes=limits.max_output_bytes,
+    reader = _Lookahead(
+        CappedReader(
+            process.read,
+            deadline=state.started + limits.timeout_seconds,
+            max_bytes=limits.max_output_bytes,
+        ),
+        limits,
     )
     pending = b""
     stderr_tail: deque[str] = deque(maxlen=20)
+    held: Event | None = None  # a result waiting for the run's end (RESULT_GRACE_SECONDS)
+    held_until = 0.0
     try:
         await process.write(request.to_line(limits.timeout_seconds))
-        while (item := await _next(reader, limits)) is not None:
+        while True:
+            if held is None:
+                item = await reader.next()
+            else:
+                item = await reader.next(within=held_until - time.monotonic())
+                if item is _LATER:
+                    held, event = None, held
+                    yield event
+                    continue
+            if item is None:
+                break
+            assert not isinstance(item, _Later)
             stream, chunk = item
             if stream == "stderr":
                 stderr_tail.extend(chunk.decode("utf-8", "replace").splitlines())
@@ -113,6 +138,9 @@ async def drive(process: Process, request: RunRequest, limits: RunLimits) -> Asy
                 if not line.strip():
                     continue
                 event = _parse(line, state)
+                if held is not None:
+                    held, result = None, held
+                    yield result
                 if event.type == "exit":
                     if any(rest.strip() for rest in lines[index + 1 :]) or pending.strip():
                         raise _protocol("output after the exit event")
@@ -122,18 +150,29 @@ async def drive(process: Process, request: RunRequest, limits: RunLimits) -> Asy
                     yield state.final(outcome, _RESULT_MESSAGES[outcome])
                     return
                 state.last_seq = event.seq
+                if event.type == "result" and not any(r.strip() for r in lines[index + 1 :]):
+                    held, held_until = event, time.monotonic() + RESULT_GRACE_SECONDS
+                    continue
                 yield event
     except _Ended as ended:
+        if held is not None:
+            yield held
         await process.kill()
         yield state.event("error", error_data(ended.outcome, ended.message))
         yield state.final(ended.outcome, ended.message)
         return
     except (OSError, ConnectionError) as exc:
+        if held is not None:
+            yield held
         await process.kill()
         message = f"lost the connection to the sandbox: {exc}"
         yield state.event("error", error_data(Outcome.CONTAINER_CRASH, message))
         yield state.final(Outcome.CONTAINER_CRASH, message)
         return
+    finally:
+        await reader.close()
+    if held is not None:
+        yield held
 
     info = await process.wait()
     if info.oom_killed:
@@ -147,6 +186,43 @@ async def drive(process: Process, request: RunRequest, limits: RunLimits) -> Asy
     data = error_data(Outcome.CONTAINER_CRASH, message, exit_code=info.exit_code)
     yield state.event("error", data)
     yield state.final(Outcome.CONTAINER_CRASH, message, exit_code=info.exit_code)
+
+
+class _Later:
+    """The next chunk did not come within the time asked for (it is still awaited)."""
+
+
+_LATER = _Later()
+
+
+class _Lookahead:
+    """Read chunks one at a time, and wait for the next one no longer than asked.
+
+    A read that takes longer than asked is kept, not cancelled: cutting a read of the
+    sandbox's stream in the middle could lose what it had read so far.
+    """
+
+    def __init__(self, reader: CappedReader, limits: RunLimits) -> None:
+        self._reader = reader
+        self._limits = limits
+        self._task: asyncio.Task[Chunk | None] | None = None
+
+    async def next(self, *, within: float | None = None) -> Chunk | _Later | None:
+        """Return the next chunk (None at the end), or `_LATER` if it is not there `within`."""
+        if self._task is None:
+            self._task = asyncio.ensure_future(_next(self._reader, self._limits))
+        if within is not None:
+            done, _ = await asyncio.wait({self._task}, timeout=max(within, 0.0))
+            if not done:
+                return _LATER
+        task, self._task = self._task, None
+        return await task
+
+    async def close(self) -> None:
+        """Stop a read still in progress (the run is over) and wait until it stopped."""
+        task, self._task = self._task, None
+        if task is not None and task.cancel():
+            await asyncio.wait({task})  # a cancel of the run itself still propagates
 
 
 async def _next(reader: CappedReader, limits: RunLimits) -> Chunk | None:

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -223,3 +224,49 @@ def test_bytes_slice_ellipsis_and_more_exception_classes_are_available(runtime):
     events = run(runtime, script.replace("issubclass(UnicodeDecodeError, LookupError) is False",
                                          "True"))  # fmt: skip
     assert events[0]["data"] == ["hi", [2, 3], True, True]
+
+
+def test_after_its_exit_the_relay_stays_until_the_host_closes_its_stdin(runtime):
+    # The host stops the sandbox once it stored the run's end; a relay that left on its own
+    # would make the engine tear its container down while the host stores that end.
+    request = {"script": "emit_result(1)\n", "body_offset": 0, "allowed_tools": None}
+    process = subprocess.Popen(
+        [sys.executable, "-I", str(runtime / "harness.py"), str(runtime)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env={"PATH": os.environ["PATH"]},
+    )  # fmt: skip
+    try:
+        assert process.stdin is not None and process.stdout is not None
+        process.stdin.write(json.dumps(request).encode() + b"\n")
+        process.stdin.flush()
+        kinds = []
+        while not kinds or kinds[-1] != "exit":
+            kinds.append(json.loads(process.stdout.readline())["type"])
+        assert kinds == ["ready", "result", "exit"]
+        time.sleep(0.3)
+        assert process.poll() is None, "the relay left before the host stopped it"
+        process.stdin.close()
+        assert process.wait(timeout=1) == 0
+    finally:
+        process.kill()
+        process.wait()
+
+
+def test_a_relay_whose_host_never_stops_it_leaves_on_its_own(runtime):
+    from jazzmine.sandbox.harness.main import LINGER_SECONDS
+
+    request = {"script": "emit_result(1)\n", "body_offset": 0, "allowed_tools": None}
+    process = subprocess.Popen(
+        [sys.executable, "-I", str(runtime / "harness.py"), str(runtime)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env={"PATH": os.environ["PATH"]},
+    )  # fmt: skip
+    try:
+        assert process.stdin is not None
+        process.stdin.write(json.dumps(request).encode() + b"\n")
+        process.stdin.flush()
+        # Its stdin stays open, as a host that went away leaves it: the wait is bounded.
+        assert process.wait(timeout=LINGER_SECONDS + 5) == 0
+    finally:
+        process.kill()
+        process.wait()

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
+import select
 import sys
 
 from .process import fork_worker, read_line, take_host_channel, worker_lines, worker_status
 from .refs import _os_write
 from .relay import Relay
 from .worker import run_worker
+
+LINGER_SECONDS = 2.0
 
 
 def main(root: str) -> None:
@@ -54,4 +57,9 @@ def main(root: str) -> None:
             continue
         relay.accept(payload)
     relay.finish(worker_status(worker))
+    # Stay until the host stops the sandbox, which it does once it stored the run's end: a
+    # container whose process exits on its own is torn down by the engine at once (network,
+    # cgroup, mounts), on the CPU the host needs right then to store and send that end. The
+    # host closing stdin or killing us ends the wait; so does a host that went away.
+    select.select([in_fd], [], [], LINGER_SECONDS)
     os._exit(0)
