@@ -209,6 +209,8 @@ class _Lookahead:
 
     async def next(self, *, within: float | None = None) -> Chunk | _Later | None:
         """Return the next chunk (None at the end), or `_LATER` if it is not there `within`."""
+        if self._task is None and within is None:
+            return await _next(self._reader, self._limits)  # no task: the path of every chunk
         if self._task is None:
             self._task = asyncio.ensure_future(_next(self._reader, self._limits))
         if within is not None:

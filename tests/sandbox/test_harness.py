@@ -226,19 +226,26 @@ def test_bytes_slice_ellipsis_and_more_exception_classes_are_available(runtime):
     assert events[0]["data"] == ["hi", [2, 3], True, True]
 
 
-def test_after_its_exit_the_relay_stays_until_the_host_closes_its_stdin(runtime):
-    # The host stops the sandbox once it stored the run's end; a relay that left on its own
-    # would make the engine tear its container down while the host stores that end.
-    request = {"script": "emit_result(1)\n", "body_offset": 0, "allowed_tools": None}
+def harness_started(runtime: Path, script: str) -> subprocess.Popen[bytes]:
+    """Start the harness with a request on a stdin left open, as the hosts hold it."""
+    request = {"script": script, "body_offset": 0, "allowed_tools": None}
     process = subprocess.Popen(
         [sys.executable, "-I", str(runtime / "harness.py"), str(runtime)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         env={"PATH": os.environ["PATH"]},
     )  # fmt: skip
+    assert process.stdin is not None
+    process.stdin.write(json.dumps(request).encode() + b"\n")
+    process.stdin.flush()
+    return process
+
+
+def test_after_its_exit_the_relay_stays_until_the_host_closes_its_stdin(runtime):
+    # The host stops the sandbox once it stored the run's end; a relay that left on its own
+    # would make the engine tear its container down while the host stores that end.
+    process = harness_started(runtime, "emit_result(1)\n")
     try:
         assert process.stdin is not None and process.stdout is not None
-        process.stdin.write(json.dumps(request).encode() + b"\n")
-        process.stdin.flush()
         kinds = []
         while not kinds or kinds[-1] != "exit":
             kinds.append(json.loads(process.stdout.readline())["type"])
@@ -255,16 +262,8 @@ def test_after_its_exit_the_relay_stays_until_the_host_closes_its_stdin(runtime)
 def test_a_relay_whose_host_never_stops_it_leaves_on_its_own(runtime):
     from jazzmine.sandbox.harness.main import LINGER_SECONDS
 
-    request = {"script": "emit_result(1)\n", "body_offset": 0, "allowed_tools": None}
-    process = subprocess.Popen(
-        [sys.executable, "-I", str(runtime / "harness.py"), str(runtime)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        env={"PATH": os.environ["PATH"]},
-    )  # fmt: skip
+    process = harness_started(runtime, "emit_result(1)\n")
     try:
-        assert process.stdin is not None
-        process.stdin.write(json.dumps(request).encode() + b"\n")
-        process.stdin.flush()
         # Its stdin stays open, as a host that went away leaves it: the wait is bounded.
         assert process.wait(timeout=LINGER_SECONDS + 5) == 0
     finally:
