@@ -326,11 +326,10 @@ class RunExecutor:
             if batches == 0:
                 await running  # its failure is the run's, before any event is stored
             batches += 1
-            stored = await self._in_db(services.run_record_events, run_id=run_id, events=batch)
-            if stored and batches == 1:  # after the event itself: watchers see it first
-                self._in_db(
-                    services.run_first_event_set, run_id=run_id, ms=first_ms or 0.0, warm=warm
-                )
+            first = (first_ms or 0.0, warm) if batches == 1 else None
+            stored = await self._in_db(
+                services.run_record_events, run_id=run_id, events=batch, first=first
+            )
             return bool(stored)
 
         async def read(recorder: EventRecorder) -> None:

@@ -213,8 +213,18 @@ def run_record_event(*, run_id: object, event: dict[str, Any]) -> bool:
     return run_record_events(run_id=run_id, events=[event])
 
 
-def run_record_events(*, run_id: object, events: list[dict[str, Any]]) -> bool:
+FirstEvent = tuple[float, bool | None]  # ms to a run's first event, and whether it was warm
+
+
+def run_record_events(
+    *, run_id: object, events: list[dict[str, Any]], first: FirstEvent | None = None
+) -> bool:
     """Store events of a run in one transaction, then stream them; tell whether all were stored.
+
+    `first` comes with a run's first batch: how long its sandbox took to that first event,
+    and whether it was started already. It is written once the events are sent (watchers
+    see them first) and before an `exit` among them ends the run, so that a run reads as
+    finished only with it.
 
     The worker hands over what arrived while it stored the previous events, so a burst costs
     one write and one message per batch instead of per event. An event the database refuses
@@ -241,6 +251,8 @@ def run_record_events(*, run_id: object, events: list[dict[str, Any]]) -> bool:
     # group misses nothing, and drops duplicates by sequence number.
     message_: RunEventsMessage = {"type": "run.events", "run_id": str(run_id), "events": events}
     group_send(run_group(run_id), dict(message_))
+    if first is not None:
+        run_first_event_set(run_id=run_id, ms=first[0], warm=first[1])
     for event in events:
         data = event.get("data")
         if event.get("type") == "exit" and isinstance(data, dict):

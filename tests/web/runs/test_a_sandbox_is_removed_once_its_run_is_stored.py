@@ -38,10 +38,10 @@ def test_the_sandbox_waits_for_its_runs_last_events_to_be_stored(
 
     record_events = services.run_record_events
 
-    def slow_record_events(*, run_id, events):
+    def slow_record_events(*, run_id, events, **kwargs):
         if any(e.get("type") == "exit" for e in events):
             time.sleep(SLOW_STORE_SECONDS)  # a database busy with another writer
-        return record_events(run_id=run_id, events=events)
+        return record_events(run_id=run_id, events=events, **kwargs)
 
     remove = DockerProcess.remove
 

@@ -83,3 +83,44 @@ def test_the_reaper_never_stops_at_one_bad_run(ecommerce, member, monkeypatch):
     assert runs_reap()["failed"] == 2
     statuses = [Run.objects.get(pk=r.pk).status for r in runs]
     assert statuses[1:] == [RunStatus.FAILED, RunStatus.FAILED]
+
+
+@pytest.mark.parametrize("warm", [True, False, None])
+def test_a_first_batch_that_ends_the_run_records_its_start_before_the_end(
+    ecommerce, member, monkeypatch, warm
+):
+    # A result and the exit that follows it come as one batch: the run must not read as
+    # finished (its watchers and agents are told so) before its start figures are there.
+    from jazzmine_web.runs import services
+
+    run = queued(ecommerce, member)
+    seen: list[tuple[str, float | None, bool | None]] = []
+    announce = services.run_status_announce
+
+    def observed(*, run_id, status, **kwargs):
+        row = Run.objects.get(pk=run_id)
+        seen.append((status, row.first_event_ms, row.warm))
+        announce(run_id=run_id, status=status, **kwargs)
+
+    monkeypatch.setattr(services, "run_status_announce", observed)
+    run_record_events(
+        run_id=run.pk,
+        events=[
+            {"seq": 1, "type": "result", "data": 1, "ts": 1.0},
+            {"seq": 2, "type": "exit", "data": {"outcome": "result"}, "ts": 1.0},
+        ],
+        first=(12.5, warm),
+    )
+    assert seen == [(RunStatus.SUCCEEDED, 12.5, warm)]
+    run.refresh_from_db()
+    assert (run.status, run.first_event_ms, run.warm) == (RunStatus.SUCCEEDED, 12.5, warm)
+
+
+def test_only_the_first_batch_records_the_start(ecommerce, member):
+    run = queued(ecommerce, member)
+    run_record_events(run_id=run.pk, events=[{"seq": 1, "type": "log", "data": {"message": "a"},
+                                              "ts": 1.0}], first=(3.0, True))  # fmt: skip
+    run_record_events(run_id=run.pk, events=[{"seq": 2, "type": "log", "data": {"message": "b"},
+                                              "ts": 1.0}])  # fmt: skip
+    run.refresh_from_db()
+    assert (run.first_event_ms, run.warm, run.event_count) == (3.0, True, 2)
