@@ -44,7 +44,10 @@ class Rows(Generic[M]):
         self._where_names = tuple(where)
         self._order_names = tuple(order_by)
         self._selects: dict[str, _Select] = {}  # by database alias
-        self._updates: dict[tuple[str, tuple[str, ...]], str] = {}
+        # By database alias and the names set: the statement, and the fields that prepare
+        # its values.
+        self._updates: dict[tuple[str, tuple[str, ...]], tuple[str, tuple[Field[Any, Any], ...]]]
+        self._updates = {}
 
     @cached_property
     def _fields(self) -> tuple[Field[Any, Any], ...]:
@@ -82,11 +85,14 @@ class Rows(Generic[M]):
         """
         connection = connections[using]
         names = tuple(changes)
-        sql = self._updates.get((using, names))
-        if sql is None:
-            sql = self._updates[(using, names)] = self._update_sql(connection, names)
+        found = self._updates.get((using, names))
+        if found is None:
+            fields = tuple(_column(self.model, name) for name in names)
+            found = self._updates[(using, names)] = (self._update_sql(connection, fields), fields)
+        sql, fields = found
         params = [
-            _column(self.model, name).get_db_prep_save(changes[name], connection) for name in names
+            field.get_db_prep_save(value, connection)
+            for field, value in zip(fields, changes.values(), strict=True)
         ]
         with connection.cursor() as cursor:
             cursor.execute(sql, params + self._params(connection, values))
@@ -108,9 +114,11 @@ class Rows(Generic[M]):
         select = self._selects[using] = _Select(sql, tuple(converted))
         return select
 
-    def _update_sql(self, connection: BaseDatabaseWrapper, names: tuple[str, ...]) -> str:
+    def _update_sql(
+        self, connection: BaseDatabaseWrapper, fields: tuple[Field[Any, Any], ...]
+    ) -> str:
         qn = connection.ops.quote_name
-        sets = ", ".join(f"{qn(_column(self.model, name).column)} = %s" for name in names)
+        sets = ", ".join(f"{qn(field.column)} = %s" for field in fields)
         table = self.model._meta.db_table
         return f"UPDATE {qn(table)} SET {sets}{self._where_sql(connection)}"
 
