@@ -16,6 +16,7 @@ from .env import (
     is_shared_database,
     shared_secret,
 )
+from .broker import broker_transport
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("JAZZMINE_VAR_DIR", str(BASE_DIR / "var")))
@@ -126,6 +127,7 @@ CHANNEL_LAYERS = {
 # Celery: runs, image builds, trials, webhook deliveries and the periodic sweeps run in
 # workers (`celery -A jazzmine_web worker`), never in a web process.
 CELERY_BROKER_URL = JAZZMINE_REDIS_URL
+CELERY_BROKER_TRANSPORT = broker_transport(JAZZMINE_REDIS_URL)
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "global_keyprefix": f"{JAZZMINE_REDIS_PREFIX}:celery:",
     # The reaper re-queues runs that never started long before Redis would redeliver.
@@ -143,6 +145,10 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "jazzmine"
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+# Celery's Django fixup closes a task thread's connections around every task unless this is
+# set; the worker does what a request does instead (`close_old_connections`, by CONN_MAX_AGE),
+# so a SQLite connection (~15 ms to open) lasts, and a PostgreSQL one goes back to the pool.
+CELERY_DB_REUSE_MAX = 2**31
 # How often workers say they are alive, and when the reaper gives up on one that stopped.
 JAZZMINE_HEARTBEAT_SECONDS = env_float("JAZZMINE_HEARTBEAT_SECONDS", 5.0, above=0.0)
 # At least two beats fit in the timeout, or a live worker's runs would be reaped.

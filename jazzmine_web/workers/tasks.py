@@ -6,6 +6,7 @@ from typing import Any
 
 from celery import signals
 from django.conf import settings
+from django.db import close_old_connections
 
 from .process import worker_process_start, worker_process_stop
 
@@ -22,3 +23,11 @@ def _worker_stopped(**_kwargs: Any) -> None:
     # Celery's warm shutdown has waited for the tasks in flight (the drain); what is left are
     # the idle pools, which must not outlive the process.
     worker_process_stop()
+
+
+@signals.task_prerun.connect
+@signals.task_postrun.connect
+def _task_connections(**_kwargs: Any) -> None:
+    # What Django does around a request: a connection that broke or outlived CONN_MAX_AGE
+    # is closed (every task's, on PostgreSQL, whose pool keeps them), any other is kept.
+    close_old_connections()

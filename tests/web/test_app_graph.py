@@ -12,7 +12,7 @@ PACKAGE = "jazzmine_web"
 # The apps from the bottom up: an app may import itself and the apps before it, never one after.
 APPS = ("studio", "workers", "teams", "catalog", "runs", "scripttools", "reviews", "playground")
 # Project modules any app may import; they import no app.
-PROJECT_BASE = ("__init__", "celery", "env", "origins", "settings")
+PROJECT_BASE = ("__init__", "broker", "celery", "env", "origins", "settings")
 # Project modules that wire the apps together: they may import anything, nothing imports them.
 PROJECT_TOP = ("asgi", "routing", "urls")
 

@@ -1,4 +1,4 @@
-"""A worker claims a run in one step with the reads its start needs (on its DB thread).
+"""A worker claims a run in one step with the reads its start needs (on its task's thread).
 
 The claim stores RUNNING at once when the run's image is known to exist, else PREPARING with
 the image left to make; a second delivery of the task, or a cancelled run, gets nothing, and
