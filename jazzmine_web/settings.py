@@ -6,6 +6,7 @@ import os
 from datetime import timedelta
 from pathlib import Path
 
+from .broker import broker_transport
 from .env import (
     env_bool,
     env_database,
@@ -16,7 +17,6 @@ from .env import (
     is_shared_database,
     shared_secret,
 )
-from .broker import broker_transport
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("JAZZMINE_VAR_DIR", str(BASE_DIR / "var")))

@@ -8,6 +8,7 @@ request does (SQLite's for good, PostgreSQL's back to the pool).
 
 from __future__ import annotations
 
+import importlib
 import uuid
 
 import pytest
@@ -17,8 +18,8 @@ from celery.fixups.django import DjangoWorkerFixup
 from django.conf import settings
 from django.db import connection
 
-from jazzmine_web.celery import app
 from jazzmine_web.broker import TRANSPORT, Transport, broker_transport
+from jazzmine_web.celery import app
 
 
 def test_redis_urls_take_this_transport_and_tls_urls_keep_kombus():
@@ -71,6 +72,7 @@ def test_a_channel_whose_pool_was_replaced_gets_a_client_over_the_new_one():
 
 @pytest.mark.django_db(transaction=True)
 def test_a_task_keeps_its_connection_as_a_request_does():
+    importlib.import_module("jazzmine_web.workers.tasks")  # its receivers, as a worker has them
     fixup = DjangoWorkerFixup(app)
     fixup.install()
     from jazzmine_web.runs.tasks import runs_reap as task
