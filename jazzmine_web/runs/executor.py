@@ -83,14 +83,12 @@ class RunExecutor:
         future.add_done_callback(lambda _f: self._forget(key))
         # The claim and its reads run here, on the task's own thread, while the loop takes
         # the run up: one hand-over between threads fewer before the sandbox starts, and no
-        # wait behind other runs' events on the DB thread. (`frozenset` copies the loop's
-        # set in one step under the GIL.)
+        # wait behind other runs' events on the DB thread. The task's connection was checked
+        # as the task started (`workers.tasks`). `frozenset` copies the loop's set in one
+        # step under the GIL.
         try:
-            prepared = _with_connection(
-                run_claim_prepare,
-                run_id=run_id,
-                worker=worker,
-                known_images=frozenset(self._known_images),
+            prepared = run_claim_prepare(
+                run_id=run_id, worker=worker, known_images=frozenset(self._known_images)
             )
         except BaseException as exc:
             claim.set_exception(exc)  # the loop's task hears it, as its own failure
