@@ -39,7 +39,9 @@ class DockerProcess:
         """Wait until the harness of a started container is ready; remove it if it never is."""
         process = cls(container)
         try:
-            await asyncio.wait_for(process._await_ready(), READY_TIMEOUT)
+            # Not `wait_for`, which on Python 3.11 drops a cancel that comes with the answer.
+            async with asyncio.timeout(READY_TIMEOUT):
+                await process._await_ready()
         except BaseException:
             await container.remove()
             raise

@@ -43,8 +43,12 @@ class CappedReader:
         remaining = self.deadline - time.monotonic()
         if remaining <= 0:
             raise TimedOut
+        # `asyncio.timeout`, not `wait_for`: on Python 3.11 `wait_for` returns a chunk that
+        # arrives together with a cancel and drops the cancel, so a cancelled run went on
+        # reading its sandbox until its own deadline.
         try:
-            item = await asyncio.wait_for(self._read(), remaining)
+            async with asyncio.timeout(remaining):
+                item = await self._read()
         except TimeoutError:
             raise TimedOut from None
         if item is None:

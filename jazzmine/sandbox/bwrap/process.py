@@ -84,7 +84,8 @@ class BwrapProcess:
         self._kill_now()
         try:
             with contextlib.suppress(ProcessLookupError, TimeoutError):
-                await asyncio.wait_for(self.process.wait(), 5)
+                async with asyncio.timeout(5):  # not `wait_for`: it can drop a cancel on 3.11
+                    await self.process.wait()
         finally:
             for task in self._tasks:
                 task.cancel()

@@ -53,6 +53,28 @@ def test_cancel_stops_a_spinning_run_within_a_second_and_says_so_twice(api, ecom
     assert AuditEntry.objects.filter(submission=submission, action="run_cancelled").count() == 1
 
 
+# Talks all the time: the worker often has output in hand as a cancel lands. (The exact moment
+# that once lost a cancel is hit every time in tests/sandbox/test_a_cancel_reaches_the_reader.py.)
+FLOOD = (
+    "n = 0\nwhile True:\n    n += 1\n    if n % 5000 == 0:\n        emit_log(n)\nemit_result(n)\n"
+)
+
+
+def test_a_run_that_never_stops_talking_is_cancelled_three_times_in_a_row(api, ecommerce, worker):
+    set_policy(ecommerce, ReviewPolicy.NEVER)
+    for _ in range(3):
+        submission = Submission.objects.get(pk=submit(api, ecommerce, FLOOD).json()["id"])
+        until_spinning(submission.run_id)
+        asked = time.monotonic()
+        assert cancel(api, submission.pk)[0] == 202
+        run = wait_until(
+            lambda s=submission: Run.objects.filter(pk=s.run_id, status="failed").first(),
+            timeout=10,
+        )
+        assert time.monotonic() - asked < 1.5, "the cancel waited for a heartbeat"
+        assert run.outcome == "cancelled" and "cancelled by agent" in run.message
+
+
 def test_a_cancel_whose_broadcast_was_lost_still_stops_the_run(api, ecommerce, worker):
     submission = started(api, ecommerce)
     # What the cancel stores, without the broadcast (fire and forget: it can be lost).
