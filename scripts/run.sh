@@ -11,7 +11,9 @@ if [ "${JAZZMINE_SKIP_DOCKER:-0}" != "1" ]; then
   bash scripts/ensure-base-image.sh
 fi
 
-export JAZZMINE_DEBUG=${JAZZMINE_DEBUG:-true}
+# Debug off, as a team runs it: no tracebacks on error pages, and no per-query bookkeeping
+# in the processes a run goes through. `JAZZMINE_DEBUG=true bash scripts/run.sh` turns it on.
+export JAZZMINE_DEBUG=${JAZZMINE_DEBUG:-false}
 export JAZZMINE_VAR_DIR=${JAZZMINE_VAR_DIR:-$PWD/var}
 export JAZZMINE_HOST=${JAZZMINE_HOST:-127.0.0.1}
 export JAZZMINE_PORT=${JAZZMINE_PORT:-8000}

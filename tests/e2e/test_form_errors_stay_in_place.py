@@ -1,6 +1,6 @@
 """A refused form shows its error in place, styled, on the page it was sent from.
 
-With debug on (what `scripts/run.sh` runs) and off: django-htmx's debug handler replaces the
+With debug on (`JAZZMINE_DEBUG=true`, as a developer runs it) and off: django-htmx's debug handler replaces the
 whole page for 400 answers, and htmx swaps no 4xx answer by default.
 """
 
