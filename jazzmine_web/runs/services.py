@@ -257,13 +257,16 @@ def run_record_events(
         data = event.get("data")
         if event.get("type") == "exit" and isinstance(data, dict):
             outcome = str(data.get("outcome", ""))
+            # A sandbox's exit names its backend; an end it never reported on (`run_fail`: a
+            # cancel, a lost worker) names none and keeps the one the run started on.
+            backend = str(data.get("backend", ""))
             _run_end(
                 run_id=run_id,
                 status=RunStatus.SUCCEEDED if outcome == Outcome.RESULT else RunStatus.FAILED,
                 outcome=outcome,
                 message=str(data.get("message", "")),
-                backend=str(data.get("backend", "")),
                 duration_ms=data.get("duration_ms"),
+                **({"backend": backend} if backend else {}),
             )
     return True
 

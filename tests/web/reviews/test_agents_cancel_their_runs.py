@@ -44,6 +44,7 @@ def test_cancel_stops_a_spinning_run_within_a_second_and_says_so_twice(api, ecom
     )
     assert time.monotonic() - asked < 1.5
     assert run.outcome == "cancelled" and "cancelled by agent ci-bot (ada)" in run.message
+    assert run.backend == "docker"  # where it ran, though the sandbox never said how it ended
     # The run's own sandbox is gone (the pool may have started fresh ones meanwhile).
     wait_until(lambda: before - running_sandboxes(), timeout=5, message="the sandbox is left")
     # Asked again: nothing is live any more, and that is not an error.
