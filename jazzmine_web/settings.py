@@ -149,6 +149,10 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 # set; the worker does what a request does instead (`close_old_connections`, by CONN_MAX_AGE),
 # so a SQLite connection (~15 ms to open) lasts, and a PostgreSQL one goes back to the pool.
 CELERY_DB_REUSE_MAX = 2**31
+# How long a stopping worker (SIGTERM: a warm shutdown) lets the runs it holds go on before it
+# stops them, ending them `worker_lost` with the reason. Its supervisor must wait longer than
+# this before it kills the worker (systemd's TimeoutStopSec; honcho, in scripts/run.sh, waits 5 s).
+JAZZMINE_WORKER_GRACE_SECONDS = env_float("JAZZMINE_WORKER_GRACE_SECONDS", 30.0, above=0.0)
 # How often workers say they are alive, and when the reaper gives up on one that stopped.
 JAZZMINE_HEARTBEAT_SECONDS = env_float("JAZZMINE_HEARTBEAT_SECONDS", 5.0, above=0.0)
 # At least two beats fit in the timeout, or a live worker's runs would be reaped.

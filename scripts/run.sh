@@ -18,6 +18,9 @@ export JAZZMINE_VAR_DIR=${JAZZMINE_VAR_DIR:-$PWD/var}
 export JAZZMINE_HOST=${JAZZMINE_HOST:-127.0.0.1}
 export JAZZMINE_PORT=${JAZZMINE_PORT:-8000}
 export JAZZMINE_WORKER_CONCURRENCY=${JAZZMINE_WORKER_CONCURRENCY:-4}
+# honcho kills what still runs 5 s after Ctrl-C: the worker stops its runs before that, and
+# removes their sandboxes, rather than be killed with them.
+export JAZZMINE_WORKER_GRACE_SECONDS=${JAZZMINE_WORKER_GRACE_SECONDS:-2}
 PY=.venv/bin/python
 $PY manage.py migrate --no-input
 $PY manage.py seed_demo

@@ -59,7 +59,8 @@ class RunExecutor:
         self._docker: DockerRunner | None = None
         self._futures: dict[str, concurrent.futures.Future[str | None]] = {}
         self._tasks: dict[str, asyncio.Task[str]] = {}  # run id -> its task (loop thread only)
-        self._cancelled: dict[str, str] = {}  # run id -> why a person cancelled it
+        # run id -> how and why it was stopped (a person's cancel, its worker stopping)
+        self._cancelled: dict[str, tuple[Outcome, str]] = {}
         self._stopping: set[str] = set()  # runs told to stop (by a broadcast or a heartbeat)
         self._stopping_lock = threading.Lock()
         self._known_images: set[str] = set()  # image tags known to exist in the engine
@@ -102,8 +103,11 @@ class RunExecutor:
         self._futures.pop(run_id, None)
         self._stopping.discard(run_id)
 
-    def cancel(self, run_id: Any, *, reason: str) -> bool:
-        """Stop a run this worker is executing (its sandbox is killed); tell whether it was."""
+    def cancel(self, run_id: Any, *, reason: str, outcome: Outcome = Outcome.CANCELLED) -> bool:
+        """Stop a run this worker is executing (its sandbox is killed); tell whether it was.
+
+        It ends with `outcome` (a person's cancel unless told otherwise) and `reason`.
+        """
         future = self._futures.get(str(run_id))
         if future is None or future.done():
             return False
@@ -111,11 +115,15 @@ class RunExecutor:
             if str(run_id) in self._stopping:
                 return True  # told already: a second cancel would cut the first one's clean-up
             self._stopping.add(str(run_id))
-        self._cancelled[str(run_id)] = reason
+        self._cancelled[str(run_id)] = (outcome, reason)
         # Cancel the run's task on the loop, not the future: the task records the cancel and
         # removes the sandbox, and the future then resolves to the run's final status.
         self._loop.call_soon_threadsafe(self._cancel_task, str(run_id))
         return True
+
+    def cancel_all(self, *, reason: str, outcome: Outcome) -> int:
+        """Stop every run this worker is executing; return how many were stopped."""
+        return sum(self.cancel(key, reason=reason, outcome=outcome) for key in list(self._futures))
 
     def _cancel_task(self, run_id: str) -> None:
         task = self._tasks.get(run_id)
@@ -202,14 +210,13 @@ class RunExecutor:
                 return await self._execute_bash(prepared)
             return await self._execute_python(prepared)
         except asyncio.CancelledError:
-            reason = self._cancelled.pop(key, None)
-            if reason is None:
-                raise  # the worker is stopping: the reaper ends the run once its heartbeat stops
+            stopped = self._cancelled.pop(key, None)
+            if stopped is None:
+                raise  # the loop is closing: the reaper ends the run once its heartbeat stops
             if not await _ours(claim):
                 return None  # a queued run's cancel ends it where it is asked for
-            await self._in_db(
-                services.run_fail, run_id=run_id, outcome=Outcome.CANCELLED, message=reason
-            )
+            outcome, reason = stopped
+            await self._in_db(services.run_fail, run_id=run_id, outcome=outcome, message=reason)
             return RunStatus.FAILED
         except Exception as exc:  # the worker must survive anything one run does
             logger.exception("run %s failed in the worker", run_id)

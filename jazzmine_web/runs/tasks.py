@@ -9,8 +9,11 @@ from typing import Any
 from celery import shared_task
 from celery.worker.control import control_command
 
+from jazzmine.sandbox import Outcome
+
 from ..workers.process import (
     execute_held,
+    interrupting_register,
     kind_register,
     starting_register,
     stopping_register,
@@ -32,8 +35,15 @@ def _run_ended(run_id: Any) -> None:
     executor().cancel(run_id, reason=reason)
 
 
+def _runs_interrupt(reason: str) -> None:
+    # The worker's grace is over: its runs end now, as infrastructure failures (the script
+    # did nothing wrong; the agent may submit it again), and their sandboxes are removed.
+    executor().cancel_all(reason=reason, outcome=Outcome.WORKER_LOST)
+
+
 kind_register("run", beat=lifecycle.runs_heartbeat, ended=_run_ended)
 starting_register(executor_start)
+interrupting_register(_runs_interrupt)
 stopping_register(executor_shutdown)
 
 

@@ -44,6 +44,7 @@ class Kind:
 KINDS: dict[str, Kind] = {}
 STARTING: list[Callable[[], Any]] = []
 STOPPING: list[Callable[[], Any]] = []
+INTERRUPTING: list[Callable[[str], Any]] = []
 
 
 def kind_register(
@@ -65,6 +66,12 @@ def stopping_register(fn: Callable[[], Any]) -> None:
         STOPPING.append(fn)
 
 
+def interrupting_register(fn: Callable[[str], Any]) -> None:
+    """Call `fn(reason)` when a stopping worker's grace is over, to stop the work still going."""
+    if fn not in INTERRUPTING:
+        INTERRUPTING.append(fn)
+
+
 class WorkerProcess:
     """The state of the one worker in this process."""
 
@@ -77,6 +84,7 @@ class WorkerProcess:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._beat, name="worker-heartbeat", daemon=True)
+        self._grace: threading.Timer | None = None
 
     def start(self) -> None:
         """Register, remove what an earlier life of this worker left, and start the heartbeat."""
@@ -100,8 +108,29 @@ class WorkerProcess:
             except Exception:
                 logger.exception("worker %s: %r failed while starting", self.name, fn)
 
+    def drain(self) -> None:
+        """Take no new work (Celery's warm shutdown) and give what is in flight its grace.
+
+        Once `JAZZMINE_WORKER_GRACE_SECONDS` have passed, the work still going is stopped,
+        saying why: a run that would go on for minutes must not keep the worker from
+        stopping until its supervisor kills it, which would leave its sandboxes behind.
+        """
+        if self._grace is not None:
+            return  # a second signal: the grace already runs
+        seconds = settings.JAZZMINE_WORKER_GRACE_SECONDS
+        reason = (
+            f"its worker {self.name} stopped before the run ended"
+            f" (a stopping worker gives its runs {seconds:g} s)"
+        )
+        # A daemon: a worker whose work ended in time exits without waiting for it.
+        self._grace = threading.Timer(seconds, _interrupt, args=(reason,))
+        self._grace.daemon = True
+        self._grace.start()
+
     def stop(self) -> None:
         """Stop the heartbeat and what the apps keep open (pools), and record the stop."""
+        if self._grace is not None:
+            self._grace.cancel()
         self._stop.set()
         self._thread.join(10)
         for fn in STOPPING:
@@ -166,6 +195,14 @@ class WorkerProcess:
             logger.warning(
                 "worker %s removed %d container(s) of stopped workers", self.name, removed
             )
+
+
+def _interrupt(reason: str) -> None:
+    for fn in INTERRUPTING:
+        try:
+            fn(reason)
+        except Exception:
+            logger.exception("could not stop the work still going (%r)", fn)
 
 
 def _stop_ended(kind: Kind, ids: Any) -> None:

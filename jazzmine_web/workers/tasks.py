@@ -8,7 +8,7 @@ from celery import signals
 from django.conf import settings
 from django.db import close_old_connections
 
-from .process import worker_process_start, worker_process_stop
+from .process import worker_process, worker_process_start, worker_process_stop
 
 
 @signals.worker_init.connect
@@ -23,6 +23,14 @@ def _worker_stopped(**_kwargs: Any) -> None:
     # Celery's warm shutdown has waited for the tasks in flight (the drain); what is left are
     # the idle pools, which must not outlive the process.
     worker_process_stop()
+
+
+@signals.worker_shutting_down.connect
+def _worker_shutting_down(**_kwargs: Any) -> None:
+    # Sent from the signal handler as the warm shutdown begins: only start the grace's timer.
+    current = worker_process()
+    if current is not None:
+        current.drain()
 
 
 @signals.task_prerun.connect
