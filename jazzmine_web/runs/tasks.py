@@ -8,6 +8,7 @@ from typing import Any
 
 from celery import shared_task
 from celery.worker.control import control_command
+from django.conf import settings
 
 from jazzmine.sandbox import Outcome
 
@@ -35,9 +36,11 @@ def _run_ended(run_id: Any) -> None:
     executor().cancel(run_id, reason=reason)
 
 
-def _runs_interrupt(reason: str) -> None:
+def _runs_interrupt(worker: str) -> None:
     # The worker's grace is over: its runs end now, as infrastructure failures (the script
     # did nothing wrong; the agent may submit it again), and their sandboxes are removed.
+    grace = settings.JAZZMINE_WORKER_GRACE_SECONDS
+    reason = f"its worker {worker} stopped before the run ended (it gives its runs {grace:g} s)"
     executor().cancel_all(reason=reason, outcome=Outcome.WORKER_LOST)
 
 

@@ -67,7 +67,7 @@ def stopping_register(fn: Callable[[], Any]) -> None:
 
 
 def interrupting_register(fn: Callable[[str], Any]) -> None:
-    """Call `fn(reason)` when a stopping worker's grace is over, to stop the work still going."""
+    """Call `fn(worker_name)` when a stopping worker's grace is over: stop the work still going."""
     if fn not in INTERRUPTING:
         INTERRUPTING.append(fn)
 
@@ -118,12 +118,8 @@ class WorkerProcess:
         if self._grace is not None:
             return  # a second signal: the grace already runs
         seconds = settings.JAZZMINE_WORKER_GRACE_SECONDS
-        reason = (
-            f"its worker {self.name} stopped before the run ended"
-            f" (a stopping worker gives its runs {seconds:g} s)"
-        )
         # A daemon: a worker whose work ended in time exits without waiting for it.
-        self._grace = threading.Timer(seconds, _interrupt, args=(reason,))
+        self._grace = threading.Timer(seconds, _interrupt, args=(self.name,))
         self._grace.daemon = True
         self._grace.start()
 
@@ -197,10 +193,10 @@ class WorkerProcess:
             )
 
 
-def _interrupt(reason: str) -> None:
+def _interrupt(worker: str) -> None:
     for fn in INTERRUPTING:
         try:
-            fn(reason)
+            fn(worker)
         except Exception:
             logger.exception("could not stop the work still going (%r)", fn)
 
