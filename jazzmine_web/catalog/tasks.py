@@ -24,7 +24,7 @@ def image_build(build_id: int) -> str | None:
         "build",
         build_id,
         claim=lambda worker: image_build_claim(build_id=build_id, worker=worker),
-        work=lambda: image_build_run(build_id=build_id).status,
+        work=lambda interrupt: image_build_run(build_id=build_id, interrupt=interrupt).status,
     )
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import datetime
 import hashlib
 import logging
@@ -31,6 +30,7 @@ from ..catalog.services.tools import tool_publish
 from ..celery import app as celery_app
 from ..runs.models import Run, RunStatus
 from ..studio.claims import heartbeat_cutoff, never_started_cutoff, row_claim
+from ..workers.interrupts import Interrupt, WorkInterrupted
 from .models import KeychainToken, TrialRun, TrialState
 
 logger = logging.getLogger(__name__)
@@ -178,7 +178,7 @@ def trials_reap() -> int:
     return ended
 
 
-def _trial_image(tool: Tool, script_tool: ScriptTool) -> str:
+def _trial_image(tool: Tool, script_tool: ScriptTool, interrupt: Interrupt) -> str:
     """Return the image a trial runs in: the base image, or one with the tool's dependencies."""
     sandbox = tool.sandbox
     if not script_tool.dependencies:
@@ -186,11 +186,18 @@ def _trial_image(tool: Tool, script_tool: ScriptTool) -> str:
     # The sandbox's own image, with this (maybe unpublished) tool's dependencies in it.
     rows = [t for t in sandbox.tool_rows() if t.published or t.pk == tool.pk]
     registry = registry_for_sandbox(sandbox, tools=rows, include_unpublished=True)
-    return SandboxBuilder(registry).ensure_image(sandbox.name).tag
+    return (
+        SandboxBuilder(registry).ensure_image(sandbox.name, on_log=lambda _l: interrupt.check()).tag
+    )
 
 
-def trial_execute(*, trial_id: Any) -> TrialRun:
-    """Run a queued trial now, in this thread, and store its result; never raises on failure."""
+def trial_execute(*, trial_id: Any, interrupt: Interrupt | None = None) -> TrialRun:
+    """Run a queued trial now, in this thread, and store its result; never raises on failure.
+
+    A fired `interrupt` (its worker is stopping) ends the trial at once: its container is
+    removed, and the trial says why it has no result.
+    """
+    stop = interrupt or Interrupt()
     trial = TrialRun.objects.select_related("tool", "tool__sandbox").get(pk=trial_id)
     TrialRun.objects.filter(pk=trial_id).update(state=TrialState.RUNNING)
     tool = trial.tool
@@ -199,7 +206,7 @@ def trial_execute(*, trial_id: Any) -> TrialRun:
     try:
         if script_tool is None:
             raise ValueError(f"{tool.name} is no longer a script tool")
-        image = _trial_image(tool, script_tool)
+        image = _trial_image(tool, script_tool, stop)
         limits = RunLimits.from_sandbox(sandbox.to_config())
         environment = sandbox_secret_values(sandbox, names=list(script_tool.secrets))
         environment.update(
@@ -210,15 +217,17 @@ def trial_execute(*, trial_id: Any) -> TrialRun:
                 lifetime=script_tool.timeout + START_GRACE_SECONDS,
             )
         )
-        result = asyncio.run(
+        result = stop.run(
             trial_run(
                 script_tool, dict(trial.args), image=image, limits=limits, environment=environment
             )
         )
     except Exception as exc:  # the trial thread must record every failure
         logger.warning("trial %s failed to run: %s", trial_id, exc)
+        # Stopped with its worker, the trial did start: it could not finish.
+        how = "finish" if isinstance(exc, WorkInterrupted) else "run"
         result = TrialResult(
-            TrialStatus.SANDBOX_ERROR, f"the trial could not run: {exc}", None, "", "", 0.0,
+            TrialStatus.SANDBOX_ERROR, f"the trial could not {how}: {exc}", None, "", "", 0.0,
             dict(trial.args),
         )  # fmt: skip
         image = ""

@@ -24,7 +24,7 @@ def trial_run(trial_id: str) -> str | None:
         "trial",
         trial_id,
         claim=lambda worker: trial_claim(trial_id=trial_id, worker=worker),
-        work=lambda: trial_execute(trial_id=trial_id).status,
+        work=lambda interrupt: trial_execute(trial_id=trial_id, interrupt=interrupt).status,
     )
 
 

@@ -25,6 +25,7 @@ from jazzmine.sandbox.engine import engine_client
 from jazzmine.sandbox.owner import owner_set, remove_owned
 
 from . import services
+from .interrupts import Interrupt
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -81,6 +82,9 @@ class WorkerProcess:
         self.concurrency = concurrency
         self.docker_host = os.environ.get("DOCKER_HOST", "")
         self._held: dict[str, set[Any]] = {}
+        # (kind, row id) -> the stop switch of work on it that the grace's end must stop
+        self._interrupts: dict[tuple[str, Any], Interrupt] = {}
+        self._grace_over = False
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._beat, name="worker-heartbeat", daemon=True)
@@ -119,7 +123,7 @@ class WorkerProcess:
             return  # a second signal: the grace already runs
         seconds = settings.JAZZMINE_WORKER_GRACE_SECONDS
         # A daemon: a worker whose work ended in time exits without waiting for it.
-        self._grace = threading.Timer(seconds, _interrupt, args=(self.name,))
+        self._grace = threading.Timer(seconds, self._interrupt)
         self._grace.daemon = True
         self._grace.start()
 
@@ -138,20 +142,47 @@ class WorkerProcess:
             _in_db(services.worker_stop, name=self.name)
 
     @contextlib.contextmanager
-    def holding(self, kind: str, row_id: Any) -> Iterator[None]:
-        """Keep one claimed row alive with the heartbeat while the block runs."""
+    def holding(self, kind: str, row_id: Any) -> Iterator[Interrupt]:
+        """Keep one claimed row alive with the heartbeat while the block runs.
+
+        The block gets the work's stop switch, fired when the worker's grace is over (at
+        once if it is over already).
+        """
+        interrupt = Interrupt()
         with self._lock:
             self._held.setdefault(kind, set()).add(row_id)
+            self._interrupts[(kind, row_id)] = interrupt
+            over = self._grace_over
+        if over:
+            interrupt.fire(self._stopped_before(kind))
         try:
-            yield
+            yield interrupt
         finally:
             with self._lock:
                 self._held[kind].discard(row_id)
+                self._interrupts.pop((kind, row_id), None)
 
     def holds(self, kind: str, row_id: Any) -> bool:
         """Tell whether this worker is working on a row now."""
         with self._lock:
             return row_id in self._held.get(kind, ())
+
+    def _interrupt(self) -> None:
+        """The grace is over: stop the work still going, each kind saying why."""
+        with self._lock:
+            self._grace_over = True
+            held = list(self._interrupts.items())
+        for (kind, _row_id), interrupt in held:
+            interrupt.fire(self._stopped_before(kind))
+        for fn in INTERRUPTING:
+            try:
+                fn(self.name)
+            except Exception:
+                logger.exception("could not stop the work still going (%r)", fn)
+
+    def _stopped_before(self, kind: str) -> str:
+        grace = settings.JAZZMINE_WORKER_GRACE_SECONDS
+        return f"its worker {self.name} stopped before the {kind} ended (it gives its work {grace:g} s)"
 
     def _beat(self) -> None:
         every = settings.JAZZMINE_HEARTBEAT_SECONDS
@@ -193,14 +224,6 @@ class WorkerProcess:
             )
 
 
-def _interrupt(worker: str) -> None:
-    for fn in INTERRUPTING:
-        try:
-            fn(worker)
-        except Exception:
-            logger.exception("could not stop the work still going (%r)", fn)
-
-
 def _stop_ended(kind: Kind, ids: Any) -> None:
     if kind.ended is None:  # its beat's answer says nothing about ended rows
         return
@@ -237,17 +260,18 @@ def worker_process() -> WorkerProcess | None:
 
 
 def execute_claimed(
-    kind: str, row_id: Any, *, claim: Callable[..., bool], work: Callable[[], T]
+    kind: str, row_id: Any, *, claim: Callable[..., bool], work: Callable[[Interrupt], T]
 ) -> T | None:
     """Claim a row (a build, a trial) for this worker and do its work, kept alive meanwhile.
 
-    None when another worker (or the reaper) had it first: the message was a duplicate.
+    The work gets its stop switch, fired when a stopping worker's grace is over. None when
+    another worker (or the reaper) had it first: the message was a duplicate.
     """
     current = _started()
     if not claim(worker=current.name):
         return None
-    with current.holding(kind, row_id):
-        return work()
+    with current.holding(kind, row_id) as interrupt:
+        return work(interrupt)
 
 
 def execute_held(kind: str, row_id: Any, *, work: Callable[[str], T]) -> T:

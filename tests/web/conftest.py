@@ -8,7 +8,7 @@ from jazzmine_web.catalog.importer import source_file_from_path
 from jazzmine_web.catalog.services import sandbox_create, tools_import
 from jazzmine_web.teams.models import Role
 from jazzmine_web.teams.services import membership_set, team_create
-from tests.web.helpers import DEMO, teammate
+from tests.web.helpers import DEMO, GRACE, teammate
 
 
 @pytest.fixture
@@ -55,3 +55,10 @@ def worker(celery_worker, transactional_db):
     yield Workers(celery_worker)
     runs_stop_unfinished()
     worker_idle_wait()
+
+
+@pytest.fixture
+def graced(celery_workers):
+    """A worker of its own, started with a short grace (GRACE), stopped by the test."""
+    yield celery_workers.running({"JAZZMINE_WORKER_GRACE_SECONDS": str(GRACE)})
+    celery_workers.stop()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 import docker
@@ -11,6 +12,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.test import Client
 
+from jazzmine.sandbox.owner import OWNER_LABEL
 from jazzmine_web.asgi import application
 from jazzmine_web.catalog.importer import SourceFile
 from jazzmine_web.runs.models import RunEvent
@@ -88,3 +90,21 @@ def running_sandboxes() -> set[str]:
     """Return the ids of the run sandboxes running on the machine's Docker engine."""
     client = docker.from_env()
     return {c.id for c in client.containers.list(filters={"label": "jazzmine.run"})}
+
+
+def owned_containers(worker) -> list[str]:
+    """Return the containers a worker owns: its sandboxes, its pools', its trials'."""
+    client = docker.from_env()
+    found = client.containers.list(
+        all=True, filters={"label": f"{OWNER_LABEL}={worker_name(worker)}"}
+    )
+    return [c.name for c in found]
+
+
+def worker_name(worker) -> str:
+    """Return a test worker's name as Celery expands it."""
+    return worker.name.replace("%h", socket.gethostname())
+
+
+# The grace of the `graced` worker (tests/web/conftest.py), in seconds.
+GRACE = 2.0

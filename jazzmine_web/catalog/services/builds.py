@@ -19,6 +19,7 @@ from jazzmine.sandbox.wheels import PipIndexes
 
 from ...celery import app as celery_app
 from ...studio.claims import heartbeat_cutoff, never_started_cutoff, row_claim
+from ...workers.interrupts import Interrupt
 from .. import live
 from ..models import BuildStatus, ImageBuild, Sandbox
 from .registry import registry_for_sandbox
@@ -149,17 +150,28 @@ def image_build_set_status(*, build_id: int, status: str, **fields: Any) -> None
     live.group_send(live.build_group(build_id), dict(event))
 
 
-def image_build_run(*, build_id: int, builder_factory: BuilderFactory | None = None) -> ImageBuild:
-    """Run a queued build now, in this thread, streaming its log; never raises on failure."""
+def image_build_run(
+    *,
+    build_id: int,
+    builder_factory: BuilderFactory | None = None,
+    interrupt: Interrupt | None = None,
+) -> ImageBuild:
+    """Run a queued build now, in this thread, streaming its log; never raises on failure.
+
+    A fired `interrupt` (its worker is stopping) ends the build at its next log line.
+    """
     build = ImageBuild.objects.select_related("sandbox").get(pk=build_id)
     image_build_set_status(build_id=build_id, status=BuildStatus.BUILDING)
+    stop = interrupt or Interrupt()
+
+    def on_log(line: str) -> None:
+        image_build_append_line(build_id=build_id, line=line)
+        stop.check()  # raised through the builder, which leaves no half-made image
+
     try:
         registry = registry_for_sandbox(build.sandbox)
         builder = (builder_factory or _default_builder)(registry)
-        result = builder.ensure_image(
-            build.sandbox.name,
-            on_log=lambda line: image_build_append_line(build_id=build_id, line=line),
-        )
+        result = builder.ensure_image(build.sandbox.name, on_log=on_log)
     except Exception as exc:
         logger.warning("image build %s failed: %s", build_id, exc)
         image_build_append_line(build_id=build_id, line=f"ERROR: {exc}")

@@ -8,39 +8,19 @@ supervisor killed it (honcho: after 5 s), with its sandboxes still there and the
 
 from __future__ import annotations
 
-import socket
 import time
 
-import docker
 import pytest
 
-from jazzmine.sandbox.owner import OWNER_LABEL
 from jazzmine_web.runs.models import Run, RunStatus
 from jazzmine_web.runs.services import run_create
 from tests.waiting import wait_until
-from tests.web.helpers import SPIN, until_spinning
+from tests.web.helpers import GRACE, SPIN, owned_containers, until_spinning, worker_name
 
 pytestmark = [pytest.mark.docker, pytest.mark.django_db(transaction=True)]
 
-GRACE = 2.0
 # About a second of work, then its result: it ends within the grace.
 SHORT = "n = 0\nfor i in range(3_000_000):\n    n += i\nemit_result(n)\n"
-
-
-def owned_containers(worker) -> list[str]:
-    """Return the containers a worker owns: its runs' sandboxes and its warm pools'."""
-    name = worker.name.replace("%h", socket.gethostname())  # as Celery expands it
-    client = docker.from_env()
-    found = client.containers.list(all=True, filters={"label": f"{OWNER_LABEL}={name}"})
-    return [c.name for c in found]
-
-
-@pytest.fixture
-def graced(celery_workers):
-    """A worker of its own, started with a short grace, stopped by the test."""
-    process = celery_workers.running({"JAZZMINE_WORKER_GRACE_SECONDS": str(GRACE)})
-    yield process
-    celery_workers.stop()
 
 
 def test_a_run_longer_than_the_grace_is_stopped_and_nothing_is_left(ecommerce, member, graced):
@@ -53,9 +33,7 @@ def test_a_run_longer_than_the_grace_is_stopped_and_nothing_is_left(ecommerce, m
     assert GRACE <= took < GRACE + 3, f"the worker took {took:.1f} s to stop"
     spinning.refresh_from_db()
     assert (spinning.status, spinning.outcome) == (RunStatus.FAILED, "worker_lost")
-    assert (
-        f"its worker {graced.name.replace('%h', socket.gethostname())} stopped" in spinning.message
-    )
+    assert f"its worker {worker_name(graced)} stopped" in spinning.message
     assert f"{GRACE:g} s" in spinning.message
     assert spinning.backend == "docker"
     assert owned_containers(graced) == []  # the run's sandbox and the warm pool's
