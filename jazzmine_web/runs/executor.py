@@ -121,10 +121,6 @@ class RunExecutor:
         self._loop.call_soon_threadsafe(self._cancel_task, str(run_id))
         return True
 
-    def cancel_all(self, *, reason: str, outcome: Outcome) -> int:
-        """Stop every run this worker is executing; return how many were stopped."""
-        return sum(self.cancel(key, reason=reason, outcome=outcome) for key in list(self._futures))
-
     def _cancel_task(self, run_id: str) -> None:
         task = self._tasks.get(run_id)
         if task is not None:

@@ -8,13 +8,12 @@ from typing import Any
 
 from celery import shared_task
 from celery.worker.control import control_command
-from django.conf import settings
 
 from jazzmine.sandbox import Outcome
 
+from ..workers.interrupts import Interrupt
 from ..workers.process import (
     execute_held,
-    interrupting_register,
     kind_register,
     starting_register,
     stopping_register,
@@ -36,17 +35,8 @@ def _run_ended(run_id: Any) -> None:
     executor().cancel(run_id, reason=reason)
 
 
-def _runs_interrupt(worker: str) -> None:
-    # The worker's grace is over: its runs end now, as infrastructure failures (the script
-    # did nothing wrong; the agent may submit it again), and their sandboxes are removed.
-    grace = settings.JAZZMINE_WORKER_GRACE_SECONDS
-    reason = f"its worker {worker} stopped before the run ended (it gives its runs {grace:g} s)"
-    executor().cancel_all(reason=reason, outcome=Outcome.WORKER_LOST)
-
-
 kind_register("run", beat=lifecycle.runs_heartbeat, ended=_run_ended)
 starting_register(executor_start)
-interrupting_register(_runs_interrupt)
 stopping_register(executor_shutdown)
 
 
@@ -55,12 +45,19 @@ def run_execute(run_id: str) -> str | None:
     """Claim a queued run and execute it in this worker's sandboxes (None: not ours)."""
     # The executor claims the run in the same step on its DB thread as it reads what the run
     # needs: one hand-over between threads and one write fewer before the sandbox starts.
-    return execute_held("run", run_id, work=lambda worker: _execute(run_id, worker))
+    return execute_held("run", run_id, work=lambda worker, stop: _execute(run_id, worker, stop))
 
 
-def _execute(run_id: str, worker: str) -> str | None:
+def _execute(run_id: str, worker: str, stop: Interrupt) -> str | None:
     try:
-        return executor().submit(run_id, worker=worker).result()
+        future = executor().submit(run_id, worker=worker)
+        # Told once the run is the executor's (its future exists): a stopping worker's grace
+        # that ended during the claim stops it all the same. It ends as an infrastructure
+        # failure (the script did nothing wrong; the agent may submit it again).
+        stop.when_fired(
+            lambda reason: executor().cancel(run_id, reason=reason, outcome=Outcome.WORKER_LOST)
+        )
+        return future.result()
     except concurrent.futures.CancelledError:
         # The worker is stopping after its drain: the reaper ends the run once its heartbeat
         # stops, with a message saying so.

@@ -1,10 +1,10 @@
-"""How a stopping worker stops a build or a trial still going when its grace ends.
+"""How a stopping worker stops the work it holds when its grace ends: runs, builds, trials.
 
-Each piece of work the worker holds gets an `Interrupt`. The grace's timer fires it from its
-own thread: blocking work checks it between steps (each line of a build's log), and work that
-runs a coroutine (a trial's container) runs it through `Interrupt.run`, which cancels it, so
-its container is removed on the way out. Either way the work ends with `WorkInterrupted`,
-whose message says why.
+Each piece of work the worker holds gets an `Interrupt`, which the grace's timer fires from
+its own thread. Work says how it stops: blocking work checks it between steps (each line of
+a build's log), work that runs a coroutine (a trial's container) runs it through
+`Interrupt.run`, which cancels it so its container is removed on the way out, and work
+stopped from elsewhere (a run on the executor's loop) asks to be told (`when_fired`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -28,7 +28,7 @@ class Interrupt:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._reason: str | None = None
-        self._running: tuple[asyncio.AbstractEventLoop, asyncio.Task[Any]] | None = None
+        self._listeners: list[Callable[[str], Any]] = []
 
     @property
     def reason(self) -> str | None:
@@ -36,16 +36,22 @@ class Interrupt:
         return self._reason
 
     def fire(self, reason: str) -> None:
-        """Stop the work: its next `check` raises, and the coroutine it runs is cancelled."""
+        """Stop the work: its next `check` raises, and whoever asked to be told is told."""
         with self._lock:
             if self._reason is not None:
                 return
             self._reason = reason
-            running = self._running
-        if running is not None:
-            loop, task = running
-            with contextlib.suppress(RuntimeError):  # its loop closed meanwhile: it ended
-                loop.call_soon_threadsafe(task.cancel)
+            listeners, self._listeners = self._listeners, []
+        for listener in listeners:
+            listener(reason)
+
+    def when_fired(self, listener: Callable[[str], Any]) -> None:
+        """Call `listener(reason)` when fired: now, on this thread, if it has been already."""
+        with self._lock:
+            if self._reason is None:
+                self._listeners.append(listener)
+                return
+        listener(self._reason)
 
     def check(self) -> None:
         """Raise `WorkInterrupted` once fired (blocking work calls it between its steps)."""
@@ -56,18 +62,18 @@ class Interrupt:
         """Run a coroutine to its end on a loop of this thread's own; cancelled when fired."""
 
         async def main() -> T:
-            with self._lock:
-                fired = self._reason is not None
-                if not fired:
-                    self._running = (asyncio.get_running_loop(), asyncio.current_task())  # type: ignore[assignment]
-            if fired:
+            if self._reason is not None:
                 work.close()  # never started: nothing of it to clean up
                 self.check()
-            try:
-                return await work
-            finally:
-                with self._lock:
-                    self._running = None
+            loop, task = asyncio.get_running_loop(), asyncio.current_task()
+            assert task is not None
+
+            def cancel(_reason: str) -> None:
+                with contextlib.suppress(RuntimeError):  # its loop closed: it ended
+                    loop.call_soon_threadsafe(task.cancel)
+
+            self.when_fired(cancel)
+            return await work
 
         try:
             return asyncio.run(main())

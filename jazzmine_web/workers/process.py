@@ -45,7 +45,6 @@ class Kind:
 KINDS: dict[str, Kind] = {}
 STARTING: list[Callable[[], Any]] = []
 STOPPING: list[Callable[[], Any]] = []
-INTERRUPTING: list[Callable[[str], Any]] = []
 
 
 def kind_register(
@@ -67,12 +66,6 @@ def stopping_register(fn: Callable[[], Any]) -> None:
         STOPPING.append(fn)
 
 
-def interrupting_register(fn: Callable[[str], Any]) -> None:
-    """Call `fn(worker_name)` when a stopping worker's grace is over: stop the work still going."""
-    if fn not in INTERRUPTING:
-        INTERRUPTING.append(fn)
-
-
 class WorkerProcess:
     """The state of the one worker in this process."""
 
@@ -81,9 +74,8 @@ class WorkerProcess:
         self.boot = uuid.uuid4().hex
         self.concurrency = concurrency
         self.docker_host = os.environ.get("DOCKER_HOST", "")
-        self._held: dict[str, set[Any]] = {}
-        # (kind, row id) -> the stop switch of work on it that the grace's end must stop
-        self._interrupts: dict[tuple[str, Any], Interrupt] = {}
+        # What this worker holds, (kind, row id), and the stop switch of the work on it
+        self._held: dict[tuple[str, Any], Interrupt] = {}
         self._grace_over = False
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -150,8 +142,7 @@ class WorkerProcess:
         """
         interrupt = Interrupt()
         with self._lock:
-            self._held.setdefault(kind, set()).add(row_id)
-            self._interrupts[(kind, row_id)] = interrupt
+            self._held[(kind, row_id)] = interrupt
             over = self._grace_over
         if over:
             interrupt.fire(self._stopped_before(kind))
@@ -159,30 +150,29 @@ class WorkerProcess:
             yield interrupt
         finally:
             with self._lock:
-                self._held[kind].discard(row_id)
-                self._interrupts.pop((kind, row_id), None)
+                self._held.pop((kind, row_id), None)
 
     def holds(self, kind: str, row_id: Any) -> bool:
         """Tell whether this worker is working on a row now."""
         with self._lock:
-            return row_id in self._held.get(kind, ())
+            return (kind, row_id) in self._held
 
     def _interrupt(self) -> None:
-        """The grace is over: stop the work still going, each kind saying why."""
+        """The grace is over: stop the work still going, each saying why."""
         with self._lock:
             self._grace_over = True
-            held = list(self._interrupts.items())
-        for (kind, _row_id), interrupt in held:
-            interrupt.fire(self._stopped_before(kind))
-        for fn in INTERRUPTING:
+            held = list(self._held.items())
+        for (kind, row_id), interrupt in held:
             try:
-                fn(self.name)
+                interrupt.fire(self._stopped_before(kind))
             except Exception:
-                logger.exception("could not stop the work still going (%r)", fn)
+                logger.exception("could not stop the %s %s still going", kind, row_id)
 
     def _stopped_before(self, kind: str) -> str:
         grace = settings.JAZZMINE_WORKER_GRACE_SECONDS
-        return f"its worker {self.name} stopped before the {kind} ended (it gives its work {grace:g} s)"
+        return (
+            f"its worker {self.name} stopped before the {kind} ended (after a grace of {grace:g} s)"
+        )
 
     def _beat(self) -> None:
         every = settings.JAZZMINE_HEARTBEAT_SECONDS
@@ -191,7 +181,10 @@ class WorkerProcess:
         while not self._stop.wait(every):
             beat += 1
             with self._lock:
-                held = {kind: sorted(ids, key=str) for kind, ids in self._held.items() if ids}
+                keys = list(self._held)
+            held: dict[str, list[Any]] = {}
+            for kind, row_id in sorted(keys, key=str):
+                held.setdefault(kind, []).append(row_id)
             try:
                 _in_db(services.worker_heartbeat, name=self.name)
                 ended = {
@@ -274,15 +267,16 @@ def execute_claimed(
         return work(interrupt)
 
 
-def execute_held(kind: str, row_id: Any, *, work: Callable[[str], T]) -> T:
+def execute_held(kind: str, row_id: Any, *, work: Callable[[str, Interrupt], T]) -> T:
     """Do work that claims its row itself (given the worker's name), kept alive meanwhile.
 
     For work whose claim is one step with its first reads (a run). Until the claim the row
-    is not this worker's, so its heartbeat touches nothing of it.
+    is not this worker's, so its heartbeat touches nothing of it. The work gets its stop
+    switch, as in `execute_claimed`.
     """
     current = _started()
-    with current.holding(kind, row_id):
-        return work(current.name)
+    with current.holding(kind, row_id) as interrupt:
+        return work(current.name, interrupt)
 
 
 def _started() -> WorkerProcess:

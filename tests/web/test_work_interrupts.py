@@ -80,3 +80,13 @@ def test_a_cancel_that_is_not_the_interrupt_stays_a_cancel():
 
     with pytest.raises(asyncio.CancelledError):
         interrupt.run(work())
+
+
+def test_a_listener_hears_the_fire_once_and_a_late_one_hears_it_at_once():
+    interrupt = Interrupt()
+    heard: list[str] = []
+    interrupt.when_fired(heard.append)
+    interrupt.fire("stopping")
+    interrupt.fire("again")
+    interrupt.when_fired(heard.append)  # asked after the fire: told now
+    assert heard == ["stopping", "stopping"]
