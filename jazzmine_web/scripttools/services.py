@@ -223,7 +223,7 @@ def trial_execute(*, trial_id: Any, interrupt: Interrupt | None = None) -> Trial
             )
         )
     except Exception as exc:  # the trial thread must record every failure
-        logger.warning("trial %s failed to run: %s", trial_id, exc)
+        logger.warning("trial %s did not finish: %s", trial_id, exc)
         # Stopped with its worker, the trial did start: it could not finish.
         how = "finish" if isinstance(exc, WorkInterrupted) else "run"
         result = TrialResult(
