@@ -6,7 +6,6 @@ import hashlib
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 import threading
 import time
@@ -19,6 +18,8 @@ import docker
 import docker.errors
 
 from ..core.tools.registry import DEFAULT_BASE_IMAGE
+from ..interrupts import Interrupt
+from .commands import run_logged
 from .engine import engine_client
 from .errors import BuildError
 from .runtime import runtime_version, stage_runtime
@@ -176,9 +177,25 @@ class SandboxBuilder:
             return False
         return True
 
-    def ensure_image(self, sandbox_name: str, *, on_log: LogFn | None = None) -> BuildResult:
-        """Return the sandbox's image, building it first when its tag is missing."""
-        log = on_log or (lambda _line: None)
+    def ensure_image(
+        self,
+        sandbox_name: str,
+        *,
+        on_log: LogFn | None = None,
+        interrupt: Interrupt | None = None,
+    ) -> BuildResult:
+        """Return the sandbox's image, building it first when its tag is missing.
+
+        A fired `interrupt` stops the build at once (`WorkInterrupted`): a helper command
+        is killed where it is, anything else stops at its next log line. No image is made.
+        """
+        stop = interrupt or Interrupt()
+
+        def log(line: str) -> None:
+            if on_log is not None:
+                on_log(line)
+            stop.check()  # after the line is told: the log shows how far the build got
+
         self.check_allowed(sandbox_name)  # before anything touches the engine
         tag = self.image_tag(sandbox_name)
         started = time.monotonic()
@@ -186,8 +203,8 @@ class SandboxBuilder:
             if self.image_exists(tag):
                 log(f"image {tag} is up to date")
                 return BuildResult(tag=tag, built=False, seconds=time.monotonic() - started)
-            self._build(sandbox_name, tag, log)
-        self.prune(sandbox_name, keep=KEEP_IMAGES, log=log)
+            self._build(sandbox_name, tag, log, stop)
+        self.prune(sandbox_name, keep=KEEP_IMAGES, log=on_log)  # made: nothing left to stop
         return BuildResult(tag=tag, built=True, seconds=time.monotonic() - started)
 
     def prune(self, sandbox_name: str, *, keep: int = KEEP_IMAGES, log: LogFn | None = None) -> int:
@@ -222,6 +239,7 @@ class SandboxBuilder:
         *,
         on_log: LogFn | None = None,
         target: WheelTarget | None = None,
+        interrupt: Interrupt | None = None,
     ) -> Path:
         """Write the runtime directory of a sandbox (harness, tools, unpacked wheels) to `dest`.
 
@@ -233,8 +251,9 @@ class SandboxBuilder:
         requirements = self.registry.aggregate_dependencies(sandbox_name)
         if requirements:
             wheel_dir = download_wheels(
-                requirements, self.cache_dir, log, target=target, indexes=self.policy.indexes
-            )
+                requirements, self.cache_dir, log, target=target, indexes=self.policy.indexes,
+                interrupt=interrupt,
+            )  # fmt: skip
             unpack_wheels(wheel_dir, dest / "site", log, target=target)
         return dest
 
@@ -261,7 +280,7 @@ class SandboxBuilder:
         with self._locks_guard:
             return self._locks.setdefault(tag, threading.Lock())
 
-    def _ensure_base(self, base_image: str, log: LogFn) -> None:
+    def _ensure_base(self, base_image: str, log: LogFn, interrupt: Interrupt) -> None:
         """Make sure a listed base image exists: bootstrap it offline, pull only when allowed."""
         self.policy.check_base_image(base_image)
         if self.image_exists(base_image):
@@ -274,33 +293,30 @@ class SandboxBuilder:
         log(f"base image {base_image} is missing: bootstrapping it (about a minute, once)")
         # The script pulls before bootstrapping; only the operator's setting lets it.
         env = {**os.environ, "JAZZMINE_BASE_IMAGE_PULL": "1" if self.policy.allow_pull else "0"}
-        process = subprocess.Popen(
-            ["bash", str(ENSURE_BASE_SCRIPT), base_image],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            env=env,
-        )
-        assert process.stdout is not None
         tail: list[str] = []
-        for line in process.stdout:
-            tail = [*tail[-14:], line.rstrip()]
-            log(line.rstrip())
-        if process.wait() != 0:
+
+        def on_line(line: str) -> None:
+            tail[:] = [*tail[-14:], line]
+            log(line)
+
+        command = ["bash", str(ENSURE_BASE_SCRIPT), base_image]
+        if run_logged(command, on_line, interrupt=interrupt, env=env) != 0:
             raise BuildError(step="base image", message=f"could not make {base_image}",
                              log_tail=tail)  # fmt: skip
 
-    def _build(self, sandbox_name: str, tag: str, log: LogFn) -> None:
+    def _build(self, sandbox_name: str, tag: str, log: LogFn, interrupt: Interrupt) -> None:
         config = self.registry.get_sandbox(sandbox_name)
         log(f"building {tag} for sandbox {sandbox_name!r}")
-        self._ensure_base(config.base_image, log)
+        self._ensure_base(config.base_image, log, interrupt)
         context = Path(tempfile.mkdtemp(prefix="jazzmine-build-"))
         try:
             target = None
             if self.registry.aggregate_dependencies(sandbox_name):
                 target = self.wheel_target(config.base_image)
                 log(f"dependencies: wheels for {target.key} (read from {config.base_image})")
-            self.stage(sandbox_name, context / "runtime", on_log=log, target=target)
+            self.stage(
+                sandbox_name, context / "runtime", on_log=log, target=target, interrupt=interrupt
+            )
             (context / "Dockerfile").write_text(self._dockerfile(config.base_image))
             self._docker_build(context, tag, sandbox_name, log)
         finally:

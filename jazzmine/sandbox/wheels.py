@@ -18,7 +18,6 @@ import json
 import platform
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import zipfile
@@ -30,7 +29,9 @@ from pathlib import Path
 from packaging.tags import Tag
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
+from ..interrupts import Interrupt
 from ..requirements import RequirementError, requirements_check
+from .commands import run_logged
 from .errors import BuildError
 
 LogFn = Callable[[str], None]
@@ -152,8 +153,11 @@ def download_wheels(
     *,
     target: WheelTarget | None = None,
     indexes: PipIndexes | None = None,
+    interrupt: Interrupt | None = None,
 ) -> Path:
     """Return a directory holding wheels for the requirements, downloading them once.
+
+    A fired `interrupt` kills pip at once and leaves no partial download behind.
 
     The requirements are checked again here, whatever the caller did: this is the last code
     before pip, and they reach pip only after `--`, so no string can become an option.
@@ -177,20 +181,18 @@ def download_wheels(
                *indexes.pip_args(), "--", *requirements]  # fmt: skip
     log(f"wheels: pip download {' '.join(requirements)} for {target.key}")
     output: list[str] = []
-    # Run from the empty staging directory: pip reads a bare name like a file there first.
-    with subprocess.Popen(
-        command,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        bufsize=1,
-        cwd=staging,
-    ) as process:
-        assert process.stdout is not None
-        for line in process.stdout:
-            output.append(line.rstrip())
-            log(f"pip: {line.rstrip()}")
-    if process.returncode != 0:
+
+    def on_line(line: str) -> None:
+        output.append(line)
+        log(f"pip: {line}")
+
+    try:
+        # Run from the empty staging directory: pip reads a bare name like a file there first.
+        returncode = run_logged(command, on_line, interrupt=interrupt, cwd=staging)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)  # stopped: no half-downloaded set stays
+        raise
+    if returncode != 0:
         shutil.rmtree(staging, ignore_errors=True)
         text = "\n".join(output)
         match = _MISSING.search(text)
@@ -198,7 +200,7 @@ def download_wheels(
         raise BuildError(
             step="download dependencies",
             package=package,
-            message=f"pip download failed for {package} (exit {process.returncode})",
+            message=f"pip download failed for {package} (exit {returncode})",
             log_tail=output[-15:],
         )
     (staging / ".complete").write_text("\n".join(requirements) + "\n")

@@ -9,9 +9,9 @@ from typing import Any
 from celery import shared_task
 from celery.worker.control import control_command
 
+from jazzmine.interrupts import Interrupt
 from jazzmine.sandbox import Outcome
 
-from ..workers.interrupts import Interrupt
 from ..workers.process import (
     execute_held,
     kind_register,

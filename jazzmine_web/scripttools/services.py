@@ -16,6 +16,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from jazzmine.interrupts import Interrupt, WorkInterrupted
 from jazzmine.sandbox import RunLimits, SandboxBuilder
 from jazzmine.scripttools import ScriptTool, TrialResult, TrialStatus, export_zip, trial_run
 from jazzmine.scripttools.adapter import KEYCHAIN_TOKEN_PREFIX
@@ -30,7 +31,6 @@ from ..catalog.services.tools import tool_publish
 from ..celery import app as celery_app
 from ..runs.models import Run, RunStatus
 from ..studio.claims import heartbeat_cutoff, never_started_cutoff, row_claim
-from ..workers.interrupts import Interrupt, WorkInterrupted
 from .models import KeychainToken, TrialRun, TrialState
 
 logger = logging.getLogger(__name__)
@@ -186,9 +186,7 @@ def _trial_image(tool: Tool, script_tool: ScriptTool, interrupt: Interrupt) -> s
     # The sandbox's own image, with this (maybe unpublished) tool's dependencies in it.
     rows = [t for t in sandbox.tool_rows() if t.published or t.pk == tool.pk]
     registry = registry_for_sandbox(sandbox, tools=rows, include_unpublished=True)
-    return (
-        SandboxBuilder(registry).ensure_image(sandbox.name, on_log=lambda _l: interrupt.check()).tag
-    )
+    return SandboxBuilder(registry).ensure_image(sandbox.name, interrupt=interrupt).tag
 
 
 def trial_execute(*, trial_id: Any, interrupt: Interrupt | None = None) -> TrialRun:

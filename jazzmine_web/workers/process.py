@@ -21,11 +21,11 @@ from typing import Any, TypeVar
 from django.conf import settings
 from django.db import close_old_connections
 
+from jazzmine.interrupts import Interrupt
 from jazzmine.sandbox.engine import engine_client
 from jazzmine.sandbox.owner import owner_set, remove_owned
 
 from . import services
-from .interrupts import Interrupt
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")

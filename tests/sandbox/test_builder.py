@@ -9,6 +9,7 @@ import docker
 import pytest
 
 from jazzmine.core.tools import SandboxConfig, ToolRegistry
+from jazzmine.interrupts import Interrupt
 from jazzmine.sandbox import BuildError, SandboxBuilder
 from jazzmine.sandbox.wheels import WheelTarget, unpack_wheels
 
@@ -204,7 +205,7 @@ def _forbid_pip(monkeypatch) -> list[list[str]]:
         calls.append(list(command))
         raise AssertionError(f"pip ran: {command}")
 
-    monkeypatch.setattr("jazzmine.sandbox.wheels.subprocess.Popen", popen)
+    monkeypatch.setattr("jazzmine.sandbox.commands.subprocess.Popen", popen)
     return calls
 
 
@@ -234,7 +235,7 @@ def test_pip_gets_the_requirements_after_a_double_dash_and_the_operators_indexes
         seen["command"], seen["cwd"] = list(command), kwargs.get("cwd")
         raise RuntimeError("stop before pip runs")
 
-    monkeypatch.setattr("jazzmine.sandbox.wheels.subprocess.Popen", popen)
+    monkeypatch.setattr("jazzmine.sandbox.commands.subprocess.Popen", popen)
     indexes = PipIndexes(index_url="https://pypi.internal/simple")
     with pytest.raises(RuntimeError):
         download_wheels(["numpy>=1,<2"], tmp_path, print, indexes=indexes)
@@ -275,11 +276,11 @@ def test_the_base_image_script_pulls_only_when_the_operator_allows(tmp_path, mon
         seen["env"] = kwargs.get("env") or {}
         raise RuntimeError("stop before the script runs")
 
-    monkeypatch.setattr("jazzmine.sandbox.builder.subprocess.Popen", popen)
+    monkeypatch.setattr("jazzmine.sandbox.commands.subprocess.Popen", popen)
     registry = ToolRegistry()
     builder = SandboxBuilder(registry, client=Missing(), cache_dir=tmp_path, policy=BuildPolicy())
     with pytest.raises(RuntimeError):
-        builder._ensure_base("jazzmine/base:bookworm", print)
+        builder._ensure_base("jazzmine/base:bookworm", print, Interrupt())
     assert seen["env"]["JAZZMINE_BASE_IMAGE_PULL"] == "0"
 
 

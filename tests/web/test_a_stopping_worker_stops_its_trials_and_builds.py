@@ -14,6 +14,7 @@ import time
 import docker
 import pytest
 
+from jazzmine.interrupts import Interrupt
 from jazzmine.sandbox.builder import SandboxBuilder
 from jazzmine_web.catalog.models import BuildStatus, ImageBuild
 from jazzmine_web.catalog.services import (
@@ -25,7 +26,7 @@ from jazzmine_web.catalog.services import (
 )
 from jazzmine_web.scripttools.models import KeychainToken, TrialRun, TrialState
 from jazzmine_web.scripttools.services import trial_start
-from jazzmine_web.workers.interrupts import Interrupt
+from tests.stalling import processes_naming, stalled_index
 from tests.waiting import wait_until
 from tests.web.helpers import GRACE, owned_containers, worker_name
 from tests.web.scripttools.conftest import make_tool
@@ -118,3 +119,31 @@ def test_a_build_stopped_by_its_worker_fails_saying_why_and_makes_no_image(
     finally:
         with contextlib.suppress(docker.errors.ImageNotFound):
             docker.from_env().images.remove(_tag(ecommerce), force=True)
+
+
+def test_a_build_silent_in_a_download_is_stopped_within_the_grace(
+    ecommerce, member, base_image, celery_workers
+):
+    # pip waits on an index that never answers: no log line comes for minutes (here pip's
+    # timeout is 180 s, retried). The worker's stop must not wait for one.
+    package = f"jazzmine-stalled-{time.time_ns()}"
+    with stalled_index() as url:
+        worker = celery_workers.running(
+            {"JAZZMINE_WORKER_GRACE_SECONDS": str(GRACE), "JAZZMINE_PIP_INDEX_URL": url}
+        )
+        ecommerce.dependencies = [f"{package}==1.0"]
+        ecommerce.save()
+        build = image_build_start(sandbox=ecommerce, user=member)
+        wait_until(lambda: processes_naming(package), timeout=60, message="pip never started")
+        time.sleep(1.0)  # silent now: waiting on the index
+        assert ImageBuild.objects.get(pk=build.pk).status == BuildStatus.BUILDING
+        asked = time.monotonic()
+        assert worker.stop(timeout=30) == 0  # it exits by itself: nobody had to kill it
+        took = time.monotonic() - asked
+    assert GRACE <= took < GRACE + 3, f"the worker took {took:.1f} s to stop"
+    build.refresh_from_db()
+    assert build.status == BuildStatus.FAILED, build.log
+    assert f"its worker {worker_name(worker)} stopped before the build ended" in build.error
+    assert f"ERROR: {build.error}" in build.log
+    assert f"pip download {package}==1.0" in build.log  # how far it got
+    wait_until(lambda: not processes_naming(package), timeout=5, message="pip outlived it")

@@ -14,12 +14,12 @@ from django.db.models.functions import Concat
 from django.utils import timezone
 
 from jazzmine.core.tools import ToolRegistry
+from jazzmine.interrupts import Interrupt
 from jazzmine.sandbox.builder import BuildPolicy, SandboxBuilder
 from jazzmine.sandbox.wheels import PipIndexes
 
 from ...celery import app as celery_app
 from ...studio.claims import heartbeat_cutoff, never_started_cutoff, row_claim
-from ...workers.interrupts import Interrupt
 from .. import live
 from ..models import BuildStatus, ImageBuild, Sandbox
 from .registry import registry_for_sandbox
@@ -158,20 +158,19 @@ def image_build_run(
 ) -> ImageBuild:
     """Run a queued build now, in this thread, streaming its log; never raises on failure.
 
-    A fired `interrupt` (its worker is stopping) ends the build at its next log line.
+    A fired `interrupt` (its worker is stopping) ends the build: a download or the base
+    image's bootstrap is killed at once, any other step stops at its next log line.
     """
     build = ImageBuild.objects.select_related("sandbox").get(pk=build_id)
     image_build_set_status(build_id=build_id, status=BuildStatus.BUILDING)
-    stop = interrupt or Interrupt()
 
     def on_log(line: str) -> None:
         image_build_append_line(build_id=build_id, line=line)
-        stop.check()  # raised through the builder, which leaves no half-made image
 
     try:
         registry = registry_for_sandbox(build.sandbox)
         builder = (builder_factory or _default_builder)(registry)
-        result = builder.ensure_image(build.sandbox.name, on_log=on_log)
+        result = builder.ensure_image(build.sandbox.name, on_log=on_log, interrupt=interrupt)
     except Exception as exc:
         logger.warning("image build %s failed: %s", build_id, exc)
         image_build_append_line(build_id=build_id, line=f"ERROR: {exc}")

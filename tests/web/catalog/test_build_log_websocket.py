@@ -75,7 +75,7 @@ async def test_lines_from_a_build_on_another_thread_stream_live(client, member, 
         def __init__(self, registry) -> None:
             self.registry = registry
 
-        def ensure_image(self, name, *, on_log):
+        def ensure_image(self, name, *, on_log, interrupt=None):
             go.wait(10)
             for i in range(3):
                 on_log(f"line {i} of {name}")

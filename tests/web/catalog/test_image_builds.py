@@ -13,7 +13,7 @@ class FailingBuilder:
     def __init__(self, registry) -> None:
         pass
 
-    def ensure_image(self, name, *, on_log):
+    def ensure_image(self, name, *, on_log, interrupt=None):
         on_log("Step 1/3 : FROM nowhere")
         raise RuntimeError("build failed at Step 1/3: no such image")
 

@@ -1,4 +1,4 @@
-"""The stop switch a stopping worker throws for a build or a trial still going."""
+"""The stop switch of one piece of work, fired from another thread: a run, a trial, a build."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import warnings
 
 import pytest
 
-from jazzmine_web.workers.interrupts import Interrupt, WorkInterrupted
+from jazzmine.interrupts import Interrupt, WorkInterrupted
 
 
 def test_an_interrupt_never_fired_lets_the_work_end_as_it_would():
@@ -90,3 +90,15 @@ def test_a_listener_hears_the_fire_once_and_a_late_one_hears_it_at_once():
     interrupt.fire("again")
     interrupt.when_fired(heard.append)  # asked after the fire: told now
     assert heard == ["stopping", "stopping"]
+
+
+def test_a_listener_during_a_step_hears_a_fire_within_it_and_none_after_it():
+    interrupt = Interrupt()
+    heard: list[str] = []
+    with interrupt.during(lambda reason: heard.append(f"first {reason}")):
+        pass
+    with interrupt.during(lambda reason: heard.append(f"second {reason}")):
+        interrupt.fire("stop")
+    with interrupt.during(lambda reason: heard.append(f"third {reason}")):
+        pass  # fired already: told at once, on entry
+    assert heard == ["second stop", "third stop"]

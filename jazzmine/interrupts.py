@@ -1,10 +1,11 @@
-"""How a stopping worker stops the work it holds when its grace ends: runs, builds, trials.
+"""The stop switch of one piece of work (a run, a trial, a build), fired from another thread.
 
-Each piece of work the worker holds gets an `Interrupt`, which the grace's timer fires from
-its own thread. Work says how it stops: blocking work checks it between steps (each line of
-a build's log), work that runs a coroutine (a trial's container) runs it through
-`Interrupt.run`, which cancels it so its container is removed on the way out, and work
-stopped from elsewhere (a run on the executor's loop) asks to be told (`when_fired`).
+A stopping worker gives each piece of work it holds an `Interrupt` and fires them all when
+its grace ends. Work says how it stops: blocking work checks it between steps (each line of
+a build's log), a child process it waits on is killed for the time it runs (`during`), work
+that runs a coroutine (a trial's container) runs it through `Interrupt.run`, which cancels
+it so its container is removed on the way out, and work stopped from elsewhere (a run on the
+executor's loop) asks to be told (`when_fired`).
 """
 
 from __future__ import annotations
@@ -12,18 +13,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from typing import Any, TypeVar
 
 T = TypeVar("T")
 
 
 class WorkInterrupted(Exception):
-    """The worker stopped before this work ended; the message says so, in the user's words."""
+    """The work was stopped before it ended; the message says why, in the user's words."""
 
 
 class Interrupt:
-    """The stop switch of one piece of work, fired from another thread (the grace's timer)."""
+    """The stop switch of one piece of work, fired from another thread (a worker's grace timer)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -52,6 +53,21 @@ class Interrupt:
                 self._listeners.append(listener)
                 return
         listener(self._reason)
+
+    @contextlib.contextmanager
+    def during(self, listener: Callable[[str], Any]) -> Iterator[None]:
+        """Call `listener(reason)` if fired while the block runs (at once if fired already).
+
+        For a step that blocks without a line to check between (a silent download): the
+        listener ends the step (kills its process), and the block's end forgets it.
+        """
+        self.when_fired(listener)
+        try:
+            yield
+        finally:
+            # ValueError: fired meanwhile, so already called and forgotten.
+            with self._lock, contextlib.suppress(ValueError):
+                self._listeners.remove(listener)
 
     def check(self) -> None:
         """Raise `WorkInterrupted` once fired (blocking work calls it between its steps)."""
