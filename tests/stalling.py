@@ -10,6 +10,7 @@ import contextlib
 import socket
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 
 @contextlib.contextmanager
@@ -41,16 +42,10 @@ def stalled_index() -> Iterator[str]:
 
 def processes_naming(text: str) -> list[str]:
     """Return the command lines of this machine's processes that contain `text`."""
-    found = []
-    for cmdline in _cmdlines():
-        if text in cmdline:
-            found.append(cmdline)
-    return found
+    return [cmdline for cmdline in _cmdlines() if text in cmdline]
 
 
 def _cmdlines() -> Iterator[str]:
-    from pathlib import Path
-
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
