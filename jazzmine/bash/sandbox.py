@@ -12,7 +12,6 @@ import importlib.metadata
 import json
 import platform
 import shutil
-import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -25,6 +24,7 @@ from jazzmine.sandbox.containers import run_one_shot
 from jazzmine.sandbox.engine import engine_client
 from jazzmine.sandbox.errors import BuildError
 from jazzmine.sandbox.request import RunLimits
+from jazzmine.sandbox.workdirs import workdir_held
 
 from .engine import BashCall, BashLimits, BashResult, ToolSpec
 
@@ -93,41 +93,41 @@ def ensure_bash_image(sandbox_image: str, *, client: docker.DockerClient | None 
 
 
 def _build(api: docker.DockerClient, sandbox_image: str, tag: str) -> None:
-    context = Path(tempfile.mkdtemp(prefix="jazzmine-bash-"))
-    try:
-        target = context / "bash"
-        (target / "site").mkdir(parents=True)
-        shutil.copyfile(RUNNER_FILE, target / "runner.py")
-        shutil.copyfile(ENGINE_FILE, target / "bash_engine.py")
-        _, files = _bashkit_files()
-        # The installed files are the unpacked manylinux wheel: the image's python3 is 3.11
-        # on glibc 2.36, which the abi3 / manylinux2014 build supports.
-        for source, relative in files:
-            destination = target / "site" / relative
-            destination.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(source, destination)
-        for path in [target, *target.rglob("*")]:
-            path.chmod(0o755 if path.is_dir() else 0o644)
-        (context / "Dockerfile").write_text(
-            f"FROM {sandbox_image}\n"
-            f"COPY bash {BASH_DIR}\n"
-            f'CMD ["python3", "-I", "{BASH_DIR}/runner.py"]\n'
-        )
-        tail: list[str] = []
-        for chunk in api.api.build(path=str(context), tag=tag, rm=True, forcerm=True,
-                                   decode=True, network_mode="none",
-                                   labels={DERIVED_FROM_LABEL: sandbox_image}):  # fmt: skip
-            if "error" in chunk:
-                raise BuildError(
-                    step="bash image", message=str(chunk["error"]).strip(), log_tail=tail
-                )
-            text = str(chunk.get("stream") or "").strip()
-            if text:
-                tail = [*tail[-14:], text]
-    except docker.errors.DockerException as exc:
-        raise BuildError(step="bash image", message=f"Docker engine error: {exc}") from exc
-    finally:
-        shutil.rmtree(context, ignore_errors=True)
+    with workdir_held("jazzmine-bash-") as context:
+        try:
+            target = context / "bash"
+            (target / "site").mkdir(parents=True)
+            shutil.copyfile(RUNNER_FILE, target / "runner.py")
+            shutil.copyfile(ENGINE_FILE, target / "bash_engine.py")
+            _, files = _bashkit_files()
+            # The installed files are the unpacked manylinux wheel: the image's python3 is 3.11
+            # on glibc 2.36, which the abi3 / manylinux2014 build supports.
+            for source, relative in files:
+                destination = target / "site" / relative
+                destination.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(source, destination)
+            for path in [target, *target.rglob("*")]:
+                path.chmod(0o755 if path.is_dir() else 0o644)
+            (context / "Dockerfile").write_text(
+                f"FROM {sandbox_image}\n"
+                f"COPY bash {BASH_DIR}\n"
+                f'CMD ["python3", "-I", "{BASH_DIR}/runner.py"]\n'
+            )
+            tail: list[str] = []
+            for chunk in api.api.build(path=str(context), tag=tag, rm=True, forcerm=True,
+                                       decode=True, network_mode="none",
+                                       labels={DERIVED_FROM_LABEL: sandbox_image}):  # fmt: skip
+                if "error" in chunk:
+                    raise BuildError(
+                        step="bash image", message=str(chunk["error"]).strip(), log_tail=tail
+                    )
+                text = str(chunk.get("stream") or "").strip()
+                if text:
+                    tail = [*tail[-14:], text]
+        except docker.errors.DockerException as exc:
+            raise BuildError(step="bash image", message=f"Docker engine error: {exc}") from exc
+        finally:
+            shutil.rmtree(context, ignore_errors=True)
 
 
 async def run_bash_in_sandbox(

@@ -6,7 +6,6 @@ import hashlib
 import os
 import re
 import shutil
-import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -24,6 +23,7 @@ from .engine import engine_client
 from .errors import BuildError
 from .runtime import runtime_version, stage_runtime
 from .wheels import PROBE, PipIndexes, WheelTarget, download_wheels, unpack_wheels
+from .workdirs import workdir_held
 
 LogFn = Callable[[str], None]
 KEEP_IMAGES = 3  # images kept per sandbox: the current one and two to roll back to quickly
@@ -308,19 +308,20 @@ class SandboxBuilder:
         config = self.registry.get_sandbox(sandbox_name)
         log(f"building {tag} for sandbox {sandbox_name!r}")
         self._ensure_base(config.base_image, log, interrupt)
-        context = Path(tempfile.mkdtemp(prefix="jazzmine-build-"))
-        try:
-            target = None
-            if self.registry.aggregate_dependencies(sandbox_name):
-                target = self.wheel_target(config.base_image)
-                log(f"dependencies: wheels for {target.key} (read from {config.base_image})")
-            self.stage(
-                sandbox_name, context / "runtime", on_log=log, target=target, interrupt=interrupt
-            )
-            (context / "Dockerfile").write_text(self._dockerfile(config.base_image))
-            self._docker_build(context, tag, sandbox_name, log)
-        finally:
-            shutil.rmtree(context, ignore_errors=True)
+        with workdir_held("jazzmine-build-") as context:
+            try:
+                target = None
+                if self.registry.aggregate_dependencies(sandbox_name):
+                    target = self.wheel_target(config.base_image)
+                    log(f"dependencies: wheels for {target.key} (read from {config.base_image})")
+                self.stage(
+                    sandbox_name, context / "runtime", on_log=log, target=target,
+                    interrupt=interrupt,
+                )  # fmt: skip
+                (context / "Dockerfile").write_text(self._dockerfile(config.base_image))
+                self._docker_build(context, tag, sandbox_name, log)
+            finally:
+                shutil.rmtree(context, ignore_errors=True)
 
     def _dockerfile(self, base_image: str) -> str:
         return (

@@ -6,10 +6,13 @@ import contextlib
 import os
 import signal
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 from ..interrupts import Interrupt
+
+TETHER = Path(__file__).with_name("tether.py")
 
 
 def run_logged(
@@ -26,19 +29,32 @@ def run_logged(
     the whole session is killed there and then: a download that prints nothing for minutes
     (a large wheel, a stalled index) is not waited on, and nothing it started outlives the
     build. A fired interrupt then raises `WorkInterrupted` with its reason.
+
+    The command is tethered to this process (`tether.py`): should this process die without
+    a chance to clean up (SIGKILL, the OOM killer), the session is killed all the same.
     """
     stop = interrupt or Interrupt()
-    process = subprocess.Popen(
-        command,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        errors="replace",  # a tool's odd byte is shown, never a build failure of its own
-        bufsize=1,
-        cwd=cwd,
-        env=env,
-        start_new_session=True,
-    )
+    # Our end of the tether is never written and never passed on (os.pipe's ends are not
+    # inherited): the kernel closes it when this process dies, and only then.
+    watched, held = os.pipe()
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-I", "-S", str(TETHER), str(watched), "--", *command],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            errors="replace",  # a tool's odd byte is shown, never a build failure of its own
+            bufsize=1,
+            cwd=cwd,
+            env=env,
+            start_new_session=True,
+            pass_fds=(watched,),
+        )
+    except BaseException:
+        os.close(held)
+        raise
+    finally:
+        os.close(watched)
     assert process.stdout is not None
 
     def kill(_reason: str = "") -> None:
@@ -57,5 +73,6 @@ def run_logged(
     finally:
         process.stdout.close()
         code = process.wait()
+        os.close(held)
     stop.check()
     return code

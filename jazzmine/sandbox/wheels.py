@@ -19,7 +19,6 @@ import platform
 import re
 import shutil
 import sys
-import tempfile
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -33,6 +32,7 @@ from ..interrupts import Interrupt
 from ..requirements import RequirementError, requirements_check
 from .commands import run_logged
 from .errors import BuildError
+from .workdirs import workdir_held
 
 LogFn = Callable[[str], None]
 _MISSING = re.compile(
@@ -175,7 +175,26 @@ def download_wheels(
         log(f"wheels: reusing cached wheels for {', '.join(requirements)}")
         return dest
     dest.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix="download-", dir=dest.parent))
+    with workdir_held("download-", parent=dest.parent) as staging:
+        _download(requirements, staging, log, target=target, indexes=indexes, interrupt=interrupt)
+        (staging / ".complete").write_text("\n".join(requirements) + "\n")
+        if dest.exists():  # another build finished the same set meanwhile
+            shutil.rmtree(staging, ignore_errors=True)
+        else:
+            staging.rename(dest)
+    return dest
+
+
+def _download(
+    requirements: list[str],
+    staging: Path,
+    log: LogFn,
+    *,
+    target: WheelTarget,
+    indexes: PipIndexes,
+    interrupt: Interrupt | None,
+) -> None:
+    """Download wheels into `staging` with pip; on any failure, remove it and raise."""
     command = [sys.executable, "-m", "pip", "download", "--only-binary=:all:", "--dest",
                str(staging), "--progress-bar", "off", *target.pip_args(),
                *indexes.pip_args(), "--", *requirements]  # fmt: skip
@@ -203,12 +222,6 @@ def download_wheels(
             message=f"pip download failed for {package} (exit {returncode})",
             log_tail=output[-15:],
         )
-    (staging / ".complete").write_text("\n".join(requirements) + "\n")
-    if dest.exists():  # another build finished the same set meanwhile
-        shutil.rmtree(staging, ignore_errors=True)
-    else:
-        staging.rename(dest)
-    return dest
 
 
 def unpack_wheels(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import uuid
 import zipfile
 
@@ -11,6 +12,7 @@ import pytest
 from jazzmine.core.tools import SandboxConfig, ToolRegistry
 from jazzmine.interrupts import Interrupt
 from jazzmine.sandbox import BuildError, SandboxBuilder
+from jazzmine.sandbox.commands import TETHER
 from jazzmine.sandbox.wheels import WheelTarget, unpack_wheels
 
 SOURCE_V1 = "def greet(name):\n    return ToolResponse(success=True, data='hi ' + name)\n"
@@ -239,7 +241,11 @@ def test_pip_gets_the_requirements_after_a_double_dash_and_the_operators_indexes
     indexes = PipIndexes(index_url="https://pypi.internal/simple")
     with pytest.raises(RuntimeError):
         download_wheels(["numpy>=1,<2"], tmp_path, print, indexes=indexes)
-    command = seen["command"]
+    tethered = seen["command"]
+    # pip runs under its tether (it dies with its worker): what pip gets follows the "--".
+    assert tethered[3:6] == [str(TETHER), tethered[4], "--"], tethered
+    command = tethered[6:]
+    assert command[:3] == [sys.executable, "-m", "pip"]
     assert command[-2:] == ["--", "numpy>=1,<2"]
     assert command[command.index("--index-url") + 1] == "https://pypi.internal/simple"
     assert command.index("--index-url") < command.index("--")

@@ -8,6 +8,7 @@ or a build, kept the stopping worker alive until its supervisor killed it (honch
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 import time
 
@@ -16,6 +17,7 @@ import pytest
 
 from jazzmine.interrupts import Interrupt
 from jazzmine.sandbox.builder import SandboxBuilder
+from jazzmine.sandbox.workdirs import abandoned_remove
 from jazzmine_web.catalog.models import BuildStatus, ImageBuild
 from jazzmine_web.catalog.services import (
     image_build_run,
@@ -150,3 +152,39 @@ def test_a_build_silent_in_a_download_is_stopped_within_the_grace(
     assert f"ERROR: {build.error}" in build.log
     assert f"pip download {package}==1.0" in build.log  # how far it got
     wait_until(lambda: not processes_naming(package), timeout=5, message="pip outlived it")
+
+
+def test_a_worker_killed_in_a_download_takes_pip_with_it(
+    ecommerce, member, base_image, celery_workers, tmp_path
+):
+    # SIGKILL (the OOM killer, an operator's kill -9): the worker cleans nothing up, and
+    # pip used to wait on the index for minutes after it, tied to no one.
+    package = f"jazzmine-orphan-{time.time_ns()}"
+
+    def pips() -> list[str]:
+        return [line for line in processes_naming(package) if "-m pip download" in line]
+
+    with stalled_index() as url:
+        worker = celery_workers.running(
+            {"JAZZMINE_PIP_INDEX_URL": url, "JAZZMINE_CACHE_DIR": str(tmp_path)}
+        )
+        ecommerce.dependencies = [f"{package}==1.0"]
+        ecommerce.save()
+        build = image_build_start(sandbox=ecommerce, user=member)
+        try:
+            wait_until(pips, timeout=60, message="pip never started")
+            time.sleep(1.5)  # silent now, waiting on the index
+            worker.kill()
+            killed = time.monotonic()
+        finally:
+            celery_workers.stop()  # the next test gets a worker of its own
+        wait_until(lambda: not pips(), timeout=3, message="pip outlived its worker")
+        assert time.monotonic() - killed < 3
+    # Its half-made download is left (nothing of the worker ran), and held by no one: the
+    # next build that downloads removes it once it is past the moment of its creation.
+    (left,) = (tmp_path / "wheels").glob("download-*")
+    assert abandoned_remove("download-", parent=left.parent) == []  # made a moment ago
+    then = time.time() - 3600
+    os.utime(left, (then, then))
+    assert abandoned_remove("download-", parent=left.parent) == [left]
+    assert ImageBuild.objects.get(pk=build.pk).status == BuildStatus.BUILDING  # the reaper's

@@ -1,0 +1,62 @@
+"""A build's working directories: held while in use, and removed once their process died.
+
+A build fills directories it removes when it ends (the download's staging directory, the
+image's context). A worker killed outright (SIGKILL, the OOM killer) removes nothing: its
+half-downloaded wheels and its staged context would stay on the host for good. So a
+directory is locked (`flock`) for as long as it is in use. The kernel drops the lock when
+its process dies, however it dies, and the next build that makes a directory of the same
+kind removes the ones nobody holds any more.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+# A directory exists unlocked only between its creation and its lock, microseconds apart;
+# one this old that nobody holds was left by a process that died.
+ABANDONED_AFTER_SECONDS = 60.0
+
+
+@contextlib.contextmanager
+def workdir_held(prefix: str, *, parent: Path | None = None) -> Iterator[Path]:
+    """Make a new directory (`prefix`*) and hold it while the block runs.
+
+    The directories of the same kind that dead processes left are removed first. The block
+    removes its own or moves it away: it is not removed here.
+    """
+    parent = Path(parent or tempfile.gettempdir())
+    abandoned_remove(prefix, parent=parent)
+    path = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+    held = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        yield path
+    finally:
+        os.close(held)  # the lock goes with it, even if the directory was renamed
+
+
+def abandoned_remove(prefix: str, *, parent: Path) -> list[Path]:
+    """Remove the directories `prefix`* in `parent` that no living process holds."""
+    removed = []
+    for path in parent.glob(f"{prefix}*"):
+        try:
+            probe = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+        except OSError:
+            continue  # moved or removed meanwhile, or not a directory
+        try:
+            fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if time.time() - os.fstat(probe).st_mtime > ABANDONED_AFTER_SECONDS:
+                shutil.rmtree(path, ignore_errors=True)
+                removed.append(path)
+        except BlockingIOError:
+            continue  # in use
+        finally:
+            os.close(probe)
+    return removed
