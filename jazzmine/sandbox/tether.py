@@ -27,6 +27,10 @@ def main(argv: list[str]) -> int:
         print("usage: tether.py FD -- COMMAND...", file=sys.stderr)
         return 2
     watched = int(argv[1])
+    if os.getsid(0) != os.getpid():
+        # Started without a session of its own: make one, so that the kill below reaches the
+        # command and its children, never whoever started the tether.
+        os.setsid()
     try:
         command = subprocess.Popen(argv[3:])  # the pipe's end is not passed on (close_fds)
     except OSError as exc:

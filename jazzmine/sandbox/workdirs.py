@@ -43,16 +43,22 @@ def workdir_held(prefix: str, *, parent: Path | None = None) -> Iterator[Path]:
 
 
 def abandoned_remove(prefix: str, *, parent: Path) -> list[Path]:
-    """Remove the directories `prefix`* in `parent` that no living process holds."""
+    """Remove the directories `prefix`* in `parent` that no living process holds.
+
+    Only real directories of this process's user: `parent` may be the shared temporary
+    directory, where anyone can make a name that looks like ours (or a link to theirs).
+    """
     removed = []
     for path in parent.glob(f"{prefix}*"):
         try:
-            probe = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+            probe = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
         except OSError:
-            continue  # moved or removed meanwhile, or not a directory
+            continue  # moved or removed meanwhile, a link, or not a directory
         try:
             fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            if time.time() - os.fstat(probe).st_mtime > ABANDONED_AFTER_SECONDS:
+            status = os.fstat(probe)
+            ours = status.st_uid == os.getuid()
+            if ours and time.time() - status.st_mtime > ABANDONED_AFTER_SECONDS:
                 shutil.rmtree(path, ignore_errors=True)
                 removed.append(path)
         except BlockingIOError:

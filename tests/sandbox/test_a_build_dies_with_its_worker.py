@@ -17,6 +17,7 @@ import uuid
 from pathlib import Path
 
 from jazzmine.interrupts import Interrupt, WorkInterrupted
+from jazzmine.sandbox.commands import TETHER
 from jazzmine.sandbox.wheels import PipIndexes, download_wheels
 from jazzmine.sandbox.workdirs import ABANDONED_AFTER_SECONDS, abandoned_remove, workdir_held
 from tests.stalling import processes_naming, stalled_index
@@ -167,3 +168,43 @@ def test_a_working_directory_is_held_by_another_process_until_it_dies(tmp_path):
     finally:
         holder.kill()
     assert abandoned_remove("download-", parent=tmp_path) == [held]
+
+
+def test_the_sweep_follows_no_link_and_leaves_what_another_user_made(tmp_path):
+    # The image contexts live in the shared temporary directory: anyone can make a name
+    # that looks like ours there, or a link to a directory of someone else's.
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "precious").write_text("keep me")
+    link = tmp_path / "jazzmine-build-link"
+    link.symlink_to(victim, target_is_directory=True)
+    theirs = tmp_path / "jazzmine-build-theirs"
+    theirs.mkdir()
+    (theirs / "their-file").write_text("theirs")
+    os.chown(theirs, 65534, 65534)
+    for path in (victim, theirs):
+        _aged(path)
+    os.utime(link, (time.time() - 3600,) * 2, follow_symlinks=False)
+    assert abandoned_remove("jazzmine-build-", parent=tmp_path) == []
+    assert (victim / "precious").read_text() == "keep me"
+    assert link.is_symlink() and (theirs / "their-file").exists()
+
+
+def test_a_tether_started_without_a_session_of_its_own_kills_only_its_command():
+    # Whoever starts it, the tether's kill reaches its command and never its starter.
+    marker = f"jazzmine-untethered-{uuid.uuid4().hex}"
+    watched, held = os.pipe()
+    tether = subprocess.Popen(
+        [sys.executable, "-I", "-S", str(TETHER), str(watched), "--",
+         sys.executable, "-c", "import time\ntime.sleep(60)\n", marker],
+        pass_fds=(watched,),
+    )  # fmt: skip
+    os.close(watched)
+    try:
+        wait_until(lambda: len(processes_naming(marker)) == 2, timeout=30, message="not started")
+        os.close(held)  # as when its worker dies
+        assert tether.wait(timeout=5) == -9
+        wait_until(lambda: not processes_naming(marker), timeout=3, message="it outlived it")
+    finally:
+        tether.kill()
+    # This test's process, which started it in its own session, is still here to say so.
