@@ -129,3 +129,21 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     browser lives (a session fixture), and pytest-asyncio cannot start its own loop beside it.
     """
     items.sort(key=lambda item: item.get_closest_marker("e2e") is not None)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Remove the sandbox images the session left without a tag.
+
+    Tests remove their images by force, and an image that a pool's container still used
+    then stays, untagged. Here every fixture is torn down (the workers and their pools are
+    gone), so they can go: only images the builder labelled, none a container uses (the
+    engine's own rule), and nothing at all if no engine answers (no test made any).
+    """
+    import docker
+    import docker.errors
+
+    try:
+        client = docker.from_env(timeout=10)
+        client.images.prune(filters={"dangling": True, "label": "jazzmine.sandbox"})
+    except docker.errors.DockerException:
+        pass

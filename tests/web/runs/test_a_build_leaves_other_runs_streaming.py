@@ -9,8 +9,10 @@ from __future__ import annotations
 import time
 import uuid
 
+import docker
 import pytest
 
+from jazzmine.sandbox.builder import REPOSITORY_PREFIX
 from jazzmine_web.catalog.services import sandbox_create
 from jazzmine_web.runs.models import Run, RunStatus
 from jazzmine_web.runs.services import run_create
@@ -49,5 +51,11 @@ def test_a_run_keeps_storing_events_while_another_runs_image_builds(
     # An event every 20 ms, stored as it comes: the count grows while the image is built,
     # instead of standing still until the build is over.
     assert len({count for _t, count in seen}) >= 2, f"the other run's events waited: {seen}"
-    assert worker.future(building.pk).result() == RunStatus.SUCCEEDED
-    assert worker.future(steady.pk).result() == RunStatus.SUCCEEDED
+    try:
+        assert worker.future(building.pk).result() == RunStatus.SUCCEEDED
+        assert worker.future(steady.pk).result() == RunStatus.SUCCEEDED
+    finally:  # a new name every time: its image would stay on the test machine for good
+        client = docker.from_env()
+        for image in client.images.list(name=f"{REPOSITORY_PREFIX}{fresh.name}"):
+            for tag in image.tags:  # a pool's container may still use it: untagged, pruned
+                client.images.remove(tag, force=True)
