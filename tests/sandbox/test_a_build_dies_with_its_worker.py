@@ -170,7 +170,7 @@ def test_a_working_directory_is_held_by_another_process_until_it_dies(tmp_path):
     assert abandoned_remove("download-", parent=tmp_path) == [held]
 
 
-def test_the_sweep_follows_no_link_and_leaves_what_another_user_made(tmp_path):
+def test_the_sweep_follows_no_link_and_leaves_what_is_not_its_own(tmp_path):
     # The image contexts live in the shared temporary directory: anyone can make a name
     # that looks like ours there, or a link to a directory of someone else's.
     victim = tmp_path / "victim"
@@ -182,12 +182,14 @@ def test_the_sweep_follows_no_link_and_leaves_what_another_user_made(tmp_path):
     theirs.mkdir()
     (theirs / "their-file").write_text("theirs")
     os.chown(theirs, 65534, 65534)
+    os.mkfifo(tmp_path / "jazzmine-build-fifo")  # opening it to read would wait for a writer
     for path in (victim, theirs):
         _aged(path)
     os.utime(link, (time.time() - 3600,) * 2, follow_symlinks=False)
     assert abandoned_remove("jazzmine-build-", parent=tmp_path) == []
     assert (victim / "precious").read_text() == "keep me"
     assert link.is_symlink() and (theirs / "their-file").exists()
+    assert (tmp_path / "jazzmine-build-fifo").exists()
 
 
 def test_a_tether_started_without_a_session_of_its_own_kills_only_its_command():
