@@ -1,11 +1,11 @@
-"""A build's working directories: held while in use, and removed once their process died.
+"""Working directories of builds and runs: held while in use, removed once their process died.
 
 A build fills directories it removes when it ends (the download's staging directory, the
-image's context). A worker killed outright (SIGKILL, the OOM killer) removes nothing: its
-half-downloaded wheels and its staged context would stay on the host for good. So a
+image's context), and so does a bubblewrap run (its staged runtime). A worker killed outright (SIGKILL, the OOM killer) removes nothing: its
+half-downloaded wheels and its staged runtimes would stay on the host for good. So a
 directory is locked (`flock`) for as long as it is in use. The kernel drops the lock when
-its process dies, however it dies, and the next build that makes a directory of the same
-kind removes the ones nobody holds any more.
+its process dies, however it dies, and the next build or run that makes a directory of the
+same kind removes the ones nobody holds any more.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import fcntl
 import os
 import shutil
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,15 +32,50 @@ def workdir_held(prefix: str, *, parent: Path | None = None) -> Iterator[Path]:
     The directories of the same kind that dead processes left are removed first. The block
     removes its own or moves it away: it is not removed here.
     """
-    parent = Path(parent or tempfile.gettempdir())
-    abandoned_remove(prefix, parent=parent)
-    path = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
-    held = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    path, held = _made_and_held(prefix, parent)
     try:
-        fcntl.flock(held, fcntl.LOCK_EX)
         yield path
     finally:
         os.close(held)  # the lock goes with it, even if the directory was renamed
+
+
+def workdir_make(prefix: str, *, parent: Path | None = None) -> Path:
+    """Make a new directory (`prefix`*) held until `workdir_remove`, for one no block spans.
+
+    A bubblewrap run's directory is made as the run is prepared and removed by its runner.
+    """
+    path, held = _made_and_held(prefix, parent)
+    with _held_lock:
+        _held[path] = held
+    return path
+
+
+def workdir_remove(path: Path) -> None:
+    """Remove a directory `workdir_make` made, and let go of it."""
+    shutil.rmtree(path, ignore_errors=True)
+    with _held_lock:
+        held = _held.pop(path, None)
+    if held is not None:
+        os.close(held)
+
+
+# {directory: its open descriptor, which holds the lock} for the directories of workdir_make
+_held: dict[Path, int] = {}
+_held_lock = threading.Lock()
+
+
+def _made_and_held(prefix: str, parent: Path | None) -> tuple[Path, int]:
+    parent = Path(parent or tempfile.gettempdir())
+    abandoned_remove(prefix, parent=parent)
+    path = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+    held = os.open(path, os.O_RDONLY | os.O_DIRECTORY)  # not inherited by what we start
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX)
+    except BaseException:
+        os.close(held)
+        shutil.rmtree(path, ignore_errors=True)
+        raise
+    return path, held
 
 
 def abandoned_remove(prefix: str, *, parent: Path) -> list[Path]:

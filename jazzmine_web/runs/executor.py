@@ -33,6 +33,7 @@ from jazzmine.sandbox.builder import sandbox_image_tags
 from jazzmine.sandbox.docker_runner import DockerOneShot, DockerRunner, remove_labelled
 from jazzmine.sandbox.engine import EngineUnavailable
 from jazzmine.sandbox.pool import WarmPool
+from jazzmine.sandbox.workdirs import workdir_remove
 
 from . import services
 from .credentials import run_credentials_revoke
@@ -229,6 +230,7 @@ class RunExecutor:
             if await _ours(claim):
                 # Shielded: a cancel that lands now must not leave the run's tokens alive.
                 await asyncio.shield(self._in_db(run_credentials_revoke, run_id=run_id))
+                _runtime_dir_remove(claim)
 
     async def _prepare_failed(self, run_id: Any, exc: Exception) -> None:
         outcome = Outcome.ENGINE_UNAVAILABLE if _is_engine_error(exc) else Outcome.BUILD_FAILED
@@ -487,6 +489,18 @@ def _with_connection(fn: Any, **kwargs: Any) -> Any:
     """Run a database function on the worker's DB thread with a usable connection."""
     close_old_connections()
     return fn(**kwargs)
+
+
+def _runtime_dir_remove(claim: asyncio.Future[Prepared | None]) -> None:
+    """Remove a bubblewrap run's staged directory, should its runner never have started.
+
+    Its runner removes it when it ends; a run cancelled or failed before (its image, say)
+    would leave it, held, for as long as the worker lives.
+    """
+    if claim.done() and not claim.cancelled() and claim.exception() is None:
+        prepared = claim.result()
+        if prepared is not None and prepared.runtime_dir is not None:
+            workdir_remove(prepared.runtime_dir)
 
 
 async def _ours(claim: asyncio.Future[Prepared | None] | None) -> bool:

@@ -7,7 +7,10 @@ import contextlib
 import os
 import shutil
 import signal
+import subprocess
+import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +19,7 @@ import pytest
 from jazzmine.sandbox import Outcome, RunLimits, RunRequest, SandboxBuilder, make_runner
 from jazzmine.sandbox.bwrap import RUN_DIR_PREFIX, stage_run_dir
 from jazzmine.sandbox.cgroups import run_cgroup_dirs
+from jazzmine.sandbox.workdirs import ABANDONED_AFTER_SECONDS
 
 from .bwrap_support import requires_bwrap
 from .helpers import collect, final
@@ -127,3 +131,44 @@ def test_staging_sweeps_directories_a_dead_worker_left(builder, temp_root):
     fresh.mkdir()
     runtime_dir = stage_run_dir(builder, TEST_SANDBOX)
     assert run_dirs(temp_root) == sorted([fresh.name, runtime_dir.name])
+
+
+def _aged(path: Path) -> None:
+    then = time.time() - ABANDONED_AFTER_SECONDS - 60
+    os.utime(path, (then, then))
+
+
+def test_a_live_runs_directory_is_kept_however_old_and_swept_once_its_worker_died(
+    builder, temp_root
+):
+    # Another worker's run, held as stage_run_dir holds its own, silent for a long time.
+    worker = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys, time\nfrom pathlib import Path\n"
+         "from jazzmine.sandbox.workdirs import workdir_make\n"
+         "print(workdir_make(sys.argv[1], parent=Path(sys.argv[2])), flush=True)\n"
+         "time.sleep(60)\n", RUN_DIR_PREFIX, str(temp_root)],
+        cwd=Path(__file__).resolve().parents[2], stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert worker.stdout is not None
+        elsewhere = Path(worker.stdout.readline().strip())
+        _aged(elsewhere)
+        mine = stage_run_dir(builder, TEST_SANDBOX)
+        assert elsewhere.exists()
+        worker.kill()  # SIGKILL: it removes nothing
+        worker.wait(timeout=10)
+        again = stage_run_dir(builder, TEST_SANDBOX)
+        assert not elsewhere.exists()
+        assert run_dirs(temp_root) == sorted([mine.name, again.name])  # ours are held
+    finally:
+        worker.kill()
+
+
+async def test_a_run_lets_go_of_its_directory_when_it_ends(builder, temp_root):
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(3):
+        events = await collect(start(builder, "emit_result(1)\n"))
+        assert final(events).outcome is Outcome.RESULT
+    assert len(os.listdir("/proc/self/fd")) == before
+    assert run_dirs(temp_root) == []

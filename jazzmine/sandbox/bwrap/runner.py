@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -14,6 +13,7 @@ from ..events import Event
 from ..harness import UNRESTRICTED_ENV
 from ..request import RunLimits, RunRequest
 from ..session import drive, engine_unavailable
+from ..workdirs import workdir_remove
 from .process import BwrapProcess
 from .syscalls import seccomp_program
 from .usr import minimal_usr
@@ -164,7 +164,7 @@ class BwrapOneShot:
                 await sandbox.remove()
         finally:
             if self.remove_runtime_dir:
-                shutil.rmtree(self.runtime_dir, ignore_errors=True)
+                workdir_remove(self.runtime_dir)
 
 
 async def _await_ready(sandbox: BwrapProcess) -> bool:
