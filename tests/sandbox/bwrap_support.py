@@ -26,7 +26,8 @@ requires_bwrap = pytest.mark.skipif(not AVAILABLE, reason=WHY)
 @pytest.fixture(scope="module")
 def runtime_dir() -> Iterator[Path]:
     # Outside pytest's 0700 tmp tree: when started as root the sandbox runs as nobody.
-    root = Path(tempfile.mkdtemp(prefix="jazzmine-bwrap-suite-"))
+    # Not named as a run directory (jazzmine-bwrap-*), which a run's staging may sweep.
+    root = Path(tempfile.mkdtemp(prefix="jazzmine-suite-bwrap-"))
     root.chmod(0o755)
     builder = SandboxBuilder(make_registry(), cache_dir=root / "cache")
     yield builder.stage(TEST_SANDBOX, root / "runtime")

@@ -34,7 +34,8 @@ STARTED = "emit_intermediate('started', 1)\n"
 @pytest.fixture
 def temp_root(monkeypatch) -> Iterator[Path]:
     """A temp dir of our own (readable by nobody, unlike pytest's), where only our runs count."""
-    root = Path(tempfile.mkdtemp(prefix="jazzmine-bwrap-suite-"))
+    # Not named as a run directory (jazzmine-bwrap-*), which a run's staging may sweep.
+    root = Path(tempfile.mkdtemp(prefix="jazzmine-suite-bwrap-"))
     root.chmod(0o755)
     monkeypatch.setattr(tempfile, "tempdir", str(root))
     yield root
