@@ -4,8 +4,8 @@ A build fills directories it removes when it ends (the download's staging direct
 image's context), and so does a bubblewrap run (its staged runtime). A worker killed outright (SIGKILL, the OOM killer) removes nothing: its
 half-downloaded wheels and its staged runtimes would stay on the host for good. So a
 directory is locked (`flock`) for as long as it is in use. The kernel drops the lock when
-its process dies, however it dies, and the next build or run that makes a directory of the
-same kind removes the ones nobody holds any more.
+its process dies, however it dies, and a build or run that makes a directory of the same
+kind removes the ones nobody holds any more (once past `ABANDONED_AFTER_SECONDS`).
 """
 
 from __future__ import annotations
@@ -20,9 +20,10 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-# A directory exists unlocked only between its creation and its lock, microseconds apart;
-# one this old that nobody holds was left by a process that died.
-ABANDONED_AFTER_SECONDS = 60.0
+# A directory exists unlocked only between its creation and its lock, microseconds apart.
+# An hour, not a minute: a worker of an earlier release on the same host (a rolling upgrade)
+# does not lock its directories, and its runs and builds end well within the hour.
+ABANDONED_AFTER_SECONDS = 3600.0
 
 
 @contextlib.contextmanager

@@ -185,7 +185,8 @@ def test_the_sweep_follows_no_link_and_leaves_what_is_not_its_own(tmp_path):
     os.mkfifo(tmp_path / "jazzmine-build-fifo")  # opening it to read would wait for a writer
     for path in (victim, theirs):
         _aged(path)
-    os.utime(link, (time.time() - 3600,) * 2, follow_symlinks=False)
+    then = time.time() - ABANDONED_AFTER_SECONDS - 60
+    os.utime(link, (then, then), follow_symlinks=False)
     assert abandoned_remove("jazzmine-build-", parent=tmp_path) == []
     assert (victim / "precious").read_text() == "keep me"
     assert link.is_symlink() and (theirs / "their-file").exists()

@@ -17,7 +17,7 @@ import pytest
 
 from jazzmine.interrupts import Interrupt
 from jazzmine.sandbox.builder import SandboxBuilder
-from jazzmine.sandbox.workdirs import abandoned_remove
+from jazzmine.sandbox.workdirs import ABANDONED_AFTER_SECONDS, abandoned_remove
 from jazzmine_web.catalog.models import BuildStatus, ImageBuild
 from jazzmine_web.catalog.services import (
     image_build_run,
@@ -184,7 +184,7 @@ def test_a_worker_killed_in_a_download_takes_pip_with_it(
     # next build that downloads removes it once it is past the moment of its creation.
     (left,) = (tmp_path / "wheels").glob("download-*")
     assert abandoned_remove("download-", parent=left.parent) == []  # made a moment ago
-    then = time.time() - 3600
+    then = time.time() - ABANDONED_AFTER_SECONDS - 60
     os.utime(left, (then, then))
     assert abandoned_remove("download-", parent=left.parent) == [left]
     assert ImageBuild.objects.get(pk=build.pk).status == BuildStatus.BUILDING  # the reaper's
