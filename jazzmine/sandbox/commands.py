@@ -35,7 +35,7 @@ def run_logged(
     """
     stop = interrupt or Interrupt()
     # Our end of the tether is never written and never passed on (os.pipe's ends are not
-    # inherited): the kernel closes it when this process dies, and only then.
+    # inherited): while the command runs, only this process's death closes it.
     watched, held = os.pipe()
     try:
         process = subprocess.Popen(
