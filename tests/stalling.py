@@ -45,6 +45,14 @@ def processes_naming(text: str) -> list[str]:
     return [cmdline for cmdline in _cmdlines() if text in cmdline]
 
 
+def pips_downloading(package: str) -> list[str]:
+    """Return the command lines of the `pip download`s (and their tethers) naming `package`.
+
+    Not whatever else names it: the process that asked for the download, say.
+    """
+    return [line for line in processes_naming(package) if "-m pip download" in line]
+
+
 def _cmdlines() -> Iterator[str]:
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():

@@ -126,8 +126,6 @@ def _build(api: docker.DockerClient, sandbox_image: str, tag: str) -> None:
                     tail = [*tail[-14:], text]
         except docker.errors.DockerException as exc:
             raise BuildError(step="bash image", message=f"Docker engine error: {exc}") from exc
-        finally:
-            shutil.rmtree(context, ignore_errors=True)
 
 
 async def run_bash_in_sandbox(

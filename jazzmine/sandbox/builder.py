@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import shutil
 import threading
 import time
 from collections.abc import Callable
@@ -309,19 +308,15 @@ class SandboxBuilder:
         log(f"building {tag} for sandbox {sandbox_name!r}")
         self._ensure_base(config.base_image, log, interrupt)
         with workdir_held("jazzmine-build-") as context:
-            try:
-                target = None
-                if self.registry.aggregate_dependencies(sandbox_name):
-                    target = self.wheel_target(config.base_image)
-                    log(f"dependencies: wheels for {target.key} (read from {config.base_image})")
-                self.stage(
-                    sandbox_name, context / "runtime", on_log=log, target=target,
-                    interrupt=interrupt,
-                )  # fmt: skip
-                (context / "Dockerfile").write_text(self._dockerfile(config.base_image))
-                self._docker_build(context, tag, sandbox_name, log)
-            finally:
-                shutil.rmtree(context, ignore_errors=True)
+            target = None
+            if self.registry.aggregate_dependencies(sandbox_name):
+                target = self.wheel_target(config.base_image)
+                log(f"dependencies: wheels for {target.key} (read from {config.base_image})")
+            self.stage(
+                sandbox_name, context / "runtime", on_log=log, target=target, interrupt=interrupt
+            )
+            (context / "Dockerfile").write_text(self._dockerfile(config.base_image))
+            self._docker_build(context, tag, sandbox_name, log)
 
     def _dockerfile(self, base_image: str) -> str:
         return (

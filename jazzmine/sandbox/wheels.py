@@ -175,12 +175,11 @@ def download_wheels(
         log(f"wheels: reusing cached wheels for {', '.join(requirements)}")
         return dest
     dest.parent.mkdir(parents=True, exist_ok=True)
+    # Removed on the way out unless kept: a stopped or failed download leaves no partial set.
     with workdir_held("download-", parent=dest.parent) as staging:
         _download(requirements, staging, log, target=target, indexes=indexes, interrupt=interrupt)
         (staging / ".complete").write_text("\n".join(requirements) + "\n")
-        if dest.exists():  # another build finished the same set meanwhile
-            shutil.rmtree(staging, ignore_errors=True)
-        else:
+        if not dest.exists():  # else another build finished the same set meanwhile
             staging.rename(dest)
     return dest
 
@@ -194,7 +193,7 @@ def _download(
     indexes: PipIndexes,
     interrupt: Interrupt | None,
 ) -> None:
-    """Download wheels into `staging` with pip; on any failure, remove it and raise."""
+    """Download wheels into `staging` with pip; raise if pip fails or is stopped."""
     command = [sys.executable, "-m", "pip", "download", "--only-binary=:all:", "--dest",
                str(staging), "--progress-bar", "off", *target.pip_args(),
                *indexes.pip_args(), "--", *requirements]  # fmt: skip
@@ -205,14 +204,9 @@ def _download(
         output.append(line)
         log(f"pip: {line}")
 
-    try:
-        # Run from the empty staging directory: pip reads a bare name like a file there first.
-        returncode = run_logged(command, on_line, interrupt=interrupt, cwd=staging)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)  # stopped: no half-downloaded set stays
-        raise
+    # Run from the empty staging directory: pip reads a bare name like a file there first.
+    returncode = run_logged(command, on_line, interrupt=interrupt, cwd=staging)
     if returncode != 0:
-        shutil.rmtree(staging, ignore_errors=True)
         text = "\n".join(output)
         match = _MISSING.search(text)
         package = match.group(1) if match else ", ".join(requirements)

@@ -28,55 +28,45 @@ ABANDONED_AFTER_SECONDS = 3600.0
 
 @contextlib.contextmanager
 def workdir_held(prefix: str, *, parent: Path | None = None) -> Iterator[Path]:
-    """Make a new directory (`prefix`*) and hold it while the block runs.
+    """Make a new directory (`prefix`*), held while the block runs and removed after it.
 
-    The directories of the same kind that dead processes left are removed first. The block
-    removes its own or moves it away: it is not removed here.
+    The block may move it away (a finished download into the cache): then nothing is removed.
     """
-    path, held = _made_and_held(prefix, parent)
+    path = workdir_make(prefix, parent=parent)
     try:
         yield path
     finally:
-        os.close(held)  # the lock goes with it, even if the directory was renamed
+        workdir_remove(path)
 
 
 def workdir_make(prefix: str, *, parent: Path | None = None) -> Path:
     """Make a new directory (`prefix`*) held until `workdir_remove`, for one no block spans.
 
-    A bubblewrap run's directory is made as the run is prepared and removed by its runner.
+    The directories of the same kind that dead processes left are removed first. A
+    bubblewrap run's directory is made as the run is prepared and removed by its runner.
     """
-    path, held = _made_and_held(prefix, parent)
-    with _held_lock:
-        _held[path] = held
-    return path
-
-
-def workdir_remove(path: Path) -> None:
-    """Remove a directory `workdir_make` made, and let go of it."""
-    shutil.rmtree(path, ignore_errors=True)
-    with _held_lock:
-        held = _held.pop(path, None)
-    if held is not None:
-        os.close(held)
-
-
-# {directory: its open descriptor, which holds the lock} for the directories of workdir_make
-_held: dict[Path, int] = {}
-_held_lock = threading.Lock()
-
-
-def _made_and_held(prefix: str, parent: Path | None) -> tuple[Path, int]:
     parent = Path(parent or tempfile.gettempdir())
     abandoned_remove(prefix, parent=parent)
     path = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
     held = os.open(path, os.O_RDONLY | os.O_DIRECTORY)  # not inherited by what we start
-    try:
-        fcntl.flock(held, fcntl.LOCK_EX)
-    except BaseException:
-        os.close(held)
-        shutil.rmtree(path, ignore_errors=True)
-        raise
-    return path, held
+    with _held_lock:
+        _held[path] = held
+    fcntl.flock(held, fcntl.LOCK_EX)  # a sweeper's probe holds it for microseconds at most
+    return path
+
+
+def workdir_remove(path: Path) -> None:
+    """Remove a directory `workdir_make` made (if still there), and let go of it."""
+    shutil.rmtree(path, ignore_errors=True)
+    with _held_lock:
+        held = _held.pop(path, None)
+    if held is not None:
+        os.close(held)  # the lock goes with it, even if the directory was moved away
+
+
+# {directory: its open descriptor, which holds the lock}
+_held: dict[Path, int] = {}
+_held_lock = threading.Lock()
 
 
 def abandoned_remove(prefix: str, *, parent: Path) -> list[Path]:

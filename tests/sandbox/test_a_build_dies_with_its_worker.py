@@ -19,8 +19,9 @@ from pathlib import Path
 from jazzmine.interrupts import Interrupt, WorkInterrupted
 from jazzmine.sandbox.commands import TETHER
 from jazzmine.sandbox.wheels import PipIndexes, download_wheels
-from jazzmine.sandbox.workdirs import ABANDONED_AFTER_SECONDS, abandoned_remove, workdir_held
-from tests.stalling import processes_naming, stalled_index
+from jazzmine.sandbox.workdirs import abandoned_remove, workdir_held
+from tests.sandbox.helpers import aged
+from tests.stalling import pips_downloading, processes_naming, stalled_index
 from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,23 +57,12 @@ def _killed(worker: subprocess.Popen[bytes]) -> float:
     return time.monotonic()
 
 
-def _aged(path: Path) -> None:
-    """Date a directory back past the moment between its creation and its lock."""
-    then = time.time() - ABANDONED_AFTER_SECONDS - 60
-    os.utime(path, (then, then))
-
-
 def _family(marker: str) -> list[str]:
     # The command and its child (the stand-in and the tether name the marker too)
     return [
         line for line in processes_naming(marker)
         if "os.fork()" in line and "tether.py" not in line and "run_logged" not in line
     ]  # fmt: skip
-
-
-def _pips(package: str) -> list[str]:
-    # pip itself and its tether (the stand-in's own command line names the package too)
-    return [line for line in processes_naming(package) if "-m pip download" in line]
 
 
 def _downloads(cache: Path) -> list[Path]:
@@ -98,16 +88,16 @@ def test_pip_dies_with_its_worker_and_the_next_download_removes_what_it_left(tmp
     with stalled_index() as url:
         worker = _worker(DOWNLOAD_WORKER, f"{package}==1.0", str(tmp_path), url)
         try:
-            wait_until(lambda: _pips(package), timeout=30, message="pip never started")
+            wait_until(lambda: pips_downloading(package), timeout=30, message="pip never started")
             # Silent now, waiting on the index: it writes nothing that could fail on its own.
             time.sleep(1.5)
             killed = _killed(worker)
         finally:
             worker.kill()
-        wait_until(lambda: not _pips(package), timeout=3, message="pip outlived it")
+        wait_until(lambda: not pips_downloading(package), timeout=3, message="pip outlived it")
         assert time.monotonic() - killed < 3
         (left,) = _downloads(tmp_path)  # its worker had no chance to remove it
-        _aged(left)
+        aged(left)
 
         # The next download (stopped by its own switch, once under way) removes it first.
         interrupt = Interrupt()
@@ -125,7 +115,7 @@ def test_pip_dies_with_its_worker_and_the_next_download_removes_what_it_left(tmp
 
 def test_a_download_under_way_is_never_removed_however_old(tmp_path):
     with workdir_held("download-", parent=tmp_path) as busy:
-        _aged(busy)  # silent for long: a stalled index, a huge wheel
+        aged(busy)  # silent for long: a stalled index, a huge wheel
         assert abandoned_remove("download-", parent=tmp_path) == []
         assert busy.exists()
 
@@ -135,14 +125,14 @@ def test_a_directory_nobody_holds_is_removed_only_once_it_is_past_its_creation(t
     fresh.mkdir()  # made, not locked yet: what a build sees between the two
     assert abandoned_remove("download-", parent=tmp_path) == []
     assert fresh.exists()
-    _aged(fresh)
+    aged(fresh)
     (fresh / "half.whl").write_bytes(b"partial")
-    _aged(fresh)
+    aged(fresh)
     assert abandoned_remove("download-", parent=tmp_path) == [fresh]
     assert not fresh.exists()
     other = tmp_path / "wheels-of-someone-else"
     other.mkdir()
-    _aged(other)
+    aged(other)
     assert abandoned_remove("download-", parent=tmp_path) == []
     assert other.exists()
 
@@ -161,7 +151,7 @@ def test_a_working_directory_is_held_by_another_process_until_it_dies(tmp_path):
     try:
         assert holder.stdout is not None
         held = Path(holder.stdout.readline().strip())
-        _aged(held)
+        aged(held)
         assert abandoned_remove("download-", parent=tmp_path) == []
         assert held.exists()
         _killed(holder)
@@ -184,9 +174,8 @@ def test_the_sweep_follows_no_link_and_leaves_what_is_not_its_own(tmp_path):
     os.chown(theirs, 65534, 65534)
     os.mkfifo(tmp_path / "jazzmine-build-fifo")  # opening it to read would wait for a writer
     for path in (victim, theirs):
-        _aged(path)
-    then = time.time() - ABANDONED_AFTER_SECONDS - 60
-    os.utime(link, (then, then), follow_symlinks=False)
+        aged(path)
+    aged(link, follow_symlinks=False)
     assert abandoned_remove("jazzmine-build-", parent=tmp_path) == []
     assert (victim / "precious").read_text() == "keep me"
     assert link.is_symlink() and (theirs / "their-file").exists()

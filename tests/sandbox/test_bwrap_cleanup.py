@@ -10,7 +10,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,10 +18,9 @@ import pytest
 from jazzmine.sandbox import Outcome, RunLimits, RunRequest, SandboxBuilder, make_runner
 from jazzmine.sandbox.bwrap import RUN_DIR_PREFIX, stage_run_dir
 from jazzmine.sandbox.cgroups import run_cgroup_dirs
-from jazzmine.sandbox.workdirs import ABANDONED_AFTER_SECONDS
 
 from .bwrap_support import requires_bwrap
-from .helpers import collect, final
+from .helpers import aged, collect, final
 from .sample_tools import TEST_SANDBOX, make_registry
 
 pytestmark = requires_bwrap
@@ -134,11 +132,6 @@ def test_staging_sweeps_directories_a_dead_worker_left(builder, temp_root):
     assert run_dirs(temp_root) == sorted([fresh.name, runtime_dir.name])
 
 
-def _aged(path: Path) -> None:
-    then = time.time() - ABANDONED_AFTER_SECONDS - 60
-    os.utime(path, (then, then))
-
-
 def test_a_live_runs_directory_is_kept_however_old_and_swept_once_its_worker_died(
     builder, temp_root
 ):
@@ -154,7 +147,7 @@ def test_a_live_runs_directory_is_kept_however_old_and_swept_once_its_worker_die
     try:
         assert worker.stdout is not None
         elsewhere = Path(worker.stdout.readline().strip())
-        _aged(elsewhere)
+        aged(elsewhere)
         mine = stage_run_dir(builder, TEST_SANDBOX)
         assert elsewhere.exists()
         worker.kill()  # SIGKILL: it removes nothing

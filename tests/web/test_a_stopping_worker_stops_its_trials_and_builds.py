@@ -8,7 +8,6 @@ or a build, kept the stopping worker alive until its supervisor killed it (honch
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 import time
 
@@ -17,7 +16,7 @@ import pytest
 
 from jazzmine.interrupts import Interrupt
 from jazzmine.sandbox.builder import SandboxBuilder
-from jazzmine.sandbox.workdirs import ABANDONED_AFTER_SECONDS, abandoned_remove
+from jazzmine.sandbox.workdirs import abandoned_remove
 from jazzmine_web.catalog.models import BuildStatus, ImageBuild
 from jazzmine_web.catalog.services import (
     image_build_run,
@@ -28,7 +27,8 @@ from jazzmine_web.catalog.services import (
 )
 from jazzmine_web.scripttools.models import KeychainToken, TrialRun, TrialState
 from jazzmine_web.scripttools.services import trial_start
-from tests.stalling import processes_naming, stalled_index
+from tests.sandbox.helpers import aged
+from tests.stalling import pips_downloading, processes_naming, stalled_index
 from tests.waiting import wait_until
 from tests.web.helpers import GRACE, owned_containers, worker_name
 from tests.web.scripttools.conftest import make_tool
@@ -161,9 +161,6 @@ def test_a_worker_killed_in_a_download_takes_pip_with_it(
     # pip used to wait on the index for minutes after it, tied to no one.
     package = f"jazzmine-orphan-{time.time_ns()}"
 
-    def pips() -> list[str]:
-        return [line for line in processes_naming(package) if "-m pip download" in line]
-
     with stalled_index() as url:
         worker = celery_workers.running(
             {"JAZZMINE_PIP_INDEX_URL": url, "JAZZMINE_CACHE_DIR": str(tmp_path)}
@@ -172,19 +169,20 @@ def test_a_worker_killed_in_a_download_takes_pip_with_it(
         ecommerce.save()
         build = image_build_start(sandbox=ecommerce, user=member)
         try:
-            wait_until(pips, timeout=60, message="pip never started")
+            wait_until(lambda: pips_downloading(package), timeout=60, message="pip never started")
             time.sleep(1.5)  # silent now, waiting on the index
             worker.kill()
             killed = time.monotonic()
         finally:
             celery_workers.stop()  # the next test gets a worker of its own
-        wait_until(lambda: not pips(), timeout=3, message="pip outlived its worker")
+        wait_until(
+            lambda: not pips_downloading(package), timeout=3, message="pip outlived its worker"
+        )
         assert time.monotonic() - killed < 3
     # Its half-made download is left (nothing of the worker ran), and held by no one: the
     # next build that downloads removes it once it is past the moment of its creation.
     (left,) = (tmp_path / "wheels").glob("download-*")
     assert abandoned_remove("download-", parent=left.parent) == []  # made a moment ago
-    then = time.time() - ABANDONED_AFTER_SECONDS - 60
-    os.utime(left, (then, then))
+    aged(left)
     assert abandoned_remove("download-", parent=left.parent) == [left]
     assert ImageBuild.objects.get(pk=build.pk).status == BuildStatus.BUILDING  # the reaper's
