@@ -162,9 +162,12 @@ def test_a_worker_killed_in_a_download_takes_pip_with_it(
     package = f"jazzmine-orphan-{time.time_ns()}"
 
     with stalled_index() as url:
+        # Its cache and its image contexts in this test's directory: what the killed worker
+        # leaves is this test's to look at, not the machine's.
         worker = celery_workers.running(
-            {"JAZZMINE_PIP_INDEX_URL": url, "JAZZMINE_CACHE_DIR": str(tmp_path)}
-        )
+            {"JAZZMINE_PIP_INDEX_URL": url, "JAZZMINE_CACHE_DIR": str(tmp_path),
+             "TMPDIR": str(tmp_path)}
+        )  # fmt: skip
         ecommerce.dependencies = [f"{package}==1.0"]
         ecommerce.save()
         build = image_build_start(sandbox=ecommerce, user=member)
@@ -181,8 +184,11 @@ def test_a_worker_killed_in_a_download_takes_pip_with_it(
         assert time.monotonic() - killed < 3
     # Its half-made download is left (nothing of the worker ran), and held by no one: the
     # next build that downloads removes it once it is past the moment of its creation.
+    (context,) = tmp_path.glob("jazzmine-build-*")  # left too, and swept the same way
     (left,) = (tmp_path / "wheels").glob("download-*")
     assert abandoned_remove("download-", parent=left.parent) == []  # made a moment ago
     aged(left)
     assert abandoned_remove("download-", parent=left.parent) == [left]
+    aged(context)
+    assert abandoned_remove("jazzmine-build-", parent=tmp_path) == [context]
     assert ImageBuild.objects.get(pk=build.pk).status == BuildStatus.BUILDING  # the reaper's
