@@ -84,6 +84,8 @@ def test_a_decision_is_posted_signed_to_the_tokens_webhook(
     assert headers["X-Jazzmine-Event"] == "submission.decided" == payload["event"]
     assert payload["submission"]["status"] == "rejected"
     assert "Use the week." in payload["submission"]["previous_error"]
+    # The worker records the answer after the receiver has it; the test ends once it has.
+    assert delivery_settled(WebhookDelivery.objects.get().pk).status == "delivered"
 
 
 # A backoff long enough to tell waits from requests.
