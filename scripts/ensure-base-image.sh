@@ -4,6 +4,8 @@
 set -euo pipefail
 # shellcheck source=lib/install-missing.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib/install-missing.sh"
+# shellcheck source=lib/workdirs.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/workdirs.sh"
 
 TAG="${1:-${JAZZMINE_BASE_IMAGE:-jazzmine/base:bookworm}}"
 SUITE="${JAZZMINE_BASE_SUITE:-bookworm}"
@@ -41,8 +43,15 @@ fi
 
 install_missing ensure-base-image debootstrap debootstrap
 
-ROOTFS="$(mktemp -d /tmp/jazzmine-rootfs.XXXXXX)"
-trap 'rm -rf "$ROOTFS"' EXIT
+# A bootstrap killed outright (its worker SIGKILLed: the tether then kills this script and
+# debootstrap, and no trap runs) leaves its rootfs; the next one removes it.
+ROOTFS_PREFIX="${TMPDIR:-/tmp}/jazzmine-rootfs."
+workdirs_abandoned_remove "$ROOTFS_PREFIX" 60 \
+  | sed 's/^/ensure-base-image: removed an abandoned bootstrap: /'
+ROOTFS="$(mktemp -d "${ROOTFS_PREFIX}XXXXXX")"
+exec 9<"$ROOTFS"
+flock 9  # held by this script and debootstrap, which inherits it, for as long as either lives
+trap 'rm -rf --one-file-system "$ROOTFS"' EXIT
 
 echo "ensure-base-image: debootstrapping $SUITE into $ROOTFS (about a minute)"
 # shellcheck disable=SC2086
