@@ -7,13 +7,19 @@ from celery import shared_task
 from ..studio.claims import rows_heartbeat
 from ..workers.process import execute_claimed, kind_register
 from .models import BuildStatus, ImageBuild
-from .services.builds import image_build_claim, image_build_run, image_builds_reap
+from .services.builds import (
+    image_build_claim,
+    image_build_run,
+    image_builds_of_earlier_life_end,
+    image_builds_reap,
+)
 
 kind_register(
     "build",
     beat=lambda *, worker, ids: rows_heartbeat(
         ImageBuild.objects.filter(pk__in=ids, status=BuildStatus.BUILDING), worker=worker
     ),
+    lost=image_builds_of_earlier_life_end,
 )
 
 

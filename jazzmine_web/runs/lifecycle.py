@@ -10,9 +10,11 @@ import datetime
 import functools
 import logging
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from jazzmine.sandbox import Outcome
@@ -147,29 +149,16 @@ def runs_reap(*, now: datetime.datetime | None = None) -> dict[str, int]:
     Returns how many of each it handled.
     """
     now = now or timezone.now()
-    cutoff = heartbeat_cutoff(now)
-    failed = 0
-    for run_id, worker, beat in Run.objects.filter(
-        status__in=ACTIVE, heartbeat_at__lt=cutoff
-    ).values_list("pk", "worker", "heartbeat_at"):
-        # Claim the ending: only one reaper writes it, and a heartbeat that came in between
-        # (the worker was slow, not dead) keeps the run.
-        won = Run.objects.filter(pk=run_id, status__in=ACTIVE, heartbeat_at=beat).update(
-            heartbeat_at=now
-        )
-        if not won:
-            continue
-        silent = round((now - beat).total_seconds())
-        message = (
+
+    def silent(worker: str, beat: datetime.datetime) -> str:
+        return (
             f"the worker executing this run ({worker or 'unknown'}) stopped answering "
-            f"(no heartbeat for {silent} s); the run was ended, and its sandbox is removed "
-            "when that worker or the reaper next runs"
+            f"(no heartbeat for {round((now - beat).total_seconds())} s); the run was ended, "
+            "and its sandbox is removed when that worker or the reaper next runs"
         )
-        try:
-            services.run_fail(run_id=run_id, outcome=Outcome.WORKER_LOST, message=message)
-            failed += 1
-        except Exception:
-            logger.exception("could not end run %s of a lost worker", run_id)
+
+    lost = Run.objects.filter(status__in=ACTIVE, heartbeat_at__lt=heartbeat_cutoff(now))
+    failed = _runs_end_lost(lost, now=now, why=silent)
     requeued = 0
     for run_id in Run.objects.filter(
         status=RunStatus.QUEUED, cancel_reason="", enqueued_at__lt=never_started_cutoff(now)
@@ -181,6 +170,41 @@ def runs_reap(*, now: datetime.datetime | None = None) -> dict[str, int]:
     if failed or requeued:
         logger.warning("reaper: ended %d run(s) of lost workers, queued %d again", failed, requeued)
     return {"failed": failed, "requeued": requeued}
+
+
+def runs_of_earlier_life_end(*, worker: str, before: datetime.datetime) -> int:
+    """End the runs a worker's previous process held when it died; return how many."""
+
+    def restarted(worker: str, beat: datetime.datetime) -> str:
+        return (
+            f"the worker executing this run ({worker}) was restarted while the run went on "
+            "(its previous process was killed); the run was ended, and its sandbox removed"
+        )
+
+    held = Run.objects.filter(status__in=ACTIVE, worker=worker, heartbeat_at__lt=before)
+    return _runs_end_lost(held, now=timezone.now(), why=restarted)
+
+
+def _runs_end_lost(
+    rows: QuerySet[Run], *, now: datetime.datetime, why: Callable[[str, datetime.datetime], str]
+) -> int:
+    """Fail the active runs of a gone worker, each saying `why(worker, last heartbeat)`."""
+    failed = 0
+    for run_id, worker, beat in rows.values_list("pk", "worker", "heartbeat_at"):
+        # Claim the ending: only one reaper writes it, and a heartbeat that came in between
+        # (the worker was slow, not dead) keeps the run.
+        won = Run.objects.filter(pk=run_id, status__in=ACTIVE, heartbeat_at=beat).update(
+            heartbeat_at=now
+        )
+        if not won:
+            continue
+        try:
+            message = why(worker, beat)
+            services.run_fail(run_id=run_id, outcome=Outcome.WORKER_LOST, message=message)
+            failed += 1
+        except Exception:
+            logger.exception("could not end run %s of a lost worker", run_id)
+    return failed
 
 
 def _uuid(value: Any) -> Any:

@@ -35,7 +35,12 @@ def _run_ended(run_id: Any) -> None:
     executor().cancel(run_id, reason=reason)
 
 
-kind_register("run", beat=lifecycle.runs_heartbeat, ended=_run_ended)
+kind_register(
+    "run",
+    beat=lifecycle.runs_heartbeat,
+    ended=_run_ended,
+    lost=lifecycle.runs_of_earlier_life_end,
+)
 starting_register(executor_start)
 stopping_register(executor_shutdown)
 

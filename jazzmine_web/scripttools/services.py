@@ -14,6 +14,7 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from jazzmine.interrupts import Interrupt, WorkInterrupted
@@ -163,19 +164,26 @@ def trials_reap() -> int:
     never = TrialRun.objects.filter(
         state=TrialState.QUEUED, created_at__lt=never_started_cutoff(now)
     )
-    ended = 0
-    for rows, why in (
-        (lost, "the worker running it stopped answering"),
-        (never, "no worker took it (is a worker running?)"),
-    ):
-        ended += rows.update(
-            state=TrialState.DONE,
-            status=TrialStatus.SANDBOX_ERROR.value,
-            passed=False,
-            message=f"the trial could not run: {why}",
-            finished_at=now,
-        )
-    return ended
+    return _trials_end(lost, "the worker running it stopped answering", now=now) + _trials_end(
+        never, "no worker took it (is a worker running?)", now=now
+    )
+
+
+def trials_of_earlier_life_end(*, worker: str, before: datetime.datetime) -> int:
+    """End the trials a worker's previous process held when it died; return how many."""
+    held = TrialRun.objects.filter(state=TrialState.RUNNING, worker=worker, heartbeat_at__lt=before)
+    why = f"the worker running it ({worker}) was restarted (its previous process was killed)"
+    return _trials_end(held, why, now=timezone.now())
+
+
+def _trials_end(rows: QuerySet[TrialRun], why: str, *, now: datetime.datetime) -> int:
+    return rows.update(
+        state=TrialState.DONE,
+        status=TrialStatus.SANDBOX_ERROR.value,
+        passed=False,
+        message=f"the trial could not run: {why}",
+        finished_at=now,
+    )
 
 
 def _trial_image(tool: Tool, script_tool: ScriptTool, interrupt: Interrupt) -> str:

@@ -7,13 +7,14 @@ from celery import shared_task
 from ..studio.claims import rows_heartbeat
 from ..workers.process import execute_claimed, kind_register
 from .models import TrialRun, TrialState
-from .services import trial_claim, trial_execute, trials_reap
+from .services import trial_claim, trial_execute, trials_of_earlier_life_end, trials_reap
 
 kind_register(
     "trial",
     beat=lambda *, worker, ids: rows_heartbeat(
         TrialRun.objects.filter(pk__in=ids, state=TrialState.RUNNING), worker=worker
     ),
+    lost=trials_of_earlier_life_end,
 )
 
 

@@ -9,6 +9,7 @@ meanwhile, and removes containers that dead workers left on this Docker host.
 from __future__ import annotations
 
 import contextlib
+import datetime
 import logging
 import os
 import socket
@@ -20,6 +21,7 @@ from typing import Any, TypeVar
 
 from django.conf import settings
 from django.db import close_old_connections
+from django.utils import timezone
 
 from jazzmine.interrupts import Interrupt
 from jazzmine.sandbox.engine import engine_client
@@ -40,6 +42,9 @@ class Kind:
     beat: Callable[..., Any]
     # ended(row_id) stops the work on a row that ended under this worker; None: nothing to stop.
     ended: Callable[[Any], Any] | None = None
+    # lost(worker=name, before=time) ends the rows an earlier life of this worker still held
+    # (heartbeat older than `before`) and returns how many; None: only the reaper ends them.
+    lost: Callable[..., int] | None = None
 
 
 KINDS: dict[str, Kind] = {}
@@ -48,10 +53,15 @@ STOPPING: list[Callable[[], Any]] = []
 
 
 def kind_register(
-    kind: str, *, beat: Callable[..., Any], ended: Callable[[Any], Any] | None = None
+    kind: str,
+    *,
+    beat: Callable[..., Any],
+    ended: Callable[[Any], Any] | None = None,
+    lost: Callable[..., int] | None = None,
 ) -> None:
-    """Say how rows of one kind are kept alive, and how work on one that ended is stopped."""
-    KINDS[kind] = Kind(beat=beat, ended=ended)
+    """Say how rows of one kind are kept alive, how work on one that ended is stopped, and
+    how those an earlier life of the worker left are ended."""
+    KINDS[kind] = Kind(beat=beat, ended=ended, lost=lost)
 
 
 def starting_register(fn: Callable[[], Any]) -> None:
@@ -85,16 +95,21 @@ class WorkerProcess:
     def start(self) -> None:
         """Register, remove what an earlier life of this worker left, and start the heartbeat."""
         owner_set(self.name, self.boot)
+        started = timezone.now()
+        hostname, pid = socket.gethostname(), os.getpid()
+        earlier = _in_db(services.worker_earlier_life, name=self.name)
         _in_db(
             services.worker_register,
             name=self.name,
             boot=self.boot,
-            hostname=socket.gethostname(),
-            pid=os.getpid(),
+            hostname=hostname,
+            pid=pid,
             docker_host=self.docker_host,
             concurrency=self.concurrency,
         )
         self._sweep_containers(include_self=True)
+        if earlier is not None and services.earlier_life_gone(earlier, hostname=hostname, pid=pid):
+            self._end_earlier_life(before=started)
         # Beating first: a slow start (an engine slow to answer) must not look like a death
         # to the other workers, whose sweeps would remove this one's containers.
         self._thread.start()
@@ -103,6 +118,27 @@ class WorkerProcess:
                 fn()
             except Exception:
                 logger.exception("worker %s: %r failed while starting", self.name, fn)
+
+    def _end_earlier_life(self, *, before: datetime.datetime) -> None:
+        """End at once what this worker's previous process held when it died (killed, OOM).
+
+        Nothing is taken before `start` returns, so every row still held under this name
+        is the earlier life's; `before` keeps it so all the same. Without this, a restarted
+        worker's old runs, builds and trials wait out the heartbeat timeout, and the
+        sandbox's Build button with them.
+        """
+        for kind, spec in KINDS.items():
+            if spec.lost is None:
+                continue
+            try:
+                ended = _in_db(spec.lost, worker=self.name, before=before)
+            except Exception:
+                logger.exception("worker %s: could not end its earlier life's %ss", self.name, kind)
+                continue
+            if ended:
+                logger.warning(
+                    "worker %s ended %d %s(s) its previous process left", self.name, ended, kind
+                )
 
     def drain(self) -> None:
         """Take no new work (Celery's warm shutdown) and give what is in flight its grace.

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import datetime
+import os
 import threading
+from dataclasses import dataclass
 from typing import Any
 
 from django.utils import timezone
@@ -32,6 +34,42 @@ def worker_register(
         },
     )
     return worker
+
+
+@dataclass(frozen=True)
+class EarlierLife:
+    """What the database knew of a worker's name before this process took it."""
+
+    hostname: str
+    pid: int
+
+
+def worker_earlier_life(*, name: str) -> EarlierLife | None:
+    """Return the row of the process that last used this name (None: the name is new)."""
+    row = Worker.objects.filter(name=name).values_list("hostname", "pid").first()
+    return None if row is None else EarlierLife(hostname=row[0], pid=row[1])
+
+
+def earlier_life_gone(earlier: EarlierLife, *, hostname: str, pid: int) -> bool:
+    """Tell whether the process that last used a worker's name is certainly not running.
+
+    True only when it ran on this host and its pid is ours or no process's. A process
+    elsewhere (or a pid taken again meanwhile) may be a second worker started under the same
+    name by mistake: its rows are left to the reaper's timeout, which a live process's
+    heartbeat keeps off them. Its row saying it stopped proves nothing: a second worker of
+    the same name shares that row.
+    """
+    if earlier.hostname != hostname or earlier.pid <= 0:
+        return False
+    if earlier.pid == pid:
+        return True  # a restart in a fresh pid namespace (a container) takes the same pid
+    try:
+        os.kill(earlier.pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False  # someone's process has that pid now
+    return False
 
 
 def worker_heartbeat(*, name: str) -> None:

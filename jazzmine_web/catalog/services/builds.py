@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import logging
 from collections.abc import Callable
 from typing import Any, TypedDict
@@ -9,7 +10,7 @@ from typing import Any, TypedDict
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import F, Value
+from django.db.models import F, QuerySet, Value
 from django.db.models.functions import Concat
 from django.utils import timezone
 
@@ -113,10 +114,17 @@ def image_build_fail_if_stale(*, build: ImageBuild) -> bool:
         rows = ImageBuild.objects.filter(pk=build.pk, status=BuildStatus.QUEUED)
     else:
         return False
+    return _build_abandon(build.pk, rows, why=why, now=now)
+
+
+def _build_abandon(
+    build_id: int, rows: QuerySet[ImageBuild], *, why: str, now: datetime.datetime
+) -> bool:
+    """Fail a build if `rows` (its row, as it was seen) still matches; tell whether it did."""
     if not rows.update(status=BuildStatus.FAILED, error=why, finished_at=now):
         return False  # it moved meanwhile: its worker is alive after all
-    image_build_append_line(build_id=build.pk, line=f"ERROR: {why}; the build was abandoned")
-    image_build_set_status(build_id=build.pk, status=BuildStatus.FAILED, error=why)
+    image_build_append_line(build_id=build_id, line=f"ERROR: {why}; the build was abandoned")
+    image_build_set_status(build_id=build_id, status=BuildStatus.FAILED, error=why)
     return True
 
 
@@ -124,6 +132,24 @@ def image_builds_reap() -> int:
     """End every build whose worker went silent or that nobody took; return how many."""
     stale = ImageBuild.objects.filter(status__in=[BuildStatus.QUEUED, BuildStatus.BUILDING])
     return sum(image_build_fail_if_stale(build=build) for build in stale)
+
+
+def image_builds_of_earlier_life_end(*, worker: str, before: datetime.datetime) -> int:
+    """End the builds a worker's previous process held when it died; return how many."""
+    why = f"the worker building it ({worker}) was restarted (its previous process was killed)"
+    now = timezone.now()
+    held = ImageBuild.objects.filter(
+        status=BuildStatus.BUILDING, worker=worker, heartbeat_at__lt=before
+    ).values_list("pk", "heartbeat_at")
+    return sum(
+        _build_abandon(
+            pk,
+            ImageBuild.objects.filter(pk=pk, status=BuildStatus.BUILDING, heartbeat_at=beat),
+            why=why,
+            now=now,
+        )
+        for pk, beat in held
+    )
 
 
 def image_build_append_line(*, build_id: int, line: str) -> int:
