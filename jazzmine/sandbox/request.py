@@ -44,6 +44,9 @@ class RunRequest:
     # The tools this run may call, as the decision that let it run says (None: every tool).
     # The harness refuses any other tool call where the code runs.
     allowed_tools: frozenset[str] | None = None
+    # {tool: secret names} set in the environment only while that tool runs; every other
+    # secret is the whole sandbox's (`ToolRegistry.tool_only_secrets`).
+    tool_secrets: Mapping[str, frozenset[str]] = field(default_factory=dict)
     # Test-only: run with full builtins to prove the container walls hold. Runners refuse it
     # unless created with allow_unrestricted=True, which the web app never does.
     unrestricted: bool = False
@@ -57,11 +60,19 @@ class RunRequest:
         secret_store: Mapping[str, str],
         body_offset: int = 0,
         allowed_tools: Iterable[str] | None = None,
+        tool_secrets: Mapping[str, Iterable[str]] | None = None,
     ) -> RunRequest:
         """Build a request carrying only the declared secrets that the store holds."""
         allowed = {name: secret_store[name] for name in declared_secrets if name in secret_store}
         tools = None if allowed_tools is None else frozenset(allowed_tools)
-        return cls(script=script, body_offset=body_offset, secrets=allowed, allowed_tools=tools)
+        scoped = {tool: frozenset(names) for tool, names in (tool_secrets or {}).items()}
+        return cls(
+            script=script,
+            body_offset=body_offset,
+            secrets=allowed,
+            allowed_tools=tools,
+            tool_secrets=scoped,
+        )
 
     def to_line(self, timeout_seconds: float) -> bytes:
         """Serialize as the single line the harness reads from stdin."""
@@ -70,6 +81,7 @@ class RunRequest:
             "body_offset": self.body_offset,
             "secrets": dict(self.secrets),
             "allowed_tools": None if self.allowed_tools is None else sorted(self.allowed_tools),
+            "tool_secrets": {tool: sorted(names) for tool, names in self.tool_secrets.items()},
             "timeout": timeout_seconds,
             "unrestricted": self.unrestricted,
         }

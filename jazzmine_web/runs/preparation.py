@@ -123,6 +123,7 @@ def run_claim_prepare(*, run_id: Any, worker: str, known_images: frozenset[str])
         declared_secrets=declared,
         secret_store=sandbox_secret_values(sandbox, names=declared),
         body_offset=run.body_offset,
+        tool_secrets=registry.tool_only_secrets(sandbox.name),
     )
     issued = run_credentials_issue(run=run, lifetime=sandbox.timeout_seconds)
     if issued:

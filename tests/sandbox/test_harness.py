@@ -132,7 +132,8 @@ def test_os_and_sys_are_not_preimported(runtime):
 
 
 def test_secrets_reach_tools_through_the_environment(runtime):
-    events = run(runtime, "emit_result(read_env('API_KEY').data)\n", secrets={"API_KEY": "k-1"})
+    events = run(runtime, "emit_result(read_env('API_KEY').data)\n", secrets={"API_KEY": "k-1"},
+                 tool_secrets={})  # fmt: skip
     assert events[0]["data"] == "k-1"
 
 

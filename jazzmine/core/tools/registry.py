@@ -375,6 +375,17 @@ class ToolRegistry:
             merged.update(registered.secrets)
         return sorted(merged)
 
+    def tool_only_secrets(self, sandbox_name: str) -> dict[str, list[str]]:
+        """Return, for each tool that has any, the secrets it declares and its sandbox does not.
+
+        The sandbox's own secrets are every tool's; these are only their tool's, so the
+        harness sets them for that tool's calls alone (a library another tool imports must
+        not pick up, say, its AWS keys from the environment).
+        """
+        shared = set(self.get_sandbox(sandbox_name).secrets)
+        scoped = {t.name: sorted(set(t.secrets) - shared) for t in self.tools(sandbox_name)}
+        return {name: names for name, names in scoped.items() if names}
+
     def sandbox_checksum(self, sandbox_name: str) -> str:
         """Return a hash of everything baked into the sandbox's image: tool code and deps."""
         parts = [json.dumps(self.aggregate_dependencies(sandbox_name))]

@@ -82,8 +82,10 @@ def execute(
         channel.send("log", {"message": message, "stream": "harness"})
 
     toolbox.on_refused = on_refused
-    for name, value in (request.get("secrets") or {}).items():
-        os.environ[str(name)] = str(value)
+    shared, problem = toolbox.take_secrets(request.get("secrets"), request.get("tool_secrets"))
+    if problem is not None:
+        channel.send("log", {"message": problem, "stream": "harness"})
+    os.environ.update(shared)
 
     failure = ScriptFailure(script, body_offset, toolbox.files)
     unrestricted = bool(request.get("unrestricted")) and os.environ.get(UNRESTRICTED_ENV) == "1"

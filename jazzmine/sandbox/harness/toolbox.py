@@ -30,6 +30,16 @@ def parse_allowed(value: Any) -> tuple[frozenset[str] | None, str | None]:
     return frozenset(), "the run request's allowed_tools is malformed: no tool may be called"
 
 
+def parse_tool_secrets(value: Any) -> tuple[dict[str, frozenset[str]] | None, str | None]:
+    """Read a request's `tool_secrets`; None when it is missing or malformed."""
+    if isinstance(value, dict) and all(
+        isinstance(tool, str) and isinstance(names, list) and all(isinstance(n, str) for n in names)
+        for tool, names in value.items()
+    ):
+        return {tool: frozenset(names) for tool, names in value.items()}, None
+    return None, "the run request's tool_secrets is malformed: no secret is set"
+
+
 class ToolBox:
     """Load the teleported tool sources and expose each as a plain, never-raising function."""
 
@@ -43,6 +53,8 @@ class ToolBox:
         self.on_refused: Callable[[str], None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self.wrapper_codes: set[Any] = set()
+        # The secrets only one tool (or a few) declared, by tool: set for their calls alone.
+        self._scoped: dict[str, dict[str, str]] = {}
         manifest_path = os.path.join(root, "manifest.json")
         if not os.path.exists(manifest_path):
             return
@@ -79,6 +91,27 @@ class ToolBox:
         broken.__name__ = name
         return broken
 
+    def take_secrets(self, secrets: Any, tool_secrets: Any) -> tuple[dict[str, str], str | None]:
+        """Keep the run's tool-only secrets for their tools' calls; return the shared ones.
+
+        What the request cannot say clearly is kept from everyone: a malformed mapping sets
+        no secret at all, rather than every secret for every tool.
+        """
+        if not secrets:
+            return {}, None  # nothing to give, nothing to keep
+        if not isinstance(secrets, dict):
+            return {}, "the run request's secrets are malformed: no secret is set"
+        by_tool, problem = parse_tool_secrets(tool_secrets)
+        if by_tool is None:
+            return {}, problem
+        values = {str(name): str(value) for name, value in secrets.items()}
+        scoped = set().union(*by_tool.values()) if by_tool else set()
+        self._scoped = {
+            tool: {n: values[n] for n in sorted(names) if n in values}
+            for tool, names in by_tool.items()
+        }
+        return {n: v for n, v in values.items() if n not in scoped}, None
+
     def refused(self, name: str) -> bool:
         """Tell whether this run may not call a tool (and report it when it may not)."""
         allowed = self.allowed
@@ -93,6 +126,8 @@ class ToolBox:
             # Enforced here, where the code runs, whatever the host's reading of the script.
             if self.refused(name):
                 return self._failure(refusal_message(name))
+            own = self._scoped.get(name)
+            earlier = _environ_set(own) if own else None
             try:
                 value = function(*args, **kwargs)
                 if _isawaitable(value):
@@ -100,6 +135,9 @@ class ToolBox:
                 return value
             except BaseException as exc:  # includes SystemExit from a tool: still a response
                 return self._failure(f"Tool {name!r} raised {type(exc).__name__}: {exc}")
+            finally:
+                if earlier is not None:
+                    _environ_restore(earlier)
 
         call.__name__ = name
         call.__doc__ = getattr(function, "__doc__", None)
@@ -115,3 +153,18 @@ class ToolBox:
             return await awaitable
 
         return self._loop.run_until_complete(wrapper())
+
+
+def _environ_set(values: dict[str, str]) -> dict[str, str | None]:
+    """Set variables for a tool's call (and what it spawns); return what they were before."""
+    earlier = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    return earlier
+
+
+def _environ_restore(earlier: dict[str, str | None]) -> None:
+    for name, value in earlier.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
