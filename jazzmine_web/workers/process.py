@@ -107,8 +107,21 @@ class WorkerProcess:
             docker_host=self.docker_host,
             concurrency=self.concurrency,
         )
-        self._sweep_containers(include_self=True)
-        if earlier is not None and services.earlier_life_gone(earlier, hostname=hostname, pid=pid):
+        # Asked before this process listens, so an answer is another process of this name
+        # (started twice by mistake): what it holds, rows and containers, is left alone.
+        twin = earlier is not None and services.worker_name_answers(self.name)
+        if twin:
+            logger.error(
+                "worker %s: another running process answers to this name; give each worker "
+                "its own (celery -n); what that process holds is left alone",
+                self.name,
+            )
+        self._sweep_containers(include_self=not twin)
+        if (
+            earlier is not None
+            and not twin
+            and services.earlier_life_gone(earlier, hostname=hostname, pid=pid)
+        ):
             self._end_earlier_life(before=started)
         # Beating first: a slow start (an engine slow to answer) must not look like a death
         # to the other workers, whose sweeps would remove this one's containers.
@@ -122,8 +135,11 @@ class WorkerProcess:
     def _end_earlier_life(self, *, before: datetime.datetime) -> None:
         """End at once what this worker's previous process held when it died (killed, OOM).
 
-        Nothing is taken before `start` returns, so every row still held under this name
-        is the earlier life's; `before` keeps it so all the same. Without this, a restarted
+        Called only when that process is certainly gone and nothing else answers to the
+        name (a second worker misnamed the same, alive, holds rows under it too: the pid of
+        the process that last registered says nothing about it). Nothing is
+        taken before `start` returns, so every row still held under this name is the earlier
+        life's; `before` keeps it so all the same. Without this, a restarted
         worker's old runs, builds and trials wait out the heartbeat timeout, and the
         sandbox's Build button with them.
         """

@@ -72,6 +72,18 @@ def earlier_life_gone(earlier: EarlierLife, *, hostname: str, pid: int) -> bool:
     return False
 
 
+def worker_name_answers(name: str, *, timeout: float = 0.3) -> bool:
+    """Tell whether a running worker answers to this name; True when that cannot be told.
+
+    Asked by a worker as it starts, before it listens itself: an answer is another process
+    started under the same name, whose rows are not this one's to end.
+    """
+    try:
+        return bool(celery_app.control.ping(destination=[name], timeout=timeout))
+    except Exception:
+        return True
+
+
 def worker_heartbeat(*, name: str) -> None:
     """Say a worker is alive (what it holds says so through its own rows)."""
     Worker.objects.filter(name=name).update(heartbeat_at=timezone.now(), stopped_at=None)

@@ -25,7 +25,7 @@ from jazzmine.sandbox.owner import BOOT_LABEL, OWNER_LABEL
 from jazzmine_web.catalog.models import BuildStatus, ImageBuild
 from jazzmine_web.catalog.services import image_build_start, script_tool_save
 from jazzmine_web.runs.lifecycle import runs_reap
-from jazzmine_web.runs.models import Run, RunStatus
+from jazzmine_web.runs.models import Run, RunEvent, RunStatus
 from jazzmine_web.runs.services import run_create
 from jazzmine_web.scripttools.models import TrialRun, TrialState
 from jazzmine_web.scripttools.services import trial_start
@@ -35,6 +35,7 @@ from tests.stalling import pips_downloading, stalled_index
 from tests.waiting import wait_until
 from tests.web.helpers import GRACE, SPIN, until_spinning, worker_name
 from tests.web.scripttools.conftest import make_tool
+from tests.workers import worker_env, worker_start
 
 HOST = socket.gethostname()
 HEARTBEAT_TIMEOUT = settings.JAZZMINE_HEARTBEAT_TIMEOUT_SECONDS
@@ -196,4 +197,35 @@ def test_rows_another_process_may_hold_under_the_name_are_left_to_the_reaper(
         spinning.refresh_from_db()
         assert spinning.outcome == "worker_lost" and "stopped answering" in spinning.message
     finally:
+        celery_workers.stop()
+
+
+@pytest.mark.docker
+@pytest.mark.django_db(transaction=True)
+def test_a_live_process_answering_to_the_name_keeps_its_run_and_its_sandbox(
+    ecommerce, member, celery_workers, tmp_path
+):
+    # Worker A holds a run; B is started under A's name by mistake, killed, and restarted.
+    # The row of the name then records B's dead pid: only asking who answers to the name
+    # tells that A, alive, holds the run. Before, B's restart removed A's sandbox too.
+    env = {"JAZZMINE_WORKER_GRACE_SECONDS": str(GRACE)}
+    first = celery_workers.running(env)
+    name = worker_name(first)
+    spinning = run_create(sandbox=ecommerce, user=member, body=SPIN)
+    until_spinning(spinning.pk)
+    twin_env = worker_env(database_url=celery_workers.database_url, extra=env)
+    again = None
+    try:
+        twin = worker_start(env=twin_env, name=celery_workers.name, log_path=tmp_path / "b.log")
+        twin.kill()
+        again = worker_start(env=twin_env, name=celery_workers.name, log_path=tmp_path / "c.log")
+        assert "another running process answers to this name" in again.log()
+        logs = RunEvent.objects.filter(run_id=spinning.pk, type="log")
+        count = logs.count()
+        wait_until(lambda: logs.count() > count, timeout=10, message="A's run stopped spinning")
+        assert Run.objects.get(pk=spinning.pk).status == RunStatus.RUNNING
+        assert Worker.objects.get(name=name).pid == again.process.pid
+    finally:
+        if again is not None:
+            again.stop()
         celery_workers.stop()
