@@ -69,31 +69,38 @@ def _boots_of(name: str) -> set[str]:
     return {c.labels.get(BOOT_LABEL, "") for c in found}
 
 
+GRACED = {"JAZZMINE_WORKER_GRACE_SECONDS": str(GRACE)}
+
+
+@pytest.fixture
+def spinning(ecommerce, member, celery_workers):
+    """A worker of the test's own, and a run it holds that spins until it is stopped."""
+    worker = celery_workers.running(GRACED)
+    run = run_create(sandbox=ecommerce, user=member, body=SPIN)
+    until_spinning(run.pk)
+    yield worker, run
+    celery_workers.stop()  # the next test gets a worker of its own
+
+
 @pytest.mark.docker
 @pytest.mark.django_db(transaction=True)
 def test_a_run_of_a_killed_worker_ends_as_soon_as_it_is_started_again(
-    ecommerce, member, celery_workers
+    ecommerce, member, celery_workers, spinning
 ):
-    env = {"JAZZMINE_WORKER_GRACE_SECONDS": str(GRACE)}
-    worker = celery_workers.running(env)
+    worker, spinning = spinning
     name = worker_name(worker)
-    spinning = run_create(sandbox=ecommerce, user=member, body=SPIN)
-    until_spinning(spinning.pk)
     killed_boot = Worker.objects.get(name=name).boot
     worker.kill()
-    try:
-        # The same name, as a supervisor restarts it. It says it is ready once its start-up,
-        # which ends the run, is over: no wait for a reaper.
-        celery_workers.running(env)
-        spinning.refresh_from_db()
-        assert (spinning.status, spinning.outcome) == (RunStatus.FAILED, "worker_lost")
-        assert f"({name}) was restarted while the run went on" in spinning.message
-        assert killed_boot not in _boots_of(name)  # its sandbox and pool are gone
-        # The restarted worker runs the next one as ever.
-        again = run_create(sandbox=ecommerce, user=member, body=SPIN)
-        until_spinning(again.pk)
-    finally:
-        celery_workers.stop()
+    # The same name, as a supervisor restarts it. It says it is ready once its start-up,
+    # which ends the run, is over: no wait for a reaper.
+    celery_workers.running(GRACED)
+    spinning.refresh_from_db()
+    assert (spinning.status, spinning.outcome) == (RunStatus.FAILED, "worker_lost")
+    assert f"({name}) was restarted while the run went on" in spinning.message
+    assert killed_boot not in _boots_of(name)  # its sandbox and pool are gone
+    # The restarted worker runs the next one as ever.
+    again = run_create(sandbox=ecommerce, user=member, body=SPIN)
+    until_spinning(again.pk)
 
 
 @pytest.mark.docker
@@ -139,8 +146,7 @@ def test_a_build_of_a_killed_worker_no_longer_blocks_build_once_it_is_started_ag
 def test_a_trial_of_a_killed_worker_ends_as_soon_as_it_is_started_again(
     ecommerce, member, base_image, celery_workers
 ):
-    env = {"JAZZMINE_WORKER_GRACE_SECONDS": str(GRACE)}
-    worker = celery_workers.running(env)
+    worker = celery_workers.running(GRACED)
     name = worker_name(worker)
     sleeper = "import time\ntime.sleep(120)\nprint('{}')\n"
     row, _ = script_tool_save(
@@ -154,7 +160,7 @@ def test_a_trial_of_a_killed_worker_ends_as_soon_as_it_is_started_again(
     )
     worker.kill()
     try:
-        celery_workers.running(env)
+        celery_workers.running(GRACED)
         trial.refresh_from_db()
         assert (trial.state, trial.status, trial.passed) == (
             TrialState.DONE,
@@ -176,44 +182,34 @@ def test_a_trial_of_a_killed_worker_ends_as_soon_as_it_is_started_again(
     ],
 )
 def test_rows_another_process_may_hold_under_the_name_are_left_to_the_reaper(
-    ecommerce, member, celery_workers, impostor
+    celery_workers, spinning, impostor
 ):
     # Two workers started under one name by mistake share a row: the second must not end
     # what the first, alive, holds. Here the killed worker's row says it was such a process.
-    env = {"JAZZMINE_WORKER_GRACE_SECONDS": str(GRACE)}
-    worker = celery_workers.running(env)
-    name = worker_name(worker)
-    spinning = run_create(sandbox=ecommerce, user=member, body=SPIN)
-    until_spinning(spinning.pk)
+    worker, spinning = spinning
     worker.kill()
-    Worker.objects.filter(name=name).update(**impostor())
-    try:
-        celery_workers.running(env)
-        time.sleep(1.0)  # the restart path ends what it ends before the worker is ready
-        assert Run.objects.get(pk=spinning.pk).status == RunStatus.RUNNING
-        # The reaper's timeout still holds for it.
-        later = timezone.now() + datetime.timedelta(seconds=HEARTBEAT_TIMEOUT + 1)
-        assert runs_reap(now=later)["failed"] == 1
-        spinning.refresh_from_db()
-        assert spinning.outcome == "worker_lost" and "stopped answering" in spinning.message
-    finally:
-        celery_workers.stop()
+    Worker.objects.filter(name=worker_name(worker)).update(**impostor())
+    celery_workers.running(GRACED)
+    time.sleep(1.0)  # the restart path ends what it ends before the worker is ready
+    assert Run.objects.get(pk=spinning.pk).status == RunStatus.RUNNING
+    # The reaper's timeout still holds for it.
+    later = timezone.now() + datetime.timedelta(seconds=HEARTBEAT_TIMEOUT + 1)
+    assert runs_reap(now=later)["failed"] == 1
+    spinning.refresh_from_db()
+    assert spinning.outcome == "worker_lost" and "stopped answering" in spinning.message
 
 
 @pytest.mark.docker
 @pytest.mark.django_db(transaction=True)
 def test_a_live_process_answering_to_the_name_keeps_its_run_and_its_sandbox(
-    ecommerce, member, celery_workers, tmp_path
+    celery_workers, spinning, tmp_path
 ):
     # Worker A holds a run; B is started under A's name by mistake, killed, and restarted.
     # The row of the name then records B's dead pid: only asking who answers to the name
     # tells that A, alive, holds the run. Before, B's restart removed A's sandbox too.
-    env = {"JAZZMINE_WORKER_GRACE_SECONDS": str(GRACE)}
-    first = celery_workers.running(env)
+    first, spinning = spinning
     name = worker_name(first)
-    spinning = run_create(sandbox=ecommerce, user=member, body=SPIN)
-    until_spinning(spinning.pk)
-    twin_env = worker_env(database_url=celery_workers.database_url, extra=env)
+    twin_env = worker_env(database_url=celery_workers.database_url, extra=GRACED)
     again = None
     try:
         twin = worker_start(env=twin_env, name=celery_workers.name, log_path=tmp_path / "b.log")
@@ -228,4 +224,3 @@ def test_a_live_process_answering_to_the_name_keeps_its_run_and_its_sandbox(
     finally:
         if again is not None:
             again.stop()
-        celery_workers.stop()
