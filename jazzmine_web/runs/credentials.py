@@ -19,6 +19,9 @@ class Credentials:
 
     issue: Callable[..., dict[str, str]]
     revoke: Callable[..., Any]
+    # tool_of(variable) names the one tool a variable is for (None: the whole sandbox's);
+    # the harness sets such a variable only while that tool runs.
+    tool_of: Callable[[str], str | None] | None = None
 
 
 # {name: credentials}: registering a name again replaces it, so a second `ready()` adds nothing.
@@ -26,10 +29,15 @@ CREDENTIALS: dict[str, Credentials] = {}
 
 
 def run_credentials_register(
-    name: str, *, issue: Callable[..., dict[str, str]], revoke: Callable[..., Any]
+    name: str,
+    *,
+    issue: Callable[..., dict[str, str]],
+    revoke: Callable[..., Any],
+    tool_of: Callable[[str], str | None] | None = None,
 ) -> None:
-    """Say how an app issues a run's credentials and revokes them once the run has ended."""
-    CREDENTIALS[name] = Credentials(issue=issue, revoke=revoke)
+    """Say how an app issues a run's credentials, which tool each is for, and how it revokes
+    them once the run has ended."""
+    CREDENTIALS[name] = Credentials(issue=issue, revoke=revoke, tool_of=tool_of)
 
 
 def run_credentials_issue(*, run: Run, lifetime: float) -> dict[str, str]:
@@ -38,6 +46,19 @@ def run_credentials_issue(*, run: Run, lifetime: float) -> dict[str, str]:
     for credentials in CREDENTIALS.values():
         environment.update(credentials.issue(run=run, lifetime=lifetime))
     return environment
+
+
+def run_credentials_tools(environment: dict[str, str]) -> dict[str, set[str]]:
+    """Return {tool: variables} for the issued variables that are one tool's alone."""
+    scoped: dict[str, set[str]] = {}
+    for credentials in CREDENTIALS.values():
+        if credentials.tool_of is None:
+            continue
+        for variable in environment:
+            tool = credentials.tool_of(variable)
+            if tool:
+                scoped.setdefault(tool, set()).add(variable)
+    return scoped
 
 
 def run_credentials_revoke(*, run_id: Any) -> None:

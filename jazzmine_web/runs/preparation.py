@@ -18,7 +18,7 @@ from jazzmine.sandbox.bwrap import stage_run_dir
 from ..catalog.models import SANDBOX, Sandbox
 from ..catalog.selectors import sandbox_secret_values
 from ..catalog.services import build_policy, registry_for_sandbox, script_tool_from_row
-from .credentials import run_credentials_issue
+from .credentials import run_credentials_issue, run_credentials_tools
 from .lifecycle import run_claim, run_claimable
 from .models import Run
 
@@ -127,7 +127,15 @@ def run_claim_prepare(*, run_id: Any, worker: str, known_images: frozenset[str])
     )
     issued = run_credentials_issue(run=run, lifetime=sandbox.timeout_seconds)
     if issued:
-        request = dataclasses.replace(request, secrets={**request.secrets, **issued})
+        # A credential issued for one tool (a script tool's keychain token) is that tool's.
+        scoped = {tool: set(names) for tool, names in request.tool_secrets.items()}
+        for tool, names in run_credentials_tools(issued).items():
+            scoped.setdefault(tool, set()).update(names)
+        request = dataclasses.replace(
+            request,
+            secrets={**request.secrets, **issued},
+            tool_secrets={tool: frozenset(names) for tool, names in scoped.items()},
+        )
     # The harness refuses any other tool: the review decision holds where the code runs.
     request = dataclasses.replace(request, allowed_tools=_allowed_tools(run))
     limits = run_limits_for(sandbox)

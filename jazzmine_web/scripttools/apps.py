@@ -14,7 +14,11 @@ class ScriptToolsConfig(AppConfig):
         from ..catalog.models import ToolKind
         from ..catalog.panels import tool_panel_register
         from ..runs.credentials import run_credentials_register
-        from .services import keychain_environment_per_tool, keychain_tokens_revoke
+        from .services import (
+            keychain_environment_per_tool,
+            keychain_token_tool,
+            keychain_tokens_revoke,
+        )
         from .views import panel_context
 
         tool_panel_register(kind=ToolKind.SCRIPT, panel=panel_context)
@@ -25,4 +29,5 @@ class ScriptToolsConfig(AppConfig):
                 sandbox=run.sandbox, lifetime=lifetime, run=run
             ),
             revoke=keychain_tokens_revoke,
+            tool_of=keychain_token_tool,
         )

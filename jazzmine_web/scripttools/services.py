@@ -328,6 +328,13 @@ def keychain_environment_per_tool(
     return env
 
 
+def keychain_token_tool(variable: str) -> str | None:
+    """Name the script tool a run's keychain variable is for (None: not one tool's)."""
+    if variable.startswith(KEYCHAIN_TOKEN_PREFIX):
+        return variable[len(KEYCHAIN_TOKEN_PREFIX) :] or None
+    return None
+
+
 def keychain_tokens_revoke(*, run_id: Any) -> int:
     """Forget the keychain tokens of a run that has ended."""
     deleted, _ = KeychainToken.objects.filter(run_id=run_id).delete()

@@ -11,12 +11,14 @@ import json
 import pytest
 from django.test import override_settings
 
+from jazzmine.sandbox import SandboxBuilder
 from jazzmine_web.catalog.crypto import encrypt
 from jazzmine_web.catalog.models import SecretValue
-from jazzmine_web.catalog.services import script_tool_save
+from jazzmine_web.catalog.services import registry_for_sandbox, script_tool_save
 from jazzmine_web.runs.credentials import run_credentials_issue
 from jazzmine_web.runs.lifecycle import run_cancel
 from jazzmine_web.runs.models import Run, RunEvent, RunStatus
+from jazzmine_web.runs.preparation import run_claim_prepare
 from jazzmine_web.runs.services import run_create
 from jazzmine_web.scripttools.models import KeychainToken, TrialRun
 from jazzmine_web.scripttools.services import script_tool_publish
@@ -127,3 +129,24 @@ def wait_for_event(run, kind: str, timeout: float = 300):
         return event
 
     return wait_until(arrived, timeout=timeout, message=f"no {kind} event")
+
+
+@pytest.mark.django_db
+@override_settings(JAZZMINE_KEYCHAIN_URL=URL)
+def test_a_runs_request_gives_each_keychain_token_to_its_tool_alone(shared, member) -> None:
+    # In the harness a Python tool shares a process with the script tools' wrappers: a token
+    # set for the whole run was readable by every tool, though issued for one.
+    run = run_create(sandbox=shared, user=member, body="emit_result(1)\n", start=False)
+    tag = SandboxBuilder(registry_for_sandbox(shared)).image_tag(shared.name)
+    request = run_claim_prepare(
+        run_id=run.pk, worker="w1@host", known_images=frozenset({tag})
+    ).request
+    assert request.tool_secrets == {
+        "snoop": frozenset({"SNOOP_KEY", "JAZZMINE_KEYCHAIN_TOKEN_snoop"}),
+        "vault": frozenset({"VAULT_KEY", "JAZZMINE_KEYCHAIN_TOKEN_vault"}),
+    }
+    # Every declared and issued value travels; which tool may see which is the mapping's.
+    assert set(request.secrets) == {
+        "SNOOP_KEY", "VAULT_KEY", "JAZZMINE_KEYCHAIN_URL",
+        "JAZZMINE_KEYCHAIN_TOKEN_snoop", "JAZZMINE_KEYCHAIN_TOKEN_vault",
+    }  # fmt: skip
