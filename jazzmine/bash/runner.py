@@ -63,9 +63,12 @@ def run_worker(root: str, request_fd: int, event_fd: int, token: bytes) -> None:
         _framed(event_fd, token, {"type": "error", "data": {"message": f"bad bash request: {exc}"}})
         return
     allowed = _parse_allowed(request.get("allowed_tools", False))
-    for name, value in (request.get("secrets") or {}).items():
-        os.environ[str(name)] = str(value)
     toolbox = ToolBox(root, tool_types)
+    # As in the harness: a secret that is one tool's is set only while that tool runs.
+    shared, problem = toolbox.take_secrets(request.get("secrets"), request.get("tool_secrets"))
+    if problem is not None:
+        sys.stderr.write(f"runner: {problem}\n")
+    os.environ.update(shared)
     toolbox.allowed = allowed  # the same wall again, for builtins that reach a tool otherwise
     session = bash_engine.BashSession(
         specs,

@@ -13,7 +13,7 @@ import json
 import platform
 import shutil
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 import docker
@@ -139,8 +139,13 @@ async def run_bash_in_sandbox(
     on_call: Callable[[BashCall], None] | None = None,
     client: docker.DockerClient | None = None,
     allowed_tools: frozenset[str] | None = None,
+    tool_secrets: Mapping[str, Iterable[str]] | None = None,
 ) -> BashResult:
-    """Run a bash script in a hardened container of the sandbox; tools run in there too."""
+    """Run a bash script in a hardened container of the sandbox; tools run in there too.
+
+    `tool_secrets` names, for each tool, the secrets that are its alone: set only while it
+    runs, as in the harness (every other secret is every tool's).
+    """
     bash_limits = bash_limits or BashLimits()
     api = client or engine_client()
     try:
@@ -156,6 +161,7 @@ async def run_bash_in_sandbox(
             "timeout_seconds": bash_limits.timeout_seconds,
         },
         "secrets": dict(secrets or {}),
+        "tool_secrets": {tool: sorted(names) for tool, names in (tool_secrets or {}).items()},
         # Enforced by the in-container runner: a refused builtin exits non-zero, saying why.
         "allowed_tools": None if allowed_tools is None else sorted(allowed_tools),
     }

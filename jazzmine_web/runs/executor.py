@@ -415,7 +415,8 @@ class RunExecutor:
             specs=prepared.bash.specs,
             limits=prepared.limits,
             bash_limits=prepared.bash.limits,
-            secrets=prepared.bash.environment,
+            secrets=dict(prepared.request.secrets),
+            tool_secrets=prepared.request.tool_secrets,
             on_call=on_call,
             allowed_tools=prepared.request.allowed_tools,
         )

@@ -6,7 +6,6 @@ values; the executor's loop only starts sandboxes and records events.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,11 +24,10 @@ from .models import Run
 
 @dataclass(frozen=True)
 class BashPlan:
-    """What a bash run needs besides the sandbox image: builtins, interpreter limits, env."""
+    """What a bash run needs besides the sandbox image and its request: builtins and limits."""
 
     specs: list[ToolSpec]
     limits: BashLimits
-    environment: dict[str, str]
 
 
 @dataclass(frozen=True)
@@ -117,27 +115,15 @@ def run_claim_prepare(*, run_id: Any, worker: str, known_images: frozenset[str])
         if not docker:
             raise ValueError("bash scripts run in Docker sandboxes only (this one uses bubblewrap)")
         return _prepare_bash(run, registry, rows, tag, source=source, known=running)
-    declared = registry.aggregate_secrets(sandbox.name)
-    request = RunRequest.for_sandbox(
-        run.script,
-        declared_secrets=declared,
-        secret_store=sandbox_secret_values(sandbox, names=declared),
+    secrets, tool_secrets = _run_secrets(run, registry, lifetime=sandbox.timeout_seconds)
+    request = RunRequest(
+        script=run.script,
         body_offset=run.body_offset,
-        tool_secrets=registry.tool_only_secrets(sandbox.name),
+        secrets=secrets,
+        tool_secrets=tool_secrets,
+        # The harness refuses any other tool: the review decision holds where the code runs.
+        allowed_tools=_allowed_tools(run),
     )
-    issued = run_credentials_issue(run=run, lifetime=sandbox.timeout_seconds)
-    if issued:
-        # A credential issued for one tool (a script tool's keychain token) is that tool's.
-        scoped = {tool: set(names) for tool, names in request.tool_secrets.items()}
-        for tool, names in run_credentials_tools(issued).items():
-            scoped.setdefault(tool, set()).update(names)
-        request = dataclasses.replace(
-            request,
-            secrets={**request.secrets, **issued},
-            tool_secrets={tool: frozenset(names) for tool, names in scoped.items()},
-        )
-    # The harness refuses any other tool: the review decision holds where the code runs.
-    request = dataclasses.replace(request, allowed_tools=_allowed_tools(run))
     limits = run_limits_for(sandbox)
     if not docker:
         runtime_dir = stage_run_dir(builder, sandbox.name)  # the run removes it when it ends
@@ -159,6 +145,25 @@ def sandbox_current_image(*, sandbox_id: int) -> tuple[str, RunLimits] | None:
     builder.check_allowed(sandbox.name)  # no pool of an image the operator no longer lists
     tag = builder.image_tag(sandbox.name)
     return (tag, run_limits_for(sandbox)) if builder.image_exists(tag) else None
+
+
+def _run_secrets(
+    run: Run, registry: Any, *, lifetime: float
+) -> tuple[dict[str, str], dict[str, frozenset[str]]]:
+    """Return a run's secrets and, for each tool that has any, the ones that are its alone.
+
+    The sandbox's declared values that the store holds, and the credentials issued for the
+    run; a secret only some tools declare, or a credential issued for one tool (a script
+    tool's keychain token), is theirs: the harness sets it only while they run.
+    """
+    sandbox = run.sandbox
+    declared = registry.aggregate_secrets(sandbox.name)
+    secrets = sandbox_secret_values(sandbox, names=declared)
+    scoped = {tool: set(names) for tool, names in registry.tool_only_secrets(sandbox.name).items()}
+    issued = run_credentials_issue(run=run, lifetime=lifetime)
+    for tool, names in run_credentials_tools(issued).items():
+        scoped.setdefault(tool, set()).update(names)
+    return {**secrets, **issued}, {tool: frozenset(names) for tool, names in scoped.items()}
 
 
 def _allowed_tools(run: Run) -> frozenset[str] | None:
@@ -189,12 +194,16 @@ def _prepare_bash(
     script_tools = [t for t in map(script_tool_from_row, rows) if t is not None]
     specs = specs_for_sandbox(registry, sandbox.name, script_tools=script_tools)
     bash_limits = bash_limits_for(sandbox)
-    declared = registry.aggregate_secrets(sandbox.name)
-    environment = sandbox_secret_values(sandbox, names=declared)
-    environment.update(run_credentials_issue(run=run, lifetime=bash_limits.timeout_seconds))
+    secrets, tool_secrets = _run_secrets(run, registry, lifetime=bash_limits.timeout_seconds)
     # The bash runner refuses any builtin outside the run's decision, as the harness does.
-    request = RunRequest(script=run.script, body_offset=0, allowed_tools=_allowed_tools(run))
-    plan = BashPlan(specs=specs, limits=bash_limits, environment=environment)
+    request = RunRequest(
+        script=run.script,
+        body_offset=0,
+        allowed_tools=_allowed_tools(run),
+        secrets=secrets,
+        tool_secrets=tool_secrets,
+    )
+    plan = BashPlan(specs=specs, limits=bash_limits)
     return Prepared(
         run.pk, sandbox.pk, "docker", tag, None, run_limits_for(sandbox), request,
         bash=plan, image_source=source, image_known=known,

@@ -19,7 +19,13 @@ pytestmark = pytest.mark.docker
 GET_USER = """
 def get_user(id: int) -> ToolResponse:
     import os
-    return ToolResponse(success=True, data={"id": id, "name": "Ada", "uid": os.getuid()})
+    return ToolResponse(success=True, data={"id": id, "name": "Ada", "uid": os.getuid(),
+                                            "token": os.environ.get("PEEK_TOKEN")})
+"""
+PEEK = """
+def peek(name: str) -> ToolResponse:
+    import os
+    return ToolResponse(success=True, data=os.environ.get(name))
 """
 LIST_ORDERS = """
 def list_orders(user_id: int, status: str = "open") -> ToolResponse:
@@ -54,6 +60,13 @@ def sandbox(docker_client, base_image, tmp_path_factory):
         ],
     )
     registry.register_source(STALL, sandbox="default", description="Never finishes")
+    registry.register_source(
+        PEEK,
+        sandbox="default",
+        description="Read an environment variable",
+        parameters=[ToolParameter("name", "str", "Its name", required=True)],
+        secrets=["PEEK_TOKEN"],
+    )
     rsi = load_tool_dir(RSI)
     register_script_tool(registry, rsi)
     builder = SandboxBuilder(
@@ -94,11 +107,24 @@ async def test_a_script_tool_is_a_builtin_that_runs_its_script_in_the_sandbox(
     assert result.stderr == "calculate_rsi: script error: missing required parameter: symbol\n"
 
 
+async def test_a_tools_own_secret_reaches_its_calls_alone_and_never_the_script(
+    sandbox, docker_client
+):
+    image, specs = sandbox
+    result = await run_bash_in_sandbox(
+        'peek --name PEEK_TOKEN\nget_user --id 1 | jq -r .token\necho "[$PEEK_TOKEN]"\n',
+        sandbox_image=image, specs=specs, client=docker_client,
+        secrets={"PEEK_TOKEN": "tok-1"}, tool_secrets={"peek": ["PEEK_TOKEN"]},
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == "tok-1\nnull\n[]\n"
+
+
 async def test_help_works_inside_the_sandbox(sandbox, docker_client):
     image, specs = sandbox
     result = await run_bash_in_sandbox("help --list | cut -d' ' -f1", sandbox_image=image,
                                        specs=specs, client=docker_client)  # fmt: skip
-    assert result.stdout.split() == ["calculate_rsi", "get_user", "list_orders", "stall"]
+    assert result.stdout.split() == ["calculate_rsi", "get_user", "list_orders", "peek", "stall"]
 
 
 async def test_a_builtin_that_never_returns_is_killed_with_the_container(sandbox, docker_client):
