@@ -125,6 +125,8 @@ class SecretStatus:
     is_set: bool
     set_by: str | None
     set_at: datetime | None
+    # The tools whose calls it is set for; empty: every tool's (the sandbox declares it).
+    tools: tuple[str, ...] = ()
 
 
 def sandbox_secret_statuses(
@@ -135,6 +137,10 @@ def sandbox_secret_statuses(
     values = {
         s.name: s for s in SecretValue.objects.filter(sandbox=sandbox).select_related("set_by")
     }
+    owners: dict[str, list[str]] = {}
+    for tool, names in sorted(registry.tool_only_secrets(sandbox.name).items()):
+        for name in names:
+            owners.setdefault(name, []).append(tool)
     statuses = []
     for name in registry.aggregate_secrets(sandbox.name):
         value = values.get(name)
@@ -144,6 +150,7 @@ def sandbox_secret_statuses(
                 is_set=value is not None,
                 set_by=value.set_by.get_username() if value and value.set_by else None,
                 set_at=value.set_at if value else None,
+                tools=tuple(owners.get(name, ())),
             )
         )
     return statuses

@@ -46,3 +46,20 @@ def test_it_refuses_a_secret_the_sandbox_does_not_need(client, team_admin, ecomm
     )
     assert response.status_code == 422
     assert not SecretValue.objects.exists()
+
+
+def test_the_sandbox_page_says_which_tools_a_secret_is_given_to(
+    client, team_admin, ecommerce
+) -> None:
+    # MAIL_API_TOKEN is send_receipt's alone; a secret the sandbox declares is every tool's.
+    (status,) = sandbox_secret_statuses(ecommerce)
+    assert status.tools == ("send_receipt",)
+    client.force_login(team_admin)
+    page = client.get(f"/catalog/sandboxes/{ecommerce.pk}/").content.decode()
+    assert "<code>send_receipt</code> only, while it runs" in page
+    ecommerce.secrets = ["MAIL_API_TOKEN"]
+    ecommerce.save()
+    (status,) = sandbox_secret_statuses(ecommerce)
+    assert status.tools == ()
+    page = client.get(f"/catalog/sandboxes/{ecommerce.pk}/").content.decode()
+    assert "every tool" in page and "only, while it runs" not in page
