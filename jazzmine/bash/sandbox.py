@@ -89,7 +89,30 @@ def ensure_bash_image(sandbox_image: str, *, client: docker.DockerClient | None 
                 message=f"bashkit here is built for {platform.machine()}, the engine runs {engine_arch}",
             )
         _build(api, sandbox_image, tag)
+        legacy_bash_images_remove(api)
     return tag
+
+
+def legacy_bash_images_remove(api: docker.DockerClient) -> int:
+    """Remove bash images made before they were labelled with their sandbox image; say how many.
+
+    Pruning a sandbox image takes the bash images labelled as built on it; these name none,
+    so nothing else ever removes them. Their tags are from an older runner, never used
+    again. One a container still uses is left (the engine refuses, and that is fine).
+    """
+    removed = 0
+    for image in api.images.list(name=BASH_REPOSITORY):
+        if DERIVED_FROM_LABEL in (image.labels or {}):
+            continue
+        for tag in image.tags:
+            if not tag.startswith(BASH_REPOSITORY + ":"):
+                continue  # never another name the same image carries
+            try:
+                api.images.remove(tag, noprune=False)
+            except docker.errors.APIError:
+                continue
+            removed += 1
+    return removed
 
 
 def _build(api: docker.DockerClient, sandbox_image: str, tag: str) -> None:

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 
+import docker
 import pytest
 
 from jazzmine.bash import BashLimits, specs_for_sandbox
-from jazzmine.bash.sandbox import ensure_bash_image, run_bash_in_sandbox
+from jazzmine.bash.sandbox import (
+    ensure_bash_image,
+    legacy_bash_images_remove,
+    run_bash_in_sandbox,
+)
 from jazzmine.core.tools import SandboxConfig, ToolParameter, ToolRegistry
 from jazzmine.sandbox import RunLimits, SandboxBuilder
 from jazzmine.sandbox.builder import DERIVED_FROM_LABEL
@@ -208,3 +214,35 @@ def test_pruning_a_sandbox_image_removes_the_bash_image_built_on_it(
                 docker_client.images.remove(image.id, force=True)
         for image in docker_client.images.list(name=f"jazzmine/sandbox-{name}"):
             docker_client.images.remove(image.id, force=True)
+
+
+def test_bash_images_made_before_labels_are_removed_unless_a_container_uses_one(
+    sandbox, docker_client
+):
+    # What an older release left: bash images of their own that name no sandbox image, which
+    # pruning a sandbox image therefore never reaches. Made here by committing a container.
+    image, _specs = sandbox
+    legacy = f"jazzmine/bash:legacy-{uuid.uuid4().hex[:12]}"
+    in_use = f"jazzmine/bash:legacy-{uuid.uuid4().hex[:12]}"
+    source = docker_client.containers.create(image, command=["true"])
+    try:
+        for tag in (legacy, in_use):
+            repository, name = tag.split(":")
+            source.commit(repository=repository, tag=name)
+    finally:
+        source.remove(force=True)
+    holder = docker_client.containers.create(in_use, command=["true"])
+    try:
+        assert DERIVED_FROM_LABEL not in (docker_client.images.get(legacy).labels or {})
+        removed = legacy_bash_images_remove(docker_client)
+        tags = {t for i in docker_client.images.list() for t in i.tags}
+        assert legacy not in tags and removed >= 1
+        assert in_use in tags  # a container uses it
+        assert image in tags  # the image it was a tag of stays, with its own name
+        assert ensure_bash_image(image, client=docker_client) in tags  # labelled: kept
+        assert legacy_bash_images_remove(docker_client) == 0  # twice: nothing more to do
+    finally:
+        holder.remove(force=True)
+        for tag in (legacy, in_use):
+            with contextlib.suppress(docker.errors.ImageNotFound):
+                docker_client.images.remove(tag)
