@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -186,7 +187,8 @@ class SandboxBuilder:
         """Return the sandbox's image, building it first when its tag is missing.
 
         A fired `interrupt` stops the build at once (`WorkInterrupted`): a helper command
-        is killed where it is, anything else stops at its next log line. No image is made.
+        is killed where it is, and so is the engine's step running now (its container); the
+        rest stops at its next log line. No image is made.
         """
         stop = interrupt or Interrupt()
 
@@ -316,7 +318,7 @@ class SandboxBuilder:
                 sandbox_name, context / "runtime", on_log=log, target=target, interrupt=interrupt
             )
             (context / "Dockerfile").write_text(self._dockerfile(config.base_image))
-            self._docker_build(context, tag, sandbox_name, log)
+            self._docker_build(context, tag, sandbox_name, log, interrupt)
 
     def _dockerfile(self, base_image: str) -> str:
         return (
@@ -329,25 +331,46 @@ class SandboxBuilder:
             f'CMD ["python3", "-I", "{RUNTIME_DIR}/harness.py", "{RUNTIME_DIR}"]\n'
         )
 
-    def _docker_build(self, context: Path, tag: str, sandbox_name: str, log: LogFn) -> None:
+    def _docker_build(
+        self, context: Path, tag: str, sandbox_name: str, log: LogFn, interrupt: Interrupt
+    ) -> None:
+        """Build the image of a staged context, streaming the engine's log.
+
+        A fired `interrupt` kills the step running now (the engine names its container in the
+        log: "Running in <id>"), so a silent step (compiling a large dependency) stops at
+        once instead of at its next line; the engine then ends the build and removes it.
+        """
         step = "prepare"
         tail: list[str] = []
+        running: list[str] = []  # the container of the step the engine runs now, if any
         labels = {"jazzmine.sandbox": sandbox_name, "jazzmine.runtime": runtime_version()}
+
+        def stop_step(_reason: str) -> None:
+            if running:
+                with contextlib.suppress(docker.errors.DockerException):
+                    self.client.containers.get(running[-1]).kill()
+
         try:
             stream = self.client.api.build(
                 path=str(context), tag=tag, rm=True, forcerm=True, decode=True,
                 labels=labels, network_mode="none",
             )  # fmt: skip
-            for chunk in stream:
-                if "error" in chunk:
-                    raise BuildError(step=step, message=str(chunk["error"]).strip(),
-                                     log_tail=tail)  # fmt: skip
-                text = str(chunk.get("stream") or chunk.get("status") or "").rstrip()
-                for line in filter(None, text.splitlines()):
-                    if line.startswith("Step "):
-                        step = line
-                    tail = [*tail[-14:], line]
-                    log(line)
+            with interrupt.during(stop_step):
+                for chunk in stream:
+                    if "error" in chunk:
+                        interrupt.check()  # the step failed because it was stopped: say so
+                        raise BuildError(step=step, message=str(chunk["error"]).strip(),
+                                         log_tail=tail)  # fmt: skip
+                    text = str(chunk.get("stream") or chunk.get("status") or "").rstrip()
+                    for line in filter(None, text.splitlines()):
+                        if line.startswith("Step "):
+                            step = line
+                        elif line.lstrip(" ->").startswith("Running in "):
+                            running.append(line.split()[-1])
+                            if interrupt.reason is not None:
+                                stop_step(interrupt.reason)  # fired before the engine named it
+                        tail = [*tail[-14:], line]
+                        log(line)
         except docker.errors.DockerException as exc:
             raise BuildError(
                 step=step, message=f"Docker engine error: {exc}", log_tail=tail

@@ -1,8 +1,11 @@
-"""A build's helper commands (pip, the base image's script) stop the moment they are told to.
+"""A build's helper commands (pip, the base image's script) and the engine's step running now
+stop the moment they are told to.
 
 Before, a build was stopped only at its next log line: a download that printed nothing for
 minutes (a large wheel, a stalled index) kept a stopping worker waiting until its supervisor
-killed it, and pip, in no way tied to the worker, went on downloading after it.
+killed it, and pip, in no way tied to the worker, went on downloading after it. So did the
+image's RUN step, which compiles the runtime and is silent for tens of seconds with a large
+dependency: the stop now kills the step's container, which the engine names in the log.
 """
 
 from __future__ import annotations
@@ -12,10 +15,14 @@ import threading
 import time
 import uuid
 
+import docker
 import pytest
 
+from jazzmine.core.tools import SandboxConfig, ToolRegistry
 from jazzmine.interrupts import Interrupt, WorkInterrupted
+from jazzmine.sandbox import SandboxBuilder
 from jazzmine.sandbox.commands import run_logged
+from jazzmine.sandbox.errors import BuildError
 from jazzmine.sandbox.wheels import PipIndexes, download_wheels
 from tests.stalling import processes_naming, stalled_index
 from tests.waiting import wait_until
@@ -111,3 +118,83 @@ def test_pip_waiting_on_a_stalled_index_is_killed_and_leaves_no_partial_download
     wait_until(lambda: not processes_naming(package), timeout=5, message="pip outlived it")
     wheels = tmp_path / "wheels"
     assert not wheels.exists() or list(wheels.iterdir()) == [], list(wheels.iterdir())
+
+
+def _builder(docker_client) -> SandboxBuilder:
+    registry = ToolRegistry()
+    registry.register_sandbox(SandboxConfig(name="silent"))
+    return SandboxBuilder(registry, client=docker_client)
+
+
+def _build_in_thread(builder, context, tag, interrupt, lines):
+    outcome: dict[str, BaseException | None] = {}
+
+    def build() -> None:
+        try:
+            builder._docker_build(context, tag, "silent", lines.append, interrupt)
+            outcome["error"] = None
+        except BaseException as exc:
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=build)
+    thread.start()
+    return thread, outcome
+
+
+def _exists(docker_client, container_id: str) -> bool:
+    try:
+        docker_client.containers.get(container_id)
+    except docker.errors.NotFound:
+        return False
+    return True
+
+
+@pytest.mark.docker
+def test_a_silent_engine_step_is_killed_when_the_build_is_stopped(
+    docker_client, base_image, tmp_path
+):
+    (tmp_path / "Dockerfile").write_text(f"FROM {base_image}\nRUN sleep 60 && echo never\n")
+    tag = f"jazzmine/sandbox-silent:stop-{time.time_ns()}"
+    interrupt, lines = Interrupt(), []
+    thread, outcome = _build_in_thread(_builder(docker_client), tmp_path, tag, interrupt, lines)
+    wait_until(lambda: any("Running in" in line for line in lines), timeout=60,
+               message="the step never started")  # fmt: skip
+    time.sleep(1.0)  # silent now: nothing to check the switch between
+    fired = time.monotonic()
+    interrupt.fire(REASON)
+    thread.join(15)
+    assert not thread.is_alive()
+    assert time.monotonic() - fired < 5, "the build waited for its silent step"
+    assert isinstance(outcome["error"], WorkInterrupted), outcome["error"]
+    assert str(outcome["error"]) == REASON
+    with pytest.raises(docker.errors.ImageNotFound):
+        docker_client.images.get(tag)
+    # The engine removes the killed step's container (forcerm): nothing keeps running.
+    (named,) = [line.split()[-1] for line in lines if "Running in" in line]
+    wait_until(lambda: not _exists(docker_client, named), timeout=10,
+               message="the step's container outlived the stop")  # fmt: skip
+
+
+@pytest.mark.docker
+def test_a_stop_fired_before_the_engine_step_started_kills_it_as_soon_as_it_is_named(
+    docker_client, base_image, tmp_path
+):
+    (tmp_path / "Dockerfile").write_text(f"FROM {base_image}\nRUN sleep 60\n")
+    tag = f"jazzmine/sandbox-silent:early-{time.time_ns()}"
+    interrupt = Interrupt()
+    interrupt.fire("stopped early")
+    lines: list[str] = []
+    started = time.monotonic()
+    with pytest.raises(WorkInterrupted):
+        _builder(docker_client)._docker_build(tmp_path, tag, "silent", lines.append, interrupt)
+    assert time.monotonic() - started < 10
+
+
+@pytest.mark.docker
+def test_an_engine_step_that_fails_by_itself_is_still_a_build_error(
+    docker_client, base_image, tmp_path
+):
+    (tmp_path / "Dockerfile").write_text(f"FROM {base_image}\nRUN exit 3\n")
+    tag = f"jazzmine/sandbox-silent:fails-{time.time_ns()}"
+    with pytest.raises(BuildError, match="non-zero code: 3"):
+        _builder(docker_client)._docker_build(tmp_path, tag, "silent", lambda _l: None, Interrupt())

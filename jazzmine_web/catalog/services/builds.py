@@ -185,7 +185,8 @@ def image_build_run(
     """Run a queued build now, in this thread, streaming its log; never raises on failure.
 
     A fired `interrupt` (its worker is stopping) ends the build: a download or the base
-    image's bootstrap is killed at once, any other step stops at its next log line.
+    image's bootstrap is killed at once, and so is the engine's step running now; the rest
+    stops at its next log line.
     """
     build = ImageBuild.objects.select_related("sandbox").get(pk=build_id)
     image_build_set_status(build_id=build_id, status=BuildStatus.BUILDING)
