@@ -1,11 +1,13 @@
 """Working directories of builds and runs: held while in use, removed once their process died.
 
 A build fills directories it removes when it ends (the download's staging directory, the
-image's context), and so does a bubblewrap run (its staged runtime). A worker killed outright (SIGKILL, the OOM killer) removes nothing: its
-half-downloaded wheels and its staged runtimes would stay on the host for good. So a
-directory is locked (`flock`) for as long as it is in use. The kernel drops the lock when
-its process dies, however it dies, and a build or run that makes a directory of the same
-kind removes the ones nobody holds any more (once past `ABANDONED_AFTER_SECONDS`).
+image's context), and so does a bubblewrap run (its staged runtime). A worker killed outright
+(SIGKILL, the OOM killer) removes nothing: its half-downloaded wheels and its staged runtimes
+would stay on the host for good. So a directory is locked (`flock`) for as long as it is in
+use. The kernel drops the lock when its process dies, however it dies, and a build or run
+that makes a directory of the same kind removes the ones nobody holds any more (once past
+`ABANDONED_AFTER_SECONDS`). `scripts/lib/workdirs.sh` does the same for the base image's
+bootstrap, a shell script whose chroot mounts need letting go first.
 """
 
 from __future__ import annotations

@@ -164,9 +164,8 @@ def trials_reap() -> int:
     never = TrialRun.objects.filter(
         state=TrialState.QUEUED, created_at__lt=never_started_cutoff(now)
     )
-    return _trials_end(lost, "the worker running it stopped answering", now=now) + _trials_end(
-        never, "no worker took it (is a worker running?)", now=now
-    )
+    ended = _trials_end(lost, "the worker running it stopped answering", now=now)
+    return ended + _trials_end(never, "no worker took it (is a worker running?)", now=now)
 
 
 def trials_of_earlier_life_end(*, worker: str, before: datetime.datetime) -> int:
@@ -177,6 +176,7 @@ def trials_of_earlier_life_end(*, worker: str, before: datetime.datetime) -> int
 
 
 def _trials_end(rows: QuerySet[TrialRun], why: str, *, now: datetime.datetime) -> int:
+    """End trials that could not run, saying why; return how many."""
     return rows.update(
         state=TrialState.DONE,
         status=TrialStatus.SANDBOX_ERROR.value,

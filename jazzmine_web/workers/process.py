@@ -137,11 +137,10 @@ class WorkerProcess:
 
         Called only when that process is certainly gone and nothing else answers to the
         name (a second worker misnamed the same, alive, holds rows under it too: the pid of
-        the process that last registered says nothing about it). Nothing is
-        taken before `start` returns, so every row still held under this name is the earlier
-        life's; `before` keeps it so all the same. Without this, a restarted
-        worker's old runs, builds and trials wait out the heartbeat timeout, and the
-        sandbox's Build button with them.
+        the process that last registered says nothing about it). Nothing is taken before
+        `start` returns, so every row still held under this name is the earlier life's;
+        `before` keeps it so all the same. Without this, a restarted worker's old runs,
+        builds and trials wait out the heartbeat timeout, and the Build button with them.
         """
         for kind, spec in KINDS.items():
             if spec.lost is None:
