@@ -100,9 +100,15 @@ class BuildLogConsumer(AsyncWebsocketConsumer):
             await self.close()
             return
         build: ImageBuild = snapshot["build"]
-        html = render_to_string(
-            f"{TEMPLATE}#build-status-oob", {"build": build, "image": snapshot["image"]}
-        )
+        if build.line_count > self.sent_seq:
+            # Lines went missing on the way (a layer reconnecting keeps nothing), and no later
+            # line will show the gap when the build has ended: send the stored log whole.
+            self.sent_seq = build.line_count
+            html = self._render_snapshot(build, snapshot["image"])
+        else:
+            html = render_to_string(
+                f"{TEMPLATE}#build-status-oob", {"build": build, "image": snapshot["image"]}
+            )
         await self.send(text_data=html)
         if build.status in FINISHED:
             await self.close()

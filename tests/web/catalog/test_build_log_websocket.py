@@ -7,6 +7,8 @@ import pytest
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.db import connection
+from django.db.models import F, Value
+from django.db.models.functions import Concat
 
 from jazzmine_web.asgi import application
 from jazzmine_web.catalog.models import BuildStatus, ImageBuild
@@ -107,6 +109,46 @@ async def test_lines_from_a_build_on_another_thread_stream_live(client, member, 
         await communicator.disconnect()
     stored = await database_sync_to_async(ImageBuild.objects.get)(pk=build.pk)
     assert stored.status == BuildStatus.SUCCEEDED and "line 2 of ecommerce" in stored.log
+
+
+def _store_without_sending(build_id: int, line: str) -> None:
+    """A line stored whose message never arrived (the layer was reconnecting)."""
+    ImageBuild.objects.filter(pk=build_id).update(
+        log=Concat(F("log"), Value(line + "\n")), line_count=F("line_count") + 1
+    )
+
+
+@pytest.mark.parametrize(
+    "status", [BuildStatus.SUCCEEDED, BuildStatus.FAILED, BuildStatus.BUILDING]
+)
+async def test_lines_lost_on_the_way_come_with_the_next_status(
+    client, member, build, status
+) -> None:
+    await database_sync_to_async(client.force_login)(member)
+    communicator = communicator_for(client, build.pk)
+    try:
+        assert (await communicator.connect())[0]
+        await communicator.receive_from()  # the snapshot
+        for i in range(2):
+            await database_sync_to_async(_store_without_sending)(build.pk, f"lost {i} <x>")
+        await database_sync_to_async(image_build_set_status)(build_id=build.pk, status=status)
+        received = await communicator.receive_from()
+        assert 'id="build-log" class="build-log" hx-swap-oob="true"' in received
+        for seq, line in ((1, "building for sandbox"), (2, "lost 0 &lt;x&gt;"), (3, "lost 1")):
+            assert f'data-seq="{seq}">{line}' in received
+        assert f'id="build-status" hx-swap-oob="true">{status.label}' in received
+        if status == BuildStatus.BUILDING:
+            # Sent once: the next line follows on, and the same status twice sends no log.
+            await database_sync_to_async(image_build_append_line)(build_id=build.pk, line="on")
+            line = await communicator.receive_from()
+            assert 'hx-swap-oob="beforeend"' in line and 'data-seq="4">on' in line
+            await database_sync_to_async(image_build_set_status)(build_id=build.pk, status=status)
+            again = await communicator.receive_from()
+            assert "build-log" not in again
+        else:
+            assert (await communicator.receive_output())["type"] == "websocket.close"
+    finally:
+        await communicator.disconnect()
 
 
 async def test_it_refuses_anonymous_visitors(client, build) -> None:
