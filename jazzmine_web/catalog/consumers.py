@@ -101,8 +101,10 @@ class BuildLogConsumer(AsyncWebsocketConsumer):
             return
         build: ImageBuild = snapshot["build"]
         if build.line_count > self.sent_seq:
-            # Lines went missing on the way (a layer reconnecting keeps nothing), and no later
-            # line will show the gap when the build has ended: send the stored log whole.
+            # The log is ahead of this page: lines lost on the way (a layer reconnecting keeps
+            # nothing), or this status was handled late and the build read above has moved on
+            # past lines still queued behind it. Once the build has ended no later line would
+            # show the gap (and the socket closes): send the stored log whole.
             self.sent_seq = build.line_count
             html = self._render_snapshot(build, snapshot["image"])
         else:
