@@ -78,42 +78,41 @@ class BuildLogConsumer(AsyncWebsocketConsumer):
         await self.send(text_data=html)
 
     async def _catch_up(self) -> bool:
-        """Send the stored log whole and the build's status; tell whether it is still going."""
-        snapshot = await database_sync_to_async(_snapshot)(self.scope["user"], self.build_id)
-        if snapshot is None:
-            await self.close()
-            return False
-        build: ImageBuild = snapshot["build"]
-        # Checked after the read: lines that arrived live meanwhile are never taken back.
-        if build.line_count > self.sent_seq or build.status in FINISHED:
-            self.sent_seq = max(self.sent_seq, build.line_count)
-            await self.send(text_data=self._render_snapshot(build, snapshot["image"]))
-        if build.status in FINISHED:
-            await self.close()
-            return False
-        return True
+        """After a silence: send what the store has beyond this page; tell whether to go on."""
+        return await self._show_stored(always=False)
 
     async def build_status(self, event: dict[str, Any]) -> None:
         self.silence.heard()
+        await self._show_stored(always=True)
+
+    async def _show_stored(self, *, always: bool) -> bool:
+        """Read the build and send what the page lacks; tell whether it is still going.
+
+        The status is read, not taken from the message, so the badge and the Build button
+        agree with a reload. When the stored log is ahead of the page it is sent whole: lines
+        lost on the way (a layer reconnecting keeps nothing), or a message handled late while
+        the build moved on past lines still queued behind it. Once the build has ended no
+        later line would show that gap, and the socket closes.
+        """
         snapshot = await database_sync_to_async(_snapshot)(self.scope["user"], self.build_id)
         if snapshot is None:
             await self.close()
-            return
+            return False
         build: ImageBuild = snapshot["build"]
+        finished = build.status in FINISHED
+        # Compared after the read: lines that arrived live meanwhile are never taken back.
         if build.line_count > self.sent_seq:
-            # The log is ahead of this page: lines lost on the way (a layer reconnecting keeps
-            # nothing), or this status was handled late and the build read above has moved on
-            # past lines still queued behind it. Once the build has ended no later line would
-            # show the gap (and the socket closes): send the stored log whole.
             self.sent_seq = build.line_count
-            html = self._render_snapshot(build, snapshot["image"])
-        else:
+            await self.send(text_data=self._render_snapshot(build, snapshot["image"]))
+        elif always or finished:
             html = render_to_string(
                 f"{TEMPLATE}#build-status-oob", {"build": build, "image": snapshot["image"]}
             )
-        await self.send(text_data=html)
-        if build.status in FINISHED:
+            await self.send(text_data=html)
+        if finished:
             await self.close()
+            return False
+        return True
 
     def _render_snapshot(self, build: ImageBuild, image: Any) -> str:
         lines = build.log.splitlines()
