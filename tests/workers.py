@@ -63,10 +63,20 @@ class WorkerProcess:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
     def kill(self) -> None:
-        """SIGKILL the worker (it gets no chance to clean up)."""
+        """SIGKILL the worker (it gets no chance to clean up), and its embedded beat.
+
+        `--beat` forks beat as a child process that outlives the worker's SIGKILL and keeps
+        scheduling for good (production runs beat as its own process). Only forked copies
+        of the worker go: what the worker ran (pip, a bootstrap) must meet the kill as it
+        would, which is what some tests watch.
+        """
         assert self.process is not None
+        forks = _forks_of(self.process.pid)
         self.process.kill()
         self.process.wait(timeout=10)
+        for pid in forks:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
     def stop(self, timeout: float = 60) -> int:
         """SIGTERM the worker (a warm shutdown: it drains) and wait; return its exit code."""
@@ -79,6 +89,26 @@ class WorkerProcess:
                 self.process.kill()
                 self.process.wait(timeout=10)
         return self.process.returncode
+
+
+def _forks_of(pid: int) -> list[int]:
+    """Return the children of a process that run its own command line (forks of it)."""
+    proc = Path("/proc") / str(pid)
+    try:
+        command = (proc / "cmdline").read_bytes()
+        children = [
+            int(child)
+            for task in (proc / "task").iterdir()
+            for child in (task / "children").read_text().split()
+        ]
+    except OSError:
+        return []
+    forks = []
+    for child in children:
+        with contextlib.suppress(OSError):
+            if (Path("/proc") / str(child) / "cmdline").read_bytes() == command:
+                forks.append(child)
+    return forks
 
 
 def worker_start(

@@ -8,6 +8,7 @@ timeout and a reaper's period), though the restarted worker could see its build 
 
 from __future__ import annotations
 
+import subprocess
 import time
 
 import pytest
@@ -48,6 +49,12 @@ def test_build_comes_back_by_itself_when_the_killed_worker_starts_again(
             wait_until(lambda: pips_downloading(package), timeout=60, message="pip never started")
             killed = server.worker
             killed.kill()
+            # Its embedded beat went with it: no process of the killed worker is left.
+            leftover = subprocess.run(
+                ["pgrep", "-f", "--", f"--schedule {killed.log_path.with_suffix('.beat')}$"],
+                check=False,
+            )
+            assert leftover.returncode == 1, "the killed worker's beat outlived it"
             # A reload before the restart still shows the dead build: nothing knows yet.
             page.reload()
             assert page.locator("#build-button").is_disabled()
