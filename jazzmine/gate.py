@@ -68,6 +68,17 @@ _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _PLAIN_COMMAND = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")
 _PUNCTUATION_COMMANDS = frozenset({"[", "[[", ":", "!"})
 _WORD_CHAR = r"[A-Za-z0-9_]"
+# Where bash (and bashkit) read data again as code, outside anything `Bash.analyze` reports:
+# - `${x@P}` expands `x` as a prompt: `$(...)`, backquotes and `\NNN` escapes in the value run,
+#   so the tool's name need not appear in the text at all;
+# - with tracing on, PS4 is expanded the same way before every command (PS0-PS3 and
+#   PROMPT_COMMAND are the other prompts: named anywhere, they are a doubt too);
+# - declare and its kin read a value holding `name=( ... )` again as an array assignment.
+_PROMPT_EXPANSION = re.compile(r"@\s*P\s*\}")
+_PROMPT_VARIABLES = re.compile(rf"(?<!{_WORD_CHAR})(?:PS[0-4]|PROMPT_COMMAND)(?!{_WORD_CHAR})")
+_TRACE_SWITCHES = frozenset({"set", "shopt"})
+_SHORT_FLAGS_WITH_TRACE = re.compile(r"-[A-Za-z]*x[A-Za-z]*")
+_DECLARERS = frozenset({"declare", "typeset", "local", "readonly", "export"})
 
 # Python names that reach functions by something other than their name in a call.
 _PY_DYNAMIC = {
@@ -252,9 +263,14 @@ def _read_bash(script: str, names: frozenset[str]) -> Reading:
         texts.extend(spans)
     for text in texts:
         _read_bash_text(text, names, calls, doubts)
+    flat = script.replace("\\\n", "")  # a line continuation may split `@P` or a name
+    if _PROMPT_EXPANSION.search(flat):
+        doubts.append(Doubt("${x@P} expands a value as a prompt, which runs the commands in it"))
     # A tool's name anywhere else (an argument, an assignment, a string) may become a command
     # at run time through some route the reading does not follow.
     bare = _dequote(script)
+    if _PROMPT_VARIABLES.search(bare):
+        doubts.append(Doubt("a prompt variable (PS0-PS4, PROMPT_COMMAND) runs the commands in it"))
     for name in sorted(names - calls.keys()):
         if re.search(rf"(?<!{_WORD_CHAR}){re.escape(name)}(?!{_WORD_CHAR})", bare):
             doubts.append(
@@ -300,12 +316,22 @@ def _read_bash_text(
             continue
         if name in BASH_RUNNERS:
             doubts.append(Doubt(f"{name} {BASH_RUNNERS[name]}"))
+        elif name in _TRACE_SWITCHES and _may_trace(command.args):
+            doubts.append(Doubt(f"{name} may turn tracing on, which runs PS4 as a prompt"))
+        elif name in _DECLARERS and any(a is None or "$" in a or "`" in a for a in command.args):
+            doubts.append(
+                Doubt(f"{name} may read a value again as an array assignment that runs commands")
+            )
         elif name in _AWK and _awk_runs_commands(command.args):
             doubts.append(Doubt(f"the {name} program can run commands (system, pipes, getline)"))
         elif name == "find" and any(a is None or a in _FIND_EXEC for a in command.args):
             doubts.append(Doubt("find -exec runs the command named in its arguments"))
         elif not (_PLAIN_COMMAND.fullmatch(name) or name in _PUNCTUATION_COMMANDS):
             doubts.append(Doubt(f"the command word {name!r} may expand to another name"))
+
+
+def _may_trace(args: list[str | None]) -> bool:
+    return any(a is None or "xtrace" in a or _SHORT_FLAGS_WITH_TRACE.fullmatch(a) for a in args)
 
 
 def _awk_runs_commands(args: list[str | None]) -> bool:

@@ -105,6 +105,47 @@ def test_no_bash_spelling_of_a_tool_call_reads_as_no_call(script: str) -> None:
     assert reading.may_call("get_orders"), reading
 
 
+# Each of these makes bashkit read data again as code and run get_orders, though bashkit's own
+# analysis sees no command there; most never spell the name (`\147` is octal for "g").
+DATA_READ_AS_CODE = [
+    "x='$(\\147et_orders)'; : \"${x@P}\"",
+    "x='`\\147et_orders`'; y=${x@P}",
+    "x='$(\\147et_orders)'; : \"${x@P }\"",
+    "x='$(\\147et_orders)'; : \"${x@\\\nP}\"",
+    "a=('$(\\147et_orders)'); : \"${a[0]@P}\"",
+    "x='$(\\147et_orders)'; y=x; : \"${!y@P}\"",
+    'n=get_; x="\\$(${n}orders)"; printf -v "P""S4" %s "$x"; set -eux; :',
+    'n=get_; x="\\$(${n}orders)"; read -r PS4 <<< "$x"; shopt -s -o xtrace; :',
+    'n=get_; x="\\$(${n}orders)"; declare PS4=$x; set -o "xtr""ace"; :',
+    'n=get_; x="\\$(${n}orders)"; declare -A "m=([k]=$x)"',
+    'n=get_; x="\\$(${n}orders)"; typeset -a arr="($x)"',
+    'n=get_; x="arr=(\\$(${n}orders))"; declare -ga "$x"',
+    "declare -a 'arr=($($'\"'\"'\\147et_orders'\"'\"'))'",
+]
+
+
+def _bashkit_calls(script: str) -> list[str]:
+    """Run the script in bashkit with the two tools as builtins; return the tools it called."""
+    from bashkit.scripted import ScriptedTool
+
+    called: list[str] = []
+    runner = ScriptedTool("tools", max_commands=100, max_loop_iterations=100, timeout_seconds=5)
+    for name in sorted(TOOLS):
+        runner.add_tool(
+            name, name, callback=lambda _params, _stdin=None, n=name: called.append(n) or "{}\n"
+        )
+    runner.execute_sync(script)
+    return called
+
+
+@pytest.mark.parametrize("script", DATA_READ_AS_CODE)
+def test_data_that_bashkit_reads_again_as_code_is_a_doubt_on_every_tool(script: str) -> None:
+    assert "get_orders" in _bashkit_calls(script)  # the spelling really runs the tool
+    reading = read_calls(script, language="bash", tools=TOOLS)
+    assert reading.may_call("get_orders"), reading
+    assert reading.doubts_about("list_items")  # the name is nowhere: any tool could be behind it
+
+
 PYTHON_SPELLINGS = [
     "r = get_orders()",
     "```python\nr = ｇet_orders()\nemit_result(r)\n```",
@@ -157,6 +198,11 @@ def test_a_fenced_python_body_with_a_look_alike_letter_is_a_certain_call() -> No
         "for i in $(seq 1 3); do echo $((i + 1)); done\nlist_items",
         'if [ -n "$X" ]; then list_items; else echo none; fi',
         "list_items # get the items",
+        # the safe neighbours of what reads data again as code stay certain
+        "set -euo pipefail\nlist_items",
+        "set +x\nlist_items",
+        'arr=(a b)\nx=$(list_items)\necho "${x@Q}" "${arr[@]}"',
+        "declare -r LIMIT=3\nexport MODE=fast\nlist_items",
     ],
 )
 def test_plain_bash_that_calls_only_other_tools_is_certain(script: str) -> None:
