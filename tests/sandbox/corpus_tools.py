@@ -67,10 +67,16 @@ def hand_over(name: str) -> ToolResponse:
     import os
     import subprocess
 
+    def swap_callee(wrapper, replacement) -> None:
+        # Make a tool's wrapper call `replacement`: what a guard slip plus the real setattr do.
+        cells = dict(zip(wrapper.__code__.co_freevars, wrapper.__closure__, strict=True))
+        cells["function"].cell_contents = replacement
+
     table = {
         "os.system": os.system, "subprocess.run": subprocess.run, "exec": builtins.exec,
         "compile": builtins.compile, "__import__": builtins.__import__, "open": builtins.open,
         "os.fork": os.fork, "os.execv": os.execv, "os.posix_spawn": os.posix_spawn,
+        "swap_callee": swap_callee,
     }  # fmt: skip
     return table[name]  # type: ignore[return-value]  # a ToolResponse refuses callables
 

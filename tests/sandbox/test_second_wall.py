@@ -59,6 +59,33 @@ EXTRA_ESCAPES = {
     "method_self": "emit_result(str(get_orders.__self__))\n",
     "guard_rebinding": "__jazzmine_getattr__ = lambda o, n: 1\nemit_result(1)\n",
     "module_view_reach": "emit_result(str(re.compile('x').__class__))\n",
+    # A class pattern reads attributes by keyword, with no attribute node for the guards to see.
+    "match_class_pattern_globals": (
+        "def grab(obj, **names):\n    K = type(obj)\n    match obj:\n"
+        "        case K(__globals__=g) if 'g' in names:\n            return g\n"
+        "        case K(environ=e) if 'environ' in names:\n            return e\n"
+        "emit_result(dict(grab(grab(get_orders, g=1)['os'], environ=1)))\n"
+    ),
+    "match_class_pattern_positional": (
+        "F = type(get_orders)\nmatch get_orders:\n    case F(__globals__ as g):\n"
+        "        emit_result(str(g))\n"
+    ),
+    "match_mapping_then_class": (
+        "match {'t': get_orders}:\n    case {'t': object(__globals__=g)}:\n"
+        "        emit_result(dict(g['os'].environ))\n"
+    ),
+    # `from m import name` reads `name` off the real module: the lazily imported ones too.
+    "from_lazy_module_import_builtins": (
+        "from _strptime import __builtins__ as b\nfrom _strptime import locale\n"
+        "g = b['getattr']\nemit_result(dict(g(g(g(locale, 'sys'), 'modules')['os'], 'environ')))\n"
+    ),
+    "from_time_import": "from time import sleep\nemit_result(str(sleep))\n",
+    "import_lazy_module": "import _strptime\nemit_result(str(_strptime))\n",
+    "import_os": "import os\nemit_result(dict(os.environ))\n",
+    "import_dunder_call": (
+        "i = __builtins__['__import__']\nm = i('_strptime', None, None, ('__builtins__',), 0)\n"
+        "emit_result(str(m))\n"
+    ),
 }
 # A tool hands the script the real thing (as a validator slip and a guard slip together
 # would): the audit hook still refuses each action made from the script's frames.
@@ -72,6 +99,11 @@ HANDED_OVER = {
     "os.fork": "hand_over('os.fork')()",
     "os.execv": "hand_over('os.execv')('/bin/sh', ['sh'])",
     "os.posix_spawn": "hand_over('os.posix_spawn')('/bin/sh', ['sh'], {})",
+    # A tool's wrapper made to call os.system vouches for nothing: the script is acting.
+    "a tool wrapper's swapped callee": (
+        "hand_over('swap_callee')(get_orders, hand_over('os.system'))\n"
+        "    r = get_orders('echo SHELL-RAN')\n    emit_result(r.message)"
+    ),
 }
 
 
@@ -113,6 +145,7 @@ async def test_the_audit_hook_refuses_what_the_script_itself_does_with_a_real_ca
     events = await run(pool, script)
     (result,) = of_type(events, "result")
     assert "is not allowed from a sandbox script" in result.data, result.data
+    assert "SHELL-RAN" not in str(events)
 
 
 async def test_tools_still_import_and_spawn_behind_the_audit_hook(pool):

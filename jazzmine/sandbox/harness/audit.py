@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from .guards import SandboxViolation
@@ -15,7 +16,9 @@ from .refs import _getframe
 SCRIPT_EVENTS: frozenset[str] = frozenset({"time.sleep"})
 
 
-def install_audit_hook(tool_files: frozenset[str], trusted: frozenset[Any]) -> None:
+def install_audit_hook(
+    tool_files: frozenset[str], trusted: frozenset[Any], is_tool: Callable[[Any], bool]
+) -> None:
     """Refuse audited actions (spawn, exec, import, open, ...) that the script itself makes.
 
     Walk from the frame that raised the event outwards: a tool's frame or the harness's
@@ -23,6 +26,9 @@ def install_audit_hook(tool_files: frozenset[str], trusted: frozenset[Any]) -> N
     means the script acts and may not. Stdlib and harness frames in between are skipped, so
     `subprocess.run` reached by the script still counts as the script's. With neither on the
     stack the harness itself acts (before or after the script), which is allowed.
+
+    A wrapper vouches only while it calls the tool it was made for (`is_tool` of its
+    `function`): a callable swapped into its closure is the script acting through it.
     """
     local = threading.local()
 
@@ -35,7 +41,9 @@ def install_audit_hook(tool_files: frozenset[str], trusted: frozenset[Any]) -> N
             while frame is not None:
                 code = frame.f_code
                 if code in trusted:
-                    return
+                    if is_tool(frame.f_locals.get("function")):
+                        return
+                    raise SandboxViolation(f"{event!r} is not allowed from a sandbox script")
                 filename = code.co_filename
                 if filename == SCRIPT_FILENAME:
                     raise SandboxViolation(f"{event!r} is not allowed from a sandbox script")

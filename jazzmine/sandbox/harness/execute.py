@@ -119,7 +119,7 @@ def execute(
 
     if not unrestricted:
         trusted = frozenset(toolbox.wrapper_codes)
-        install_audit_hook(frozenset(toolbox.files), trusted)
+        install_audit_hook(frozenset(toolbox.files), trusted, toolbox.is_tool)
     sys.stdout, sys.stderr = stdout, stderr
     try:
         exec(code, script_globals)

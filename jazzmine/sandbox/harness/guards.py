@@ -157,6 +157,22 @@ class Rewriter(ast.NodeTransformer):
             return node
         return self._call(GUARD_GET, node, value, ast.Constant(node.attr))
 
+    def visit_Match(self, node: ast.Match) -> ast.AST:
+        """Refuse `match`: a class pattern (`case K(__globals__=g)`) reads attributes unchecked."""
+        self._problem(node, "match statements are not supported in the sandbox; use if/elif")
+        return node
+
+    def visit_Import(self, node: ast.Import | ast.ImportFrom) -> ast.AST:
+        """Refuse imports: `from m import name` reads `name` from the real module unchecked."""
+        self._problem(
+            node,
+            "imports are not allowed in the sandbox: json, time, math, re and datetime are "
+            "already available",
+        )
+        return node
+
+    visit_ImportFrom = visit_Import
+
     def visit_Assign(self, node: ast.Assign) -> ast.AST:
         """Turn `x.name = value` into a checked write."""
         target = node.targets[0]

@@ -35,10 +35,20 @@ def restricted_builtins(safety: Any, emitters: Emitters, guards: Guards) -> dict
         # `type(type(x))` is the class factory: hand back this guard instead.
         return guarded_type if issubclass(found, _real_type) else found
 
-    def guarded_import(name: Any, *_args: Any, **_kwargs: Any) -> Any:
-        # C code imports through the caller's builtins (datetime.strptime -> _strptime):
-        # hand out only those modules, already loaded; a script's own import is refused.
-        if name in LAZY_IMPORTS and name in sys.modules:
+    def guarded_import(
+        name: Any, _globals: Any = None, _locals: Any = None, fromlist: Any = None, level: Any = 0
+    ) -> Any:
+        # C code imports through the caller's builtins (datetime.strptime -> _strptime), always
+        # as `__import__(name, g, g, [], 0)`: hand out only those modules, already loaded, and
+        # only to that call. An import statement passes None or a tuple of names, which would
+        # read the names off the real module unchecked.
+        if (
+            name in LAZY_IMPORTS
+            and name in sys.modules
+            and type(fromlist) is list
+            and not fromlist
+            and level == 0
+        ):
             return sys.modules[name]
         raise ImportError(f"__import__ of {name!r} is refused in the sandbox")
 

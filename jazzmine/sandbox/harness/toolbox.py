@@ -53,6 +53,7 @@ class ToolBox:
         self.on_refused: Callable[[str], None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self.wrapper_codes: set[Any] = set()
+        self._wrapped: list[Any] = []  # the functions the wrappers were made for
         # The secrets only one tool (or a few) declared, by tool: set for their calls alone.
         self._scoped: dict[str, dict[str, str]] = {}
         manifest_path = os.path.join(root, "manifest.json")
@@ -142,7 +143,12 @@ class ToolBox:
         call.__name__ = name
         call.__doc__ = getattr(function, "__doc__", None)
         self.wrapper_codes.add(call.__code__)
+        self._wrapped.append(function)
         return call
+
+    def is_tool(self, function: Any) -> bool:
+        """Tell whether `function` is one a wrapper was made for (by identity, never by ==)."""
+        return any(function is tool for tool in self._wrapped)
 
     def _run(self, awaitable: Any) -> Any:
         # One private loop for all async tools of the run, created lazily.
