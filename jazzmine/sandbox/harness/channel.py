@@ -6,7 +6,14 @@ import json
 import math
 from typing import Any
 
-from .protocol import MAX_DATA_DEPTH, MAX_LINE_BYTES, clean, clean_text, data_problem
+from .protocol import (
+    MAX_DATA_DEPTH,
+    MAX_LINE_BYTES,
+    MAX_LOG_CHARS,
+    clean,
+    clean_text,
+    data_problem,
+)
 from .refs import _encode, _json_loads, _Lock, _os_write
 
 
@@ -31,9 +38,19 @@ class Channel:
         self._write({"type": "ready", "tools": tools})
 
     def send(self, type_: str, data: Any) -> None:
-        """Report one event; `data` must already be known to be JSON-safe."""
+        """Report one event; `data` must already be known to be JSON-safe.
+
+        A log text too long for one line goes as consecutive log events, in order: a huge
+        `print` is output like any other (the output limit judges it), never a broken line.
+        """
         if type_ in ("log", "error"):
             data = clean(data)
+        if type_ == "log" and len(data["message"]) > MAX_LOG_CHARS:
+            message = data["message"]
+            for start in range(0, len(message), MAX_LOG_CHARS):
+                piece = message[start : start + MAX_LOG_CHARS]
+                self._write({"type": "log", "data": {**data, "message": piece}})
+            return
         self._write({"type": type_, "data": data})
 
     def done(self, outcome: str) -> None:

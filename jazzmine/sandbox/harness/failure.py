@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .protocol import SCRIPT_FILENAME
+from .protocol import MAX_ERROR_CHARS, SCRIPT_FILENAME
 from .refs import _extract_tb, _format_exception
 
 
@@ -61,14 +61,20 @@ class ScriptFailure:
 def error_data(
     exception: str, message: str, *, line: int | None = None, trace: str = ""
 ) -> dict[str, Any]:
-    """Return the data of a script-error event."""
+    """Return the data of a script-error event, its texts cut to what a person reads."""
     return {
         "kind": "script_error",
-        "exception": exception,
+        "exception": _cut(exception),
         "line": line,
-        "message": message,
-        "traceback": trace,
+        "message": _cut(message),
+        "traceback": _cut(trace),
     }
+
+
+def _cut(text: str) -> str:
+    if len(text) <= MAX_ERROR_CHARS:
+        return text
+    return f"{text[:MAX_ERROR_CHARS]}... ({len(text) - MAX_ERROR_CHARS} more characters cut)"
 
 
 def _hint(exc: BaseException) -> str:

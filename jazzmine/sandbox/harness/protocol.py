@@ -18,6 +18,11 @@ MAX_SAFE_INT = 2**53 - 1
 MAX_EVENT_DEPTH = 64
 MAX_DATA_DEPTH = MAX_EVENT_DEPTH - 4  # room for the event and intermediate wrappers
 MAX_LINE_BYTES = 8 * 1024 * 1024
+# One character is at most 12 bytes of ASCII JSON (a character beyond the BMP escaped as a
+# surrogate pair): a log text cut into pieces this long always fits one line, with room.
+MAX_LOG_CHARS = (MAX_LINE_BYTES - 4096) // 12
+# An error's message and traceback are read by a person: longer ones are cut, saying so.
+MAX_ERROR_CHARS = 64 * 1024
 _SURROGATES = re.compile("[\ud800-\udfff]")
 
 
