@@ -121,6 +121,8 @@ class SecretValueInline(admin.TabularInline):
     extra = 0
     fields = ["name", "set_by", "set_at"]
     readonly_fields = fields  # values are written in the sandbox page, encrypted, never shown
+    # Cleared on the sandbox page or through SecretValueAdmin (the service: admins, audited).
+    can_delete = False
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
@@ -162,6 +164,16 @@ class SecretValueAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
+
+    # Through the service: clearing a secret changes what a run may reach (admins, audited).
+    def delete_model(self, request: HttpRequest, obj: SecretValue) -> None:
+        services.secret_value_clear(sandbox=obj.sandbox, name=obj.name, actor=request.user)
+
+    def delete_queryset(self, request: HttpRequest, queryset: Any) -> None:
+        for secret in queryset.select_related("sandbox", "sandbox__team"):
+            services.secret_value_clear(
+                sandbox=secret.sandbox, name=secret.name, actor=request.user
+            )
 
 
 @admin.register(ImageBuild)

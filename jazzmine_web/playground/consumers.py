@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import uuid
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
@@ -219,7 +220,7 @@ class PlaygroundConsumer(RunFollowMixin, AsyncJsonWebsocketConsumer):
             user=self.user,
             sandbox_id=_int(content.get("sandbox")),
             body=content.get("body", ""),
-            session_id=content.get("session"),
+            session_id=_session_id(content),
             task=str(content.get("task", "")),
             attempt_id=_int(content.get("attempt_id")),
             language=_language(content),
@@ -273,6 +274,10 @@ class PlaygroundConsumer(RunFollowMixin, AsyncJsonWebsocketConsumer):
     async def run_status_sent(self, payload: RunStatusPayload) -> None:
         await self.send_json(payload)  # the page's buttons follow the run's status
 
+    async def run_access_lost(self, run_id: str) -> None:
+        # The mixin stopped streaming it: the user left the sandbox's team (or was deactivated).
+        await self.send_json({"type": "error", "message": "no such run"})
+
     async def cancel(self, _content: dict[str, Any]) -> None:
         """Stop what this page started: a generation or auto loop, and the run it follows."""
         if self.task is not None:
@@ -316,7 +321,7 @@ class PlaygroundConsumer(RunFollowMixin, AsyncJsonWebsocketConsumer):
                 "your own endpoint under LLM settings"
             )
         session = await database_sync_to_async(services.session_open)(
-            user=self.user, sandbox=sandbox, session_id=content.get("session"), task=task
+            user=self.user, sandbox=sandbox, session_id=_session_id(content), task=task
         )
         await self.send_json({"type": "session", "session": str(session.pk)})
         return session, llm
@@ -366,6 +371,18 @@ def _int(value: Any) -> int | None:
 
 def _language(content: dict[str, Any]) -> str:
     return "bash" if content.get("language") == "bash" else "python"
+
+
+def _session_id(content: dict[str, Any]) -> uuid.UUID | None:
+    """Return the session id a message names, or None (a new session) when it names none.
+
+    `session_open` looks it up among the user's own sessions in the sandbox just checked;
+    a malformed id must start a session, not end the socket with a database error.
+    """
+    try:
+        return uuid.UUID(str(content.get("session")))
+    except ValueError:
+        return None
 
 
 def _sandbox_for(user: Any, sandbox_id: int | None) -> Any:

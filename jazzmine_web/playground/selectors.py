@@ -2,26 +2,38 @@
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from typing import Any
 
 from django.db.models import QuerySet
 
+from ..catalog.selectors import sandboxes_for_user
 from ..studio.diffs import unified_diff
 from .models import Attempt, LLMSettings, PlaygroundSession
 
 
 def sessions_for_user(user: Any) -> QuerySet[PlaygroundSession]:
-    """Return the user's sessions, most recently used first."""
-    return PlaygroundSession.objects.filter(user=user).select_related("sandbox")
+    """Return the user's sessions in sandboxes they may still see, most recently used first.
+
+    A session shows its sandbox's current prompt (tools, descriptions) and its attempts: one
+    opened before its user left the team must not keep reading the team's sandbox.
+    """
+    return PlaygroundSession.objects.filter(
+        user=user, sandbox__in=sandboxes_for_user(user)
+    ).select_related("sandbox")
 
 
 def session_for_user(user: Any, session_id: Any) -> PlaygroundSession | None:
-    """Return one of the user's sessions, or None."""
-    try:
-        return sessions_for_user(user).filter(pk=session_id).first()
-    except Exception:  # a malformed uuid is simply not found
-        return None
+    """Return one of the user's sessions they may still open, or None."""
+    if isinstance(session_id, uuid.UUID):
+        pk = session_id
+    else:
+        try:
+            pk = uuid.UUID(str(session_id))
+        except ValueError:  # a malformed id (or none) is simply not found
+            return None
+    return sessions_for_user(user).filter(pk=pk).first()
 
 
 def session_attempts(session: PlaygroundSession) -> list[Attempt]:

@@ -32,6 +32,10 @@ def _language(request: HttpRequest) -> str:
 def playground(request: HttpRequest) -> HttpResponse:
     """Show the playground for a sandbox (and a session to continue, if given)."""
     session = selectors.session_for_user(request.user, request.GET.get("session"))
+    if session is None and request.GET.get("session"):
+        # Another user's, malformed, or in a sandbox this user may no longer see (they left
+        # its team): the same answer for each, so none tells that the session exists.
+        raise Http404("No such session")
     sandbox = session.sandbox if session else _sandbox(request, request.GET.get("sandbox"))
     task = session.task if session else request.GET.get("task", "")
     attempts = selectors.session_attempts(session) if session else []

@@ -12,5 +12,5 @@ class ReviewsConfig(AppConfig):
         # Connects the receivers of runs' `run_finished` and `run_created` and the catalog's
         # `catalog_changed` (the services package imports every module that holds one); here,
         # not at the top, because services import models, which load only once the app
-        # registry is ready.
-        from . import services  # noqa: F401
+        # registry is ready. `webhooks` holds the receiver of teams' `api_token_revoked`.
+        from . import services, webhooks  # noqa: F401

@@ -212,6 +212,9 @@ class DeliveryStatus(models.TextChoices):
     PENDING = "pending", "Pending"
     DELIVERED = "delivered", "Delivered"
     FAILED = "failed", "Gave up"
+    # Never sent (or not sent again): the token that registered the webhook may no longer
+    # hear of the submission (revoked, its user deactivated or out of the sandbox's team).
+    CANCELLED = "cancelled", "Cancelled"
 
 
 class WebhookDelivery(models.Model):
@@ -236,6 +239,8 @@ class WebhookDelivery(models.Model):
     claimed_until = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     delivered_at = models.DateTimeField(null=True, blank=True)
+    # Why a delivery was cancelled, in one readable line ("its API token was revoked").
+    cancel_reason = models.CharField(max_length=200, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-pk"]

@@ -1,5 +1,10 @@
 """Webhooks per API token: signed JSON bodies, each delivery retried with exponential backoff.
 
+A webhook speaks for its token: it is sent only while the token still authenticates (not
+revoked, its user active) and its user may still see the submission's sandbox, checked when a
+delivery is queued and again before each attempt (a delivery queued before the token lost that
+is cancelled, saying why, never sent). Revoking a token deactivates its webhook.
+
 A webhook URL makes this server send requests where an agent says, so it is an outbound URL
 (`jazzmine.net`): refused when it leads to an internal address, at save time and again on the
 address each delivery connects to. What a receiver answers is never stored or shown, only its
@@ -22,14 +27,17 @@ import httpx
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
+from django.dispatch import receiver
 from django.utils import timezone
 
 from jazzmine.net import OutboundURLRefused, outbound_client, refusal_in, url_check
 
 from ..catalog.crypto import decrypt, encrypt
+from ..catalog.selectors import sandboxes_for_user
 from ..celery import app as celery_app
 from ..studio.outbound import outbound_policy
 from ..teams.models import ApiToken
+from ..teams.signals import api_token_revoked
 from .models import DeliveryStatus, Submission, WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from .selectors import submission_state
 from .services import SubmissionInvalid
@@ -55,7 +63,10 @@ def webhook_set(*, token: ApiToken, url: object) -> tuple[WebhookEndpoint, str]:
     if not isinstance(url, str) or not url.strip():
         raise SubmissionInvalid("missing_field", "'url' is required.")
     url = url.strip()
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # an unbalanced `[` or `]` in the host
+        raise SubmissionInvalid("invalid_field", "'url' cannot be parsed as a URL.") from None
     if parts.scheme.lower() not in ("http", "https") or not parts.netloc or len(url) > 500:
         raise SubmissionInvalid("invalid_field", "'url' must be an http(s) URL.")
     try:
@@ -76,6 +87,44 @@ def webhook_clear(*, token: ApiToken) -> bool:
     return deleted > 0
 
 
+def webhook_refusal(*, endpoint: WebhookEndpoint, submission: Submission | None) -> str:
+    """Return why this endpoint may not hear of this submission now, or "" when it may.
+
+    The same conditions as a request made with the token (`teams.auth`), plus what its user
+    may see: a webhook is the token speaking, so it must stop when the token could not ask.
+    """
+    token = endpoint.api_token
+    if not endpoint.active:
+        return "the webhook was deactivated"
+    if token.revoked_at is not None:
+        return "its API token was revoked"
+    if not token.user.is_active:
+        return "the token's user was deactivated"
+    if (
+        submission is not None
+        and not sandboxes_for_user(token.user).filter(pk=submission.sandbox_id).exists()
+    ):
+        return "the token's user may no longer see the submission's sandbox"
+    return ""
+
+
+@receiver(api_token_revoked, dispatch_uid="reviews.webhooks.token_revoked")
+def _on_api_token_revoked(*, token_id: int, **_kwargs: Any) -> None:
+    """Deactivate a revoked token's webhook and cancel what it still had to send."""
+    WebhookEndpoint.objects.filter(api_token_id=token_id).update(active=False)
+    # Pending ones not in flight are cancelled now (an attempt under way checked first and
+    # sends at most that once); any other is cancelled by its next attempt's own check.
+    now = timezone.now()
+    WebhookDelivery.objects.filter(
+        endpoint__api_token_id=token_id, status=DeliveryStatus.PENDING
+    ).filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now)).update(
+        status=DeliveryStatus.CANCELLED,
+        cancel_reason="its API token was revoked",
+        next_attempt_at=None,
+        claimed_until=None,
+    )
+
+
 def webhook_enqueue(*, submission_id: Any, event: str) -> WebhookDelivery | None:
     """Queue one event for the webhook of the token that made a submission, if it has one."""
     submission = (
@@ -87,10 +136,20 @@ def webhook_enqueue(*, submission_id: Any, event: str) -> WebhookDelivery | None
     )
     if submission is None or submission.api_token_id is None:
         return None
-    endpoint = WebhookEndpoint.objects.filter(
-        api_token_id=submission.api_token_id, active=True
-    ).first()
+    endpoint = (
+        WebhookEndpoint.objects.select_related("api_token", "api_token__user")
+        .filter(api_token_id=submission.api_token_id, active=True)
+        .first()
+    )
     if endpoint is None:
+        return None
+    refusal = webhook_refusal(endpoint=endpoint, submission=submission)
+    if refusal:
+        # Nothing is queued: the body would carry the submission's state (its run included)
+        # to a URL chosen by someone who may no longer read it.
+        logger.info(
+            "webhook of token %s not queued for %s: %s", endpoint.api_token_id, event, refusal
+        )
         return None
     with transaction.atomic():
         delivery = WebhookDelivery.objects.create(
@@ -143,8 +202,26 @@ def webhook_delivery_attempt(
     )
     if not claimed:
         return None
-    delivery = WebhookDelivery.objects.select_related("endpoint").filter(pk=delivery_id).first()
+    delivery = (
+        WebhookDelivery.objects.select_related(
+            "endpoint", "endpoint__api_token", "endpoint__api_token__user", "submission"
+        )
+        .filter(pk=delivery_id)
+        .first()
+    )
     if delivery is None:
+        return None
+    # Checked again on every attempt: the token may have been revoked (or its user
+    # deactivated or taken out of the team) since the delivery was queued.
+    refusal = webhook_refusal(endpoint=delivery.endpoint, submission=delivery.submission)
+    if refusal:
+        WebhookDelivery.objects.filter(pk=delivery.pk).update(
+            status=DeliveryStatus.CANCELLED,
+            cancel_reason=refusal[:200],
+            next_attempt_at=None,
+            claimed_until=None,
+        )
+        logger.info("webhook delivery %s cancelled: %s", delivery.pk, refusal)
         return None
     secret = decrypt(delivery.endpoint.secret_ciphertext)
     body = delivery.body.encode()
@@ -177,7 +254,9 @@ def webhook_delivery_attempt(
         if refusal is not None:
             error = f"Refused: {refusal}"[:500]
         else:
-            error = f"{type(exc).__name__}: {exc}"[:500]
+            # The exception's text may quote what the receiver sent (h11 quotes a bad line):
+            # only its kind is stored and shown.
+            error = f"{type(exc).__name__}: {_transport_sentence(exc)}"
     finally:
         if own:
             http.close()
@@ -222,6 +301,24 @@ def webhook_deliveries_due(
         .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
         .values_list("pk", flat=True)
     )
+
+
+def _transport_sentence(exc: httpx.HTTPError) -> str:
+    """Say in a fixed sentence how the exchange failed, quoting nothing of the receiver's."""
+    for kind, sentence in _TRANSPORT_SENTENCES:
+        if isinstance(exc, kind):
+            return sentence
+    return "the request failed"
+
+
+_TRANSPORT_SENTENCES: tuple[tuple[type[httpx.HTTPError], str], ...] = (
+    (httpx.ConnectTimeout, "the receiver did not accept the connection in time"),
+    (httpx.ConnectError, "could not connect to the receiver"),
+    (httpx.TimeoutException, "the receiver did not answer in time"),
+    (httpx.RemoteProtocolError, "the receiver did not answer in HTTP"),
+    (httpx.ProtocolError, "the exchange broke off"),
+    (httpx.NetworkError, "the connection failed"),
+)
 
 
 def _status_sentence(status: int) -> str:

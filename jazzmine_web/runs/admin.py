@@ -1,6 +1,11 @@
+"""Admin for runs: shown, never made, changed or deleted here (a run's state is its worker's)."""
+
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import admin
+from django.http import HttpRequest
 
 from .models import Run, RunEvent
 
@@ -10,6 +15,9 @@ class RunEventInline(admin.TabularInline):
     extra = 0
     readonly_fields = ("seq", "type", "data", "ts")
     can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # events come from the sandbox, stored by the worker in order
 
 
 @admin.register(Run)
@@ -28,5 +36,10 @@ class RunAdmin(admin.ModelAdmin):
     readonly_fields = [f.name for f in Run._meta.fields]
     inlines = [RunEventInline]
 
-    def has_add_permission(self, request) -> bool:  # runs are made by running scripts
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # runs are made by running scripts
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        # A run may be held by a worker, and is what an approved submission ran: cancel it
+        # on its page instead (audited), never remove it from under them.
         return False

@@ -5,16 +5,23 @@ the playground's socket uses it to stream the run it just started without a seco
 Both receive the partials of `templates/runs/_output.html` that the first page load renders,
 so a reload and a live page show the same thing. The group messages stay the plain JSON that
 `run_record_event` sends (agents' long requests wait on them too): HTML is made here.
+
+A socket stays open for as long as its run goes, so access is not only checked as it connects:
+every read of the database (the first replay, a catch-up after a silence) asks again whether
+its user may still see the run, and live messages ask at most once a second. A person who
+left the team (or was deactivated) stops receiving the run within that second.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any, TypedDict
 from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
+from django.contrib.auth import get_user_model
 from django.template.loader import render_to_string
 
 from ..studio import live
@@ -26,6 +33,9 @@ from .services import run_group
 CLOSE_NOT_FOUND = 4404
 CLOSE_NORMAL = 1000
 TEMPLATE = "runs/_output.html"
+# How long a live message may rely on the last access check: a check per message would be two
+# queries for each batch of a busy run; this bounds how long someone who lost access still reads.
+ACCESS_RECHECK_SECONDS = 1.0
 
 
 class RunStatusPayload(TypedDict):
@@ -41,12 +51,14 @@ class RunStatusPayload(TypedDict):
 class RunFollowMixin:
     """Forward one run's events to this socket as HTML fragments, each once and in order."""
 
+    user: Any = None  # who watches: each read checks again that they may see the run
     following: str | None = None
     following_run: Run | None = None
     sent: int = 0
     ended: bool = False  # the page was shown the followed run's end
     _replaying: asyncio.Lock | None = None
     _silence: Silence | None = None
+    _access_checked: float = float("-inf")  # time.monotonic() of the last check that passed
 
     async def send_run_html(self, run_id: str, html: str) -> None:
         """Deliver fragments of the run's pane to the page."""
@@ -54,6 +66,9 @@ class RunFollowMixin:
 
     async def run_status_sent(self, payload: RunStatusPayload) -> None:
         """React to a status the page was just shown (after its fragment)."""
+
+    async def run_access_lost(self, run_id: str) -> None:
+        """React to the watcher no longer being allowed to see the run (it is unfollowed)."""
 
     def _lock(self) -> asyncio.Lock:
         if self._replaying is None:
@@ -75,7 +90,12 @@ class RunFollowMixin:
             # Join before reading the stored events: nothing can fall between the two, and
             # what arrives twice is dropped by sequence number.
             await self.channel_layer.group_add(run_group(run_id), self.channel_name)
-            run, events = await database_sync_to_async(_stored)(run_id, after)
+            stored = await database_sync_to_async(_stored)(run_id, after, self.user)
+            if stored is None:
+                await self._access_lost(run_id)
+                return
+            run, events = stored
+            self._access_checked = time.monotonic()
             self.following_run = run
             html = self._events_html(events, replace=True)
             self.sent = max([after, *(e["seq"] for e in events)])
@@ -98,6 +118,9 @@ class RunFollowMixin:
             run_id = message["run_id"]
             if run_id != self.following:
                 return
+            if not await self._still_allowed(run_id):
+                await self._access_lost(run_id)
+                return
             self._watch().heard()
             events = [e for e in message["events"] if e["seq"] > self.sent]
             if not events:
@@ -115,6 +138,9 @@ class RunFollowMixin:
             run_id = message["run_id"]
             if run_id != self.following or self.ended:
                 return  # the end was already shown (read from the database): once is enough
+            if not await self._still_allowed(run_id):
+                await self._access_lost(run_id)
+                return
             self._watch().heard()
             html = ""
             if message["status"] in RunStatus.finished():
@@ -142,7 +168,12 @@ class RunFollowMixin:
             run_id = self.following
             if run_id is None or self.ended:
                 return False
-            run, events = await database_sync_to_async(_stored)(run_id, self.sent)
+            stored = await database_sync_to_async(_stored)(run_id, self.sent, self.user)
+            if stored is None:
+                await self._access_lost(run_id)
+                return False
+            run, events = stored
+            self._access_checked = time.monotonic()
             events = [e for e in events if e["seq"] > self.sent]
             html = self._events_html(events, replace=False) if events else ""
             if events:
@@ -154,6 +185,21 @@ class RunFollowMixin:
             if html:
                 await self.send_run_html(run_id, html)
             return True
+
+    async def _still_allowed(self, run_id: str) -> bool:
+        """Tell whether the watcher may still see the run (asked at most once a second)."""
+        now = time.monotonic()
+        if now - self._access_checked < ACCESS_RECHECK_SECONDS:
+            return True
+        if await database_sync_to_async(_visible_run)(self.user, run_id) is None:
+            return False
+        self._access_checked = now
+        return True
+
+    async def _access_lost(self, run_id: str) -> None:
+        """Stop streaming a run its watcher may no longer see, and tell the consumer."""
+        await self.unfollow_run()
+        await self.run_access_lost(run_id)
 
     async def _send_run_status(self, html: str, run: Run) -> None:
         state = run_state(run)
@@ -204,13 +250,18 @@ class RunConsumer(RunFollowMixin, AsyncWebsocketConsumer):
         user = await connecting_user(self)
         if user is None:
             return
+        self.user = user
         run_id = self.scope["url_route"]["kwargs"]["run_id"]
-        run = await database_sync_to_async(run_for_user)(user, run_id)
+        run = await database_sync_to_async(_visible_run)(user, run_id)
         if run is None:
             await self.close(code=CLOSE_NOT_FOUND)
             return
         await self.accept()
         await self.follow_run(str(run.pk), after=_after(self.scope))
+
+    async def run_access_lost(self, run_id: str) -> None:
+        # As for a run one may not see at all; the extension's retries are refused the same.
+        await self.close(code=CLOSE_NOT_FOUND)
 
     async def disconnect(self, code: int) -> None:
         await self.unfollow_run()
@@ -233,7 +284,18 @@ def _after(scope: dict[str, Any]) -> int:
         return 0
 
 
-def _stored(run_id: str, after: int) -> tuple[Run, list[dict[str, Any]]]:
+def _visible_run(user: Any, run_id: Any) -> Run | None:
+    """Return the run if this (still active) user may see it now, else None."""
+    # The socket's user was read once, at the handshake: deactivation is seen only here.
+    if user is None or not get_user_model().objects.filter(pk=user.pk, is_active=True).exists():
+        return None
+    return run_for_user(user, run_id)
+
+
+def _stored(run_id: str, after: int, user: Any) -> tuple[Run, list[dict[str, Any]]] | None:
+    """Return the run and its events after `after`, or None when the user may not see it."""
     # The row first, then the events: a run that reads as finished has all of its events.
-    run = Run.objects.select_related("sandbox").get(pk=run_id)
+    run = _visible_run(user, run_id)
+    if run is None:
+        return None
     return run, run_events_after(run, after)

@@ -13,6 +13,7 @@ from django.utils.text import slugify
 
 from ..studio.live import group_send
 from .models import ApiToken, Membership, Role, Team
+from .signals import api_token_revoked
 
 TOKEN_PREFIX = "jzm_"
 
@@ -75,6 +76,9 @@ def api_token_revoke(*, user: AbstractBaseUser, token_id: int) -> bool:
         count = ApiToken.objects.filter(pk=token_id, user=user, revoked_at__isnull=True).update(
             revoked_at=timezone.now()
         )
+        if count:
+            # In the same transaction: a webhook never outlives its token, not even briefly.
+            api_token_revoked.send(sender=ApiToken, token_id=token_id)
     if count:
         # Long requests made with the token sleep on this group: they end now, not later.
         transaction.on_commit(
