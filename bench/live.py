@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.common import browser_launch, pct, playground_page  # noqa: E402
-from tests.workers import free_port  # noqa: E402
+from tests.workers import free_port, web_command  # noqa: E402
 
 KEYSTROKES = 200
 RUNS = 15
@@ -140,10 +140,9 @@ def serve(var_dir: Path, pool_size: int) -> tuple[subprocess.Popen[bytes], str, 
     )  # fmt: skip
     WORKERS.append(worker)
     port = free_port()
-    daphne = str(Path(sys.executable).parent / "daphne")
     log = (var_dir / "daphne.log").open("wb")
     process = subprocess.Popen(
-        [daphne, "-b", "127.0.0.1", "-p", str(port), "jazzmine_web.asgi:application"],
+        [*web_command(), "-b", "127.0.0.1", "-p", str(port), "jazzmine_web.asgi:application"],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
     url = f"http://127.0.0.1:{port}"

@@ -31,6 +31,17 @@ def venv_bin(name: str) -> str:
     return str(candidate) if candidate.exists() else str(ROOT / ".venv" / "bin" / name)
 
 
+def web_command(cwd: Path = ROOT) -> list[str]:
+    """Return the command that starts a checkout's web process (the Procfile's), before its options.
+
+    daphne with the request size limit where the socket is read (`jazzmine_web.studio.server`);
+    a checkout from before that launcher (bench/before.py starts one) ran daphne itself.
+    """
+    if (cwd / "jazzmine_web" / "studio" / "server.py").exists():
+        return [venv_bin("python"), "-m", "jazzmine_web.studio.server"]
+    return [venv_bin("daphne")]
+
+
 def free_port() -> int:
     """Return a TCP port nobody listens on right now."""
     with socket.socket() as sock:
@@ -305,7 +316,7 @@ class Workers:
 
 @dataclass
 class Web:
-    """One daphne."""
+    """One web process (daphne, started as the checkout's Procfile starts it)."""
 
     url: str
     env: dict[str, str]
@@ -317,7 +328,7 @@ class Web:
         port = self.url.rsplit(":", 1)[1]
         with self.log_path.open("ab") as log:
             self.process = subprocess.Popen(
-                [venv_bin("daphne"), "-b", "127.0.0.1", "-p", port, "jazzmine_web.asgi:application"],
+                [*web_command(self.cwd), "-b", "127.0.0.1", "-p", port, "jazzmine_web.asgi:application"],
                 cwd=self.cwd, env=self.env, stdout=log, stderr=subprocess.STDOUT,
             )  # fmt: skip
 

@@ -1,11 +1,15 @@
 """Request size limits: every form, upload and API call is refused (413) above the limit.
 
 Django's `DATA_UPLOAD_MAX_MEMORY_SIZE` covers form fields but not files, and under ASGI Django
-reads the whole body before any middleware runs. So the limit is enforced twice:
+reads the whole body before any middleware runs. A server can also read and spool a whole body
+before it calls the app at all (daphne does), so the limit is enforced three times, outermost
+first:
 
-- `RequestSizeLimitASGI` wraps the ASGI app: a declared `Content-Length` over the limit is
-  answered before one byte of the body is read; a body without one (chunked) is counted as it
-  arrives and refused as soon as it passes the limit, so at most the limit is ever held.
+- `jazzmine_web.studio.server`, the web process (daphne with its own request class): where the
+  socket is read. A declared `Content-Length` over the limit is answered before one byte of the
+  body is read; a chunked body is cut off as soon as it passes the limit.
+- `RequestSizeLimitASGI` wraps the ASGI app, for any other ASGI server: the same rule on the
+  messages the server hands over (a server that buffers has read the body by then).
 - `RequestSizeLimitMiddleware` is the same rule inside Django, for every other way in (WSGI,
   the test client).
 """
@@ -48,6 +52,14 @@ def too_large_response(path: str, limit: int) -> HttpResponse:
     return HttpResponse(message, status=413, content_type="text/plain; charset=utf-8")
 
 
+def too_large_body(path: str, limit: int) -> tuple[bytes, bytes]:
+    """Return the content type and body of the 413 answer, as `too_large_response` makes it."""
+    if _is_api(path):
+        body = json.dumps({"error": {"code": "too_large", "message": too_large_message(limit)}})
+        return b"application/json", body.encode()
+    return b"text/plain; charset=utf-8", too_large_message(limit).encode()
+
+
 class RequestSizeLimitMiddleware:
     """Refuse a request whose declared body is larger than the limit, before reading it."""
 
@@ -81,7 +93,11 @@ class RequestSizeLimitMiddleware:
 
 
 class RequestSizeLimitASGI:
-    """Wrap an ASGI HTTP app so that oversized bodies are refused unread (413)."""
+    """Wrap an ASGI HTTP app so that oversized bodies are refused (413) before the app reads them.
+
+    Unread only where the server hands the body over as it arrives: daphne has read it all by
+    then, which is why the web process runs `jazzmine_web.studio.server` (the first layer).
+    """
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -127,18 +143,12 @@ def _content_length(raw: str | None) -> int | None:
     if raw is None or raw == "":
         return 0
     raw = raw.strip()
-    return int(raw) if raw.isdigit() else None
+    # isdigit alone accepts "²" and other Unicode digits that int() then refuses.
+    return int(raw) if raw.isascii() and raw.isdigit() else None
 
 
 async def _send_too_large(scope: Scope, send: Send, limit: int) -> None:
-    path = scope.get("path", "")
-    if _is_api(path):
-        body = json.dumps({"error": {"code": "too_large", "message": too_large_message(limit)}})
-        content_type = b"application/json"
-    else:
-        body = too_large_message(limit)
-        content_type = b"text/plain; charset=utf-8"
-    data = body.encode()
+    content_type, data = too_large_body(scope.get("path", ""), limit)
     await send(
         {
             "type": "http.response.start",

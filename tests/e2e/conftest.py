@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.workers import WorkerProcess, free_port, venv_bin, worker_start
+from tests.workers import WorkerProcess, free_port, web_command, worker_start
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("JAZZMINE_CHROMIUM", "/usr/bin/chromium")
@@ -155,7 +155,7 @@ def serve(server: StudioServer) -> Iterator[StudioServer]:
     with server.log_path.open("wb") as log:
         server.process = subprocess.Popen(
             [
-                venv_bin("daphne"),
+                *web_command(),
                 "-b",
                 "127.0.0.1",
                 "-p",

@@ -1,0 +1,158 @@
+"""The web process: daphne, with the request size limit enforced where the socket is read.
+
+daphne (Twisted) reads a request's whole body, spooling it to a temporary file past 100 KB,
+before it calls the ASGI app, so `RequestSizeLimitASGI` alone answers 413 only once every byte
+has arrived: any anonymous client could fill the web host's disk or keep it busy. Here Twisted's
+own request refuses it instead: a declared `Content-Length` over `JAZZMINE_MAX_UPLOAD_BYTES` as
+soon as the headers end (not one byte of the body read), a chunked body as soon as it passes the
+limit. Either gets the same 413 as the ASGI layer and the connection is closed, so at most the
+limit (and the one socket read that passed it) is read and no more than the limit stored.
+Websocket upgrades carry no body and are untouched; their frames are daphne's to limit
+(`--websocket-max-message-size`).
+
+Run it exactly like daphne, with daphne's options:
+
+    python -m jazzmine_web.studio.server -b 127.0.0.1 -p 8000 jazzmine_web.asgi:application
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+# daphne.cli imports daphne.server first, which installs Twisted's asyncio reactor: that has to
+# happen before anything imports twisted.internet.reactor (daphne's own command does the same).
+from daphne.cli import CommandLineInterface
+from daphne.http_protocol import HTTPFactory, WebRequest
+from daphne.server import Server
+from twisted.web import http
+
+from .limits import max_request_bytes, too_large_body
+
+logger = logging.getLogger(__name__)
+
+
+class LimitedWebRequest(WebRequest):
+    """daphne's request, refusing a body over the limit while it is still on the wire."""
+
+    _limit = 0
+    _received = 0
+    _refused = False
+
+    def gotLength(self, length: int | None) -> None:
+        # Twisted calls this as the headers end, before any of the body is read; `None` means
+        # chunked (no length declared).
+        self._limit = max_request_bytes()
+        if length is not None and length > self._limit:
+            self._refuse()
+            length = 0  # nothing of it is kept
+        super().gotLength(length)
+
+    def handleContentChunk(self, data: bytes) -> None:
+        if self._refused:
+            return  # bytes that came in the same socket read as the refusal
+        self._received += len(data)
+        if self._received > self._limit:
+            self._refuse()
+            return
+        super().handleContentChunk(data)
+
+    def requestReceived(self, command: bytes, path: bytes, version: bytes) -> None:
+        # A refused body may end within a read that was already in: it is answered, never run.
+        if not self._refused:
+            super().requestReceived(command, path, version)
+
+    def _refuse(self) -> None:
+        """Answer 413 and close the connection, leaving the rest of the body unread."""
+        self._refused = True
+        channel = self.channel
+        # Twisted hands the request line to the request only once the body has ended; until
+        # then the channel holds it. The path only chooses the answer's shape (JSON for /api/).
+        target: bytes = getattr(channel, "_path", b"")
+        method: bytes = getattr(channel, "_command", b"")
+        path = target.split(b"?", 1)[0].decode("latin-1")
+        content_type, body = too_large_body(path, self._limit)
+        headers = [
+            (b"Content-Type", content_type),
+            (b"Content-Length", str(len(body)).encode()),
+            # The unread body is left behind, so the connection cannot be reused.
+            (b"Connection", b"close"),
+        ]
+        if self.server.server_name:
+            headers.append((b"Server", self.server.server_name.encode()))
+        status = b"HTTP/1.1 413 " + http.RESPONSES[http.REQUEST_ENTITY_TOO_LARGE]
+        head = b"".join([status, b"\r\n", *(b"%s: %s\r\n" % h for h in headers), b"\r\n"])
+        channel.write(head + body)
+        # Twisted would otherwise answer `Expect: 100-continue` right after this, inviting the
+        # body we just refused.
+        self.requestHeaders.removeHeader(b"Expect")
+        # Stops reading at once; closes once the answer is written.
+        channel.loseConnection()
+        peer = self.client
+        self.server.log_action(
+            "http",
+            "complete",
+            {
+                "path": target.decode("latin-1"),
+                "status": 413,
+                "method": method.decode("ascii", "replace"),
+                "client": f"{peer.host}:{peer.port}" if hasattr(peer, "port") else None,
+                "time_taken": 0.0,
+                "size": len(body),
+            },
+        )
+
+
+class LimitedHTTPFactory(HTTPFactory):
+    """daphne's HTTP factory, its requests made by `LimitedWebRequest`."""
+
+    def buildProtocol(self, addr: Any) -> Any:
+        protocol = super().buildProtocol(addr)
+        protocol.requestFactory = LimitedWebRequest
+        return protocol
+
+
+class LimitedServer(Server):
+    """daphne's server, its HTTP connections served by `LimitedHTTPFactory`."""
+
+    # daphne's run() makes its HTTPFactory itself and takes no other: it keeps it in this
+    # attribute before it listens, so ours takes its place as it is set.
+    @property
+    def http_factory(self) -> HTTPFactory:
+        return self._http_factory
+
+    @http_factory.setter
+    def http_factory(self, factory: HTTPFactory) -> None:
+        if not isinstance(factory, LimitedHTTPFactory):
+            factory = LimitedHTTPFactory(self)
+        self._http_factory = factory
+
+    def listen_success(self, port: Any) -> None:
+        # Fail closed: a daphne that no longer goes through `http_factory` would listen with
+        # its own factory, reading any body whole again.
+        if not isinstance(getattr(port, "factory", None), LimitedHTTPFactory):
+            logger.critical("Not serving: daphne listens without the request size limit")
+            port.stopListening()
+            self.stop()
+            return
+        super().listen_success(port)
+
+
+class LimitedCommandLineInterface(CommandLineInterface):
+    """daphne's command line (the same options), starting `LimitedServer`."""
+
+    description = "Jazzmine Studio's web server: daphne, refusing bodies over the upload limit"
+    server_class = LimitedServer
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.parser.prog = "python -m jazzmine_web.studio.server"
+
+
+def main() -> None:
+    """Run the web process with the command line's arguments."""
+    LimitedCommandLineInterface.entrypoint()
+
+
+if __name__ == "__main__":
+    main()
