@@ -58,6 +58,14 @@ EXTRA_ESCAPES = {
     "setattr_on_a_class": "ToolResponse.to_dict = len\nemit_result(1)\n",
     "method_self": "emit_result(str(get_orders.__self__))\n",
     "guard_rebinding": "__jazzmine_getattr__ = lambda o, n: 1\nemit_result(1)\n",
+    "guard_swap_through_builtins": (
+        "__builtins__['__jazzmine_getattr__'] = lambda o, n: 'swapped'\n"
+        "emit_result(get_orders.__globals__)\n"
+    ),
+    "guard_swap_through_a_bound_name": (
+        "b = __builtins__\nb['__jazzmine_getattr__'] = lambda o, n: 'swapped'\n"
+        "emit_result(get_orders.__globals__)\n"
+    ),
     "module_view_reach": "emit_result(str(re.compile('x').__class__))\n",
     # A class pattern reads attributes by keyword, with no attribute node for the guards to see.
     "match_class_pattern_globals": (

@@ -126,14 +126,20 @@ class Rewriter(ast.NodeTransformer):
         self.problems: list[tuple[int, str]] = []
 
     def check_names(self, tree: ast.AST) -> None:
-        """Refuse any identifier in the guards' namespace: the script must not rebind them."""
+        """Refuse any identifier in the guards' namespace: the script must not rebind them.
+
+        `__builtins__` names the dict the guards are looked up in: through it a script could
+        swap a guard (`__builtins__['__jazzmine_getattr__'] = ...`) without naming one.
+        """
         for node in ast.walk(tree):
             for field, value in ast.iter_fields(node):
                 if isinstance(node, ast.Constant) or field == "attr":
                     continue
                 names = value if isinstance(value, list) else [value]
                 for name in names:
-                    if isinstance(name, str) and name.startswith(GUARD_PREFIX):
+                    if isinstance(name, str) and (
+                        name.startswith(GUARD_PREFIX) or name == "__builtins__"
+                    ):
                         self._problem(node, f"the name {name!r} is reserved by the sandbox")
 
     def _problem(self, node: ast.AST, text: str) -> None:
