@@ -228,11 +228,13 @@ def url_check(url: object, *, policy: OutboundPolicy, resolve_names: bool = True
         parsed = httpx.URL(url)
         split = urlsplit(url)
         split_host = split.hostname
-    except (httpx.InvalidURL, ValueError) as exc:
+        # httpx decodes punycode lazily, here: an A-label IDNA refuses (`xn--localhost`) raises
+        # idna.IDNAError, a UnicodeError (itself a ValueError, listed to say why it is caught).
+        host = parsed.host
+    except (httpx.InvalidURL, UnicodeError, ValueError) as exc:
         raise OutboundURLRefused("The URL cannot be parsed.") from exc
     if parsed.userinfo or "@" in split.netloc:
         raise OutboundURLRefused("The URL must not carry a user name or password.")
-    host = parsed.host
     if not host:
         raise OutboundURLRefused("The URL has no host.")
     # Two parsers must agree on the host, or an attacker picks the one that reads it their way.

@@ -8,7 +8,6 @@ Every entry path (sandbox and tool forms, `.py` import, `tool.json`, the builder
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 
 from packaging.requirements import InvalidRequirement, Requirement
 
@@ -60,8 +59,16 @@ def requirement_check(text: object) -> str:
         raise RequirementError(text, f"not PEP 508 ({first})") from None
     if requirement.url:
         raise RequirementError(text, "URLs are not allowed")
-    if requirement.name.lower().endswith(_ARCHIVE_SUFFIXES):
-        raise RequirementError(text, "a name ending like an archive reads as a file path")
+    # pip cuts the marker off at ';' and takes what is left for a file path when it ends like
+    # an archive: the name (`foo.zip[x]`) or the whole text (`foo==1.0+a.zip`, a valid local
+    # version label). One rule for both: no archive ending before the marker.
+    head = value.partition(";")[0].strip().lower()
+    if requirement.name.lower().endswith(_ARCHIVE_SUFFIXES) or head.endswith(_ARCHIVE_SUFFIXES):
+        raise RequirementError(
+            text,
+            "it ends like an archive file name (.zip, .whl, .tar.gz...), which pip reads as a "
+            "file path; name and version must not end that way",
+        )
     if any(spec.operator == "===" for spec in requirement.specifier):
         raise RequirementError(text, "arbitrary equality (===) is not allowed; use ==")
     if _DASH_OPENS_A_WORD.search(value):
@@ -70,10 +77,15 @@ def requirement_check(text: object) -> str:
     return value
 
 
-def requirements_check(items: Iterable[object]) -> list[str]:
+def requirements_check(items: object) -> list[str]:
     """Return the checked requirements; raise RequirementError naming the first bad line."""
-    if isinstance(items, (str, bytes)):
-        raise RequirementError(repr(items)[:80], "give a list of requirements, not one string")
+    # A list or tuple only: any other iterable reads wrong without an error (a string as its
+    # letters, a mapping {"requests": "==2.0"} as its keys, dropping the versions).
+    if not isinstance(items, (list, tuple)):
+        shown = (
+            "one string" if isinstance(items, (str, bytes)) else f"a {type(items).__name__} value"
+        )
+        raise RequirementError(repr(items)[:80], f"give a list of requirement strings, not {shown}")
     checked: list[str] = []
     for line, item in enumerate(items, start=1):
         if line > MAX_REQUIREMENTS:

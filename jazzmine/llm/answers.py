@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
+from jazzmine.jsontext import JSONTextError, json_read
+
 from .errors import LLMEmptyAnswerError, LLMProtocolError
 from .types import Chunk, Completion, Finish, TextDelta, Usage
+
+# The finish reasons of the OpenAI API; an endpoint may send anything else.
+_FINISH_REASONS = frozenset({"stop", "length", "content_filter", "tool_calls", "function_call"})
 
 
 def whole_answer(url: str, body: Any) -> Completion:
@@ -43,8 +47,9 @@ async def chunks_from_whole(url: str, body: Any) -> AsyncIterator[Chunk]:
 def parse_json(url: str, text: str) -> Any:
     """Parse JSON from the endpoint or say what came instead."""
     try:
-        return json.loads(text)
-    except ValueError:
+        return json_read(text)
+    except JSONTextError:
+        # JSONTextError, not ValueError: deep nesting is a RecursionError.
         raise LLMProtocolError(
             f"{url} sent something that is not JSON (its text is not shown)", url=url
         ) from None
@@ -65,12 +70,17 @@ def parse_usage(data: Any) -> Usage | None:
 
 def empty_answer_error(url: str, finish_reason: str | None) -> LLMEmptyAnswerError:
     """Return the error for an answer without text, with the likely reason."""
+    # finish_reason is the endpoint's (any JSON value): shown only when it is an OpenAI one.
+    known = finish_reason if isinstance(finish_reason, str) else None
+    if known not in _FINISH_REASONS:
+        known = None
     why = {
         "length": " (it hit max_tokens before writing anything)",
         "content_filter": " (its content filter stopped it)",
-    }.get(finish_reason or "", "")
+    }.get(known or "", "")
+    shown = repr(known) if known or finish_reason is None else "not a standard value"
     return LLMEmptyAnswerError(
-        f"{url} returned an empty answer{why}; finish_reason={finish_reason!r}",
+        f"{url} returned an empty answer{why}; finish_reason={shown}",
         url=url,
         finish_reason=finish_reason,
     )

@@ -210,8 +210,9 @@ async def _stream(
                     break
                 event = parse_json(url, data)
                 if not isinstance(event, dict):
+                    # Its kind only: the event's text is the answer's, never shown.
                     raise LLMProtocolError(
-                        f"{url} streamed a non-object event: {data[:80]}", url=url
+                        f"{url} streamed an event that is not a JSON object", url=url
                     )
                 if "error" in event:
                     raise LLMServerError(

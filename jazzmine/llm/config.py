@@ -25,8 +25,14 @@ class LLMConfig:
     allowed_hosts: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        url = httpx.URL(self.base_url) if "://" in self.base_url else None
-        if url is None or url.scheme not in ("http", "https") or not url.host:
+        try:
+            url = httpx.URL(self.base_url) if "://" in self.base_url else None
+            # `.host` decodes punycode: an A-label IDNA refuses (`xn--localhost`) is a
+            # UnicodeError (a ValueError) here, not later in whatever reads the config.
+            host = url.host if url is not None else ""
+        except (httpx.InvalidURL, ValueError):
+            url, host = None, ""
+        if url is None or url.scheme not in ("http", "https") or not host:
             raise LLMConfigError(
                 f"LLM base URL {self.base_url!r} must be an http(s) URL such as "
                 "'http://localhost:11434/v1'"

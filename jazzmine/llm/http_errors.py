@@ -10,6 +10,7 @@ import contextlib
 import json
 import re
 import socket
+import ssl
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -66,10 +67,25 @@ def transport_errors(config: LLMConfig, url: str) -> Iterator[None]:
             "Is the LLM server running and the base URL right?",
             url=url,
         ) from exc
-    except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
-        raise LLMProtocolError(f"The connection to {url} broke mid-answer: {exc}", url=url) from exc
+    except httpx.RemoteProtocolError as exc:
+        # h11's message quotes the offending answer line (`illegal header line: b'...'`).
+        raise LLMProtocolError(
+            f"The connection to {url} broke mid-answer: the server broke the HTTP protocol",
+            url=url,
+        ) from exc
+    except httpx.ReadError as exc:
+        raise LLMProtocolError(
+            f"The connection to {url} broke mid-answer: it was reset or closed", url=url
+        ) from exc
+    except httpx.DecodingError as exc:
+        raise LLMProtocolError(
+            f"{url} sent an answer whose content encoding cannot be decoded", url=url
+        ) from exc
     except httpx.HTTPError as exc:
-        raise LLMConnectionError(f"Request to {url} failed: {exc}", url=url) from exc
+        # The kind only: an httpx message may carry what the server sent.
+        raise LLMConnectionError(
+            f"Request to {url} failed ({type(exc).__name__})", url=url
+        ) from exc
 
 
 def _connect_reason(exc: BaseException) -> str:
@@ -80,6 +96,9 @@ def _connect_reason(exc: BaseException) -> str:
             return "connection refused"
         if isinstance(seen, socket.gaierror):
             return f"unknown host ({seen.strerror})"
+        if isinstance(seen, ssl.SSLError):
+            # OpenSSL's short reason only: the long message can name the certificate's hosts.
+            return f"TLS failed ({seen.reason or 'handshake'})"
         seen = seen.__cause__ or seen.__context__
     return str(exc) or type(exc).__name__
 

@@ -7,8 +7,10 @@ symlinks, bounded sizes and member counts, and each error names the file and the
 from __future__ import annotations
 
 import io
+import lzma
 import stat
 import zipfile
+import zlib
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
@@ -154,8 +156,7 @@ def load_zip(data: bytes | str | Path) -> list[ScriptTool]:
                 raise ScriptToolError(
                     member.filename, f"too large: {member.file_size} bytes (limit {limit})"
                 )
-            with archive.open(member) as handle:
-                content = handle.read(limit + 1)
+            content = _read_member(archive, member, limit + 1)
             if len(content) > limit:
                 raise ScriptToolError(member.filename, f"too large (limit {limit} bytes)")
             total += len(content)
@@ -171,6 +172,24 @@ def load_zip(data: bytes | str | Path) -> list[ScriptTool]:
         raise ScriptToolError("<zip>", "holds no tool (expected <tool_name>/tool.json)")
     tools = [tool_from_files(files, where=folder) for folder, files in sorted(groups.items())]
     return _unique(tools, "<zip>")
+
+
+def _read_member(archive: zipfile.ZipFile, member: zipfile.ZipInfo, size: int) -> bytes:
+    """Return at most `size` bytes of a member, refusing one zipfile cannot unpack."""
+    try:
+        with archive.open(member) as handle:
+            return handle.read(size)
+    except zipfile.BadZipFile:
+        reason = "damaged (bad checksum or header)"
+    except NotImplementedError:
+        reason = "compressed with a method Python's zipfile does not support"
+    except RuntimeError:
+        # zipfile's only RuntimeError on reading is "is encrypted, password required".
+        reason = "encrypted; zips of script tools hold plain files"
+    except (EOFError, zlib.error, lzma.LZMAError, OSError):
+        # Truncated or corrupt compressed data: zlib, lzma and bz2 each fail their own way.
+        reason = "its compressed data is damaged"
+    raise ScriptToolError(member.filename, f"cannot be read: {reason}")
 
 
 def _safe_parts(member: zipfile.ZipInfo) -> list[str] | None:

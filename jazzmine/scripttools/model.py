@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from jazzmine.core.tools.types import Tool, ToolParameter
+from jazzmine.jsontext import JSONTextError, json_read
 from jazzmine.requirements import RequirementError, requirements_check
 
 Runtime = Literal["python3", "node"]
@@ -174,6 +175,13 @@ class ScriptTool:
             raise ScriptToolError(
                 file, f"field 'timeout' must be a number of seconds, not {_kind(data['timeout'])}"
             )
+        try:
+            timeout = float(data.get("timeout", DEFAULT_TIMEOUT))
+        except OverflowError:
+            # JSON integers have no bound; float() refuses one past ~1.8e308.
+            raise ScriptToolError(
+                file, "field 'timeout' is too far out of range to be a number of seconds"
+            ) from None
         for key in ("secrets", "dependencies"):
             value = data.get(key, [])
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -186,7 +194,7 @@ class ScriptTool:
                 parameters=copy.deepcopy(data["parameters"]),
                 runtime=runtime,
                 always_allow=data.get("always_allow", False),
-                timeout=float(data.get("timeout", DEFAULT_TIMEOUT)),
+                timeout=timeout,
                 secrets=list(data.get("secrets", [])),
                 dependencies=list(data.get("dependencies", [])),
                 extra={k: copy.deepcopy(v) for k, v in data.items() if k not in _KNOWN_KEYS},
@@ -198,11 +206,9 @@ class ScriptTool:
 def parse_tool_json(text: str, file: str = "tool.json") -> Any:
     """Parse tool.json text, reporting line and column of a syntax error."""
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ScriptToolError(
-            file, f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
-        ) from None
+        return json_read(text)
+    except JSONTextError as exc:
+        raise ScriptToolError(file, exc.problem) from None
 
 
 def _kind(value: Any) -> str:

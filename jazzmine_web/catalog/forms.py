@@ -9,6 +9,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 
+from jazzmine.jsontext import JSONTextError, json_read
 from jazzmine.requirements import RequirementError, requirement_check
 
 from ..teams.models import Team
@@ -175,9 +176,9 @@ class JsonListField(forms.CharField):
         if not text:
             return []
         try:
-            parsed = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValidationError(f"Not valid JSON (line {exc.lineno}): {exc.msg}") from exc
+            parsed = json_read(text)
+        except JSONTextError as exc:
+            raise ValidationError(exc.sentence) from None
         if not isinstance(parsed, list) or not all(isinstance(p, dict) for p in parsed):
             raise ValidationError("Give a JSON list of parameter objects")
         return parsed

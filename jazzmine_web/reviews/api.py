@@ -13,6 +13,8 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from jazzmine.jsontext import JSONTextError, json_read
+
 from ..catalog.models import Sandbox
 from ..catalog.selectors import sandboxes_for_user
 from ..runs.selectors import run_events_after, run_state
@@ -33,9 +35,9 @@ PING_SECONDS = 15.0
 
 def _json_body(request: HttpRequest) -> dict[str, Any] | HttpResponse:
     try:
-        data = json.loads(request.body or b"{}")
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        return json_error("invalid_json", f"The request body is not JSON: {exc}", status=400)
+        data = json_read(request.body or b"{}")
+    except JSONTextError as exc:
+        return json_error("invalid_json", f"The request body is not usable: {exc}.", status=400)
     if not isinstance(data, dict):
         return json_error("invalid_json", "The request body must be a JSON object.", status=400)
     return data

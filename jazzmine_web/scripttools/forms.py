@@ -8,6 +8,7 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 
+from jazzmine.jsontext import JSONTextError, json_read
 from jazzmine.scripttools import RUNTIMES, ScriptTool, ScriptToolError
 
 from ..catalog.forms import (
@@ -71,11 +72,9 @@ class SchemaField(forms.CharField):
         if not text:
             return {"type": "object", "properties": {}, "required": []}
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValidationError(
-                f"Not JSON: line {exc.lineno} column {exc.colno}: {exc.msg}"
-            ) from None
+            data = json_read(text)
+        except JSONTextError as exc:
+            raise ValidationError(exc.sentence) from None
         if not isinstance(data, dict):
             raise ValidationError("The parameters must be a JSON object (a JSON Schema)")
         return data
@@ -174,9 +173,9 @@ class JsonValueField(forms.CharField):
         if not text:
             return None
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValidationError(f"Not JSON: {exc.msg}") from None
+            data = json_read(text)
+        except JSONTextError as exc:
+            raise ValidationError(exc.sentence) from None
         wanted = list if self.json_type == "array" else dict
         if not isinstance(data, wanted):
             raise ValidationError(f"Give a JSON {self.json_type}")

@@ -43,7 +43,11 @@ def _literal(node: ast.expr) -> Any:
         for key, value in zip(node.keys, node.values, strict=True):
             if key is None:
                 raise NotLiteral(value, "`**` unpacking is not a literal")
-            result[_literal(key)] = _literal(value)
+            name = _literal(key)
+            # JSON object keys are strings; a list key would also be unhashable (TypeError).
+            if not isinstance(name, str):
+                raise NotLiteral(key, "dict keys must be strings, as in JSON")
+            result[name] = _literal(value)
         return result
     if (
         isinstance(node, ast.UnaryOp)

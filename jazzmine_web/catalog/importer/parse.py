@@ -89,6 +89,10 @@ def parse_module(
         tree = ast.parse(text, filename=filename)
     except SyntaxError as exc:
         return [], [], [ImportProblem(filename, exc.lineno, f"syntax error: {exc.msg}")]
+    except (RecursionError, MemoryError, ValueError):
+        # CPython's parser gives up on valid but extreme code (`1+1+...` 200 000 times, a long
+        # `a.b.b...` chain, `not not ... 1`) with these instead of SyntaxError.
+        return [], [], [ImportProblem(filename, None, "too deeply nested to read")]
     lines = text.splitlines()
     tools: list[ParsedTool] = []
     configs: list[ParsedConfig] = []

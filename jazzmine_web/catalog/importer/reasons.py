@@ -10,7 +10,11 @@ from .problems import ImportProblem
 
 
 def _code(node: ast.AST) -> str:
-    text = ast.unparse(node)
+    try:
+        text = ast.unparse(node)
+    except RecursionError:
+        # ast.unparse recurses deeper than the parser: `- - - ... 1` 500 deep parses fine.
+        return "(an expression too deeply nested to show)"
     return text if len(text) <= 80 else text[:77] + "..."
 
 
