@@ -205,15 +205,15 @@ def result_view(data: Any, *, language: str) -> ResultView:
     )
     if not is_bash:
         return ResultView(body=pretty(data), format="json")
-    value = data["json"] if "json" in data else _parsed_json(data["stdout"])
-    is_json = value is not _NOT_JSON
+    body = _json(data["json"]) if "json" in data else _pretty_stdout(data["stdout"])
+    is_json = body is not None
     parts = ["stdout, as JSON" if is_json else "stdout", f"exit {data['exit_code']}"]
     if data.get("calls") is not None:
         parts.append(f"{data['calls']} tool call(s)")
     if isinstance(data.get("duration_ms"), int | float):
         parts.append(f"{_round(data['duration_ms'])} ms")
     return ResultView(
-        body=_json(value) if is_json else (data["stdout"] or "(no output)"),
+        body=body if body is not None else (data["stdout"] or "(no output)"),
         format="json" if is_json else "text",
         meta=" · ".join(parts),
         stderr=str(data.get("stderr") or ""),
@@ -255,9 +255,6 @@ def _region(
     return result, error
 
 
-_NOT_JSON = object()
-
-
 def _field(data: Any, name: str, *, default: Any = None) -> Any:
     # As `data.name ?? data` read it in the browser: a missing or null field shows the whole.
     if isinstance(data, dict) and data.get(name) is not None:
@@ -265,13 +262,18 @@ def _field(data: Any, name: str, *, default: Any = None) -> Any:
     return data if default is None else default
 
 
-def _parsed_json(text: str) -> Any:
+def _pretty_stdout(text: str) -> str | None:
+    """Return stdout pretty-printed when it is one JSON value, else None.
+
+    A script's stdout may be any text: JSON nested past what Python's json reads or writes back
+    (RecursionError), or a number too long for int(), is shown as the text it is.
+    """
     if not text.strip():
-        return _NOT_JSON
+        return None
     try:
-        return json.loads(text)
-    except ValueError:
-        return _NOT_JSON
+        return _json(json.loads(text))
+    except (ValueError, RecursionError):
+        return None
 
 
 def _json(value: Any) -> str:

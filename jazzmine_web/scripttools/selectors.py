@@ -83,5 +83,5 @@ def pretty_output(text: str) -> tuple[bool, str]:
     """Return stdout pretty-printed when it is one JSON value, else as it is."""
     try:
         return True, json.dumps(json.loads(text), indent=2, ensure_ascii=False)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or more than Python reads or writes back
         return False, text

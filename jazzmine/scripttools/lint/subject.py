@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...jsontext import JSONTextError, json_read
 from ..model import SCRIPT_FILES
 from .javascript_scan import scan_javascript
 from .python_scan import scan_python
@@ -67,9 +67,9 @@ def read_subject(
 def load_tool_json(text: str) -> tuple[dict[str, Any] | None, str | None]:
     """Parse tool.json; return its object (None if unusable) and what is wrong, if anything."""
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        return None, f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+        data = json_read(text)
+    except JSONTextError as exc:
+        return None, exc.problem
     if not isinstance(data, dict):
         return None, "tool.json must hold a JSON object"
     missing = [k for k in ("name", "description", "parameters") if k not in data]
