@@ -21,6 +21,8 @@ def whole_answer(url: str, body: Any) -> Completion:
         text = choice["message"].get("content") or ""
     except (KeyError, IndexError, TypeError, AttributeError):
         raise LLMProtocolError(f"{url} answered without choices[0].message", url=url) from None
+    if not isinstance(text, str):
+        raise LLMProtocolError(f"{url} answered with a message content that is not text", url=url)
     finish_reason = choice.get("finish_reason")
     if not text.strip():
         raise empty_answer_error(url, finish_reason)
@@ -28,8 +30,25 @@ def whole_answer(url: str, body: Any) -> Completion:
         text=text,
         finish_reason=finish_reason,
         usage=parse_usage(body.get("usage")),
-        model=body.get("model"),
+        model=model_name(body),
     )
+
+
+def model_name(event: Mapping[str, Any]) -> str | None:
+    """Return the answer's model name when it is one (any JSON value may stand there)."""
+    model = event.get("model")
+    return model if isinstance(model, str) and model else None
+
+
+def stream_choice(url: str, choice: Any) -> tuple[str, Any]:
+    """Return one streamed choice's text delta and finish reason; refuse any other shape."""
+    delta = choice.get("delta") if isinstance(choice, Mapping) else None
+    if not isinstance(choice, Mapping) or not isinstance(delta, Mapping | None):
+        raise LLMProtocolError(f"{url} streamed a choice without a delta object", url=url)
+    text = (delta or {}).get("content")
+    if not isinstance(text, str | None):
+        raise LLMProtocolError(f"{url} streamed a delta content that is not text", url=url)
+    return text or "", choice.get("finish_reason")
 
 
 async def chunks_from_whole(url: str, body: Any) -> AsyncIterator[Chunk]:

@@ -33,7 +33,15 @@ import httpx
 
 from jazzmine.net import OutboundURLRefused, outbound_async_client, url_check
 
-from .answers import chunks_from_whole, empty_answer_error, parse_json, parse_usage, whole_answer
+from .answers import (
+    chunks_from_whole,
+    empty_answer_error,
+    model_name,
+    parse_json,
+    parse_usage,
+    stream_choice,
+    whole_answer,
+)
 from .config import LLMConfig
 from .errors import LLMConfigError, LLMProtocolError, LLMServerError
 from .http_errors import ALLOW_HINT, error_code, status_error, transport_errors
@@ -218,15 +226,17 @@ async def _stream(
                     raise LLMServerError(
                         f"{url} reported an error mid-stream.{error_code(config, event)}", url=url
                     )
-                model = event.get("model") or model
+                model = model_name(event) or model
                 usage = parse_usage(event.get("usage")) or usage
-                for choice in event.get("choices") or []:
-                    delta = choice.get("delta") or {}
-                    text = delta.get("content")
+                choices = event.get("choices") or []
+                if not isinstance(choices, list):
+                    raise LLMProtocolError(f"{url} streamed choices that are not a list", url=url)
+                for choice in choices:
+                    text, reason = stream_choice(url, choice)
                     if text:
                         parts.append(text)
                         yield TextDelta(text)
-                    finish_reason = choice.get("finish_reason") or finish_reason
+                    finish_reason = reason or finish_reason
             if not done and finish_reason is None:
                 raise LLMProtocolError(
                     f"The stream from {url} ended before the answer finished (no [DONE])", url=url

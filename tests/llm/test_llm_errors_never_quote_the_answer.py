@@ -95,3 +95,49 @@ async def test_a_standard_finish_reason_is_still_shown() -> None:
     answer = sse(b'{"choices": [{"delta": {}, "finish_reason": "length"}]}', b"[DONE]")
     error = await _error_of(answer, streamed=True)
     assert "finish_reason='length'" in str(error) and "max_tokens" in str(error)
+
+
+# Answers in the right envelope with the wrong shapes inside: a protocol error naming the
+# shape, never a crash of the reader (AttributeError, TypeError) that the page shows as such.
+ODD_SHAPES = {
+    "a choice that is a number": sse(b'{"choices": [1]}', b"[DONE]"),
+    "a choice that is a list": sse(b'{"choices": [["' + SECRET + b'"]]}', b"[DONE]"),
+    "choices that are an object": sse(b'{"choices": {"delta": {}}}', b"[DONE]"),
+    "a delta that is text": sse(b'{"choices": [{"delta": "' + SECRET + b'"}]}', b"[DONE]"),
+    "a content that is an object": sse(
+        b'{"choices": [{"delta": {"content": {"x": "' + SECRET + b'"}}}]}', b"[DONE]"
+    ),
+    "a content that is a number": sse(b'{"choices": [{"delta": {"content": 7}}]}', b"[DONE]"),
+}
+WHOLE_ODD_SHAPES = {
+    "a message content that is a number": whole(b'{"choices": [{"message": {"content": 7}}]}'),
+    "a message content that is a list": whole(
+        b'{"choices": [{"message": {"content": ["' + SECRET + b'"]}}]}'
+    ),
+}
+
+
+@pytest.mark.parametrize("case", ODD_SHAPES)
+async def test_a_streamed_answer_of_another_shape_is_a_protocol_error(case: str) -> None:
+    error = await _error_of(ODD_SHAPES[case], streamed=True)
+    assert isinstance(error, LLMProtocolError), repr(error)
+    assert "hunter2" not in str(error), str(error)
+
+
+@pytest.mark.parametrize("case", WHOLE_ODD_SHAPES)
+async def test_a_whole_answer_of_another_shape_is_a_protocol_error(case: str) -> None:
+    error = await _error_of(WHOLE_ODD_SHAPES[case], streamed=False)
+    assert isinstance(error, LLMProtocolError), repr(error)
+    assert "hunter2" not in str(error), str(error)
+
+
+async def test_a_model_name_that_is_not_text_is_left_out() -> None:
+    listener = Listener(
+        answer=sse(b'{"model": {"x": 1}, "choices": [{"delta": {"content": "ok"}}]}', b"[DONE]")
+    )
+    try:
+        config = loopback_config(f"http://127.0.0.1:{listener.port}/v1", model="m", timeout=5.0)
+        chunks = [chunk async for chunk in stream_chat(config, HI)]
+    finally:
+        listener.close()
+    assert chunks[-1].text == "ok" and chunks[-1].model is None
