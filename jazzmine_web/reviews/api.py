@@ -370,6 +370,7 @@ def _delivery_json(delivery: Any) -> dict[str, Any]:
         "event": delivery.event,
         "url": delivery.url,
         "status": delivery.status,
+        "cancel_reason": delivery.cancel_reason or None,  # why a cancelled one was never sent
         "submission_id": str(delivery.submission_id) if delivery.submission_id else None,
         "created_at": delivery.created_at.isoformat(),
         "delivered_at": delivery.delivered_at.isoformat() if delivery.delivered_at else None,

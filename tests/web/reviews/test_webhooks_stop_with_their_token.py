@@ -155,7 +155,7 @@ def test_a_queued_delivery_of_a_user_deactivated_since_is_cancelled_unsent(
 
 @pytest.mark.parametrize("leave", [leave_the_team, move_to_another_team])
 def test_a_queued_delivery_of_a_user_who_left_the_team_since_is_cancelled_unsent(
-    leave, pending, reviewer, member
+    leave, api, pending, reviewer, member
 ) -> None:
     reject(pending, reviewer)
     leave(member)
@@ -163,6 +163,9 @@ def test_a_queued_delivery_of_a_user_who_left_the_team_since_is_cancelled_unsent
     assert urls == []
     assert delivery.status == "cancelled"
     assert "may no longer see" in delivery.cancel_reason
+    # The token still works: the agent reads why its delivery never came.
+    (shown,) = api.get("/api/v1/webhook/").json()["deliveries"]
+    assert (shown["status"], shown["cancel_reason"]) == ("cancelled", delivery.cancel_reason)
 
 
 def test_a_user_added_back_to_the_team_is_told_again(
