@@ -113,7 +113,19 @@ class Tool(models.Model):
     always_allow = models.BooleanField(
         default=False, help_text="Scripts calling only always-allowed tools skip human review."
     )
-    always_allow_accepted_checksum = models.CharField(max_length=16, blank=True, editable=False)
+    # The checksum of the code a team admin accepted (wrote, or pressed Accept on), whatever
+    # `always_allow` says: secrets reach only that code (`code_accepted`), and `always_allow`
+    # counts only for it. The column kept its first name (it once held always-allow
+    # acceptances alone) so that no data moves; `_by` and `_at` say who accepted it and when.
+    always_allow_accepted_checksum = models.CharField(
+        max_length=16,
+        blank=True,
+        editable=False,
+        help_text=(
+            "The checksum of the code a team admin accepted: secrets reach the tool, and "
+            "always_allow counts, only while its code is that code."
+        ),
+    )
     always_allow_accepted_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,
@@ -148,17 +160,34 @@ class Tool(models.Model):
         return self.name
 
     @property
+    def code_accepted(self) -> bool:
+        """Tell whether a team admin accepted exactly the code (and dependencies) it has now.
+
+        Secrets reach a tool's code only then: a member may change code, but not what that
+        code may read (`catalog.services.secrets.secrets_gate`).
+        """
+        return bool(
+            self.always_allow_accepted_checksum
+            and self.always_allow_accepted_checksum == self.checksum
+        )
+
+    @property
+    def code_acceptance_problem(self) -> str:
+        """Say why the tool's current code is not accepted ("" when it is), as a person reads it."""
+        if self.code_accepted:
+            return ""
+        if self.always_allow_accepted_checksum:
+            return f"tool {self.name}'s code changed since an admin accepted it"
+        return f"no admin has accepted tool {self.name}'s code yet"
+
+    @property
     def is_always_allowed(self) -> bool:
         """Tell whether scripts may call this tool without review: asked for and accepted.
 
         The review gate reads this, never `always_allow`: an admin accepted exactly the code
         (and dependencies) the tool has now.
         """
-        return bool(
-            self.always_allow
-            and self.always_allow_accepted_checksum
-            and self.always_allow_accepted_checksum == self.checksum
-        )
+        return bool(self.always_allow and self.code_accepted)
 
     @property
     def always_allow_pending(self) -> bool:

@@ -17,6 +17,7 @@ from .forms import ImportForm, SandboxForm, SecretValueForm, ToolForm
 from .importer import ImportRefused, source_file_from_upload
 from .models import Sandbox, Tool
 from .panels import TOOL_PANELS
+from .services.secrets import tool_secrets_withheld
 
 PAGE_SIZE = 100
 
@@ -74,6 +75,7 @@ def tool_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "versions": [row.version for row in history],
         "image_sandboxes": selectors.tool_image_sandboxes(tool),
         "can_administer": services.actor_is_admin(actor=request.user, team=tool.sandbox.team),
+        "secrets_withheld": tool_secrets_withheld(tool),
     }
     panel = TOOL_PANELS.get(tool.kind)
     if panel is not None:  # script tools: the scripttools app's trials and publish gate
@@ -144,14 +146,12 @@ def _message(exc: ValidationError | PermissionDenied) -> str:
 
 @require_POST
 def tool_accept(request: HttpRequest, pk: int) -> HttpResponse:
-    """Accept a tool's current code as always-allowed (team admins only)."""
+    """Accept a tool's current code (team admins only): its secrets reach it again, and it is
+    always allowed if it asks to be."""
     tool = get_object_or_404(selectors.tools_for_user(request.user), pk=pk)
-    try:
-        services.tool_always_allow_accept(tool=tool, actor=request.user)
-    except ValidationError as exc:
-        messages.error(request, _message(exc))
-    else:
-        messages.success(request, f"{tool.name} is always allowed as of this code.")
+    services.tool_code_accept(tool=tool, actor=request.user)
+    what = "its secrets reach it" + (", and it is always allowed" if tool.always_allow else "")
+    messages.success(request, f"Accepted {tool.name}'s code: {what}.")
     return redirect("catalog:tool", pk=tool.pk)
 
 

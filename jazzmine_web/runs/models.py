@@ -50,12 +50,22 @@ class Run(models.Model):
     code_sha256 = models.CharField(max_length=64, db_index=True)
     attempt = models.PositiveIntegerField(default=1)
     source = models.CharField(max_length=20, default="playground")  # playground | review | api
+    # A list of names in rows written before runs carried checksums (`runs.preparation`).
     allowed_tools = models.JSONField(
         null=True,
         blank=True,
         help_text=(
-            "The tools this run may call, as decided when it was let through; null means all "
-            "(a person approved it, or the sandbox never reviews)."
+            "The tools this run may call, as decided when it was let through: {name: the "
+            "checksum of the code an admin had accepted}; null means all (a person approved "
+            "it, or the sandbox never reviews)."
+        ),
+    )
+    notes = models.JSONField(
+        default=list,
+        blank=True,
+        help_text=(
+            "What the worker withheld from this run as it prepared it, and why: secrets of "
+            "code no admin accepted, tools that changed since the run was let through."
         ),
     )
     status = models.CharField(

@@ -6,6 +6,7 @@ values; the executor's loop only starts sandboxes and records events.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,12 +15,15 @@ from jazzmine.bash import BashLimits, ToolSpec, specs_for_sandbox
 from jazzmine.sandbox import RunLimits, RunRequest, SandboxBuilder
 from jazzmine.sandbox.bwrap import stage_run_dir
 
-from ..catalog.models import SANDBOX, Sandbox
+from ..catalog.models import SANDBOX, Sandbox, Tool
 from ..catalog.selectors import sandbox_secret_values
 from ..catalog.services import build_policy, registry_for_sandbox, script_tool_from_row
+from ..catalog.services.secrets import secrets_gate, secrets_withheld_line
 from .credentials import run_credentials_issue, run_credentials_tools
 from .lifecycle import run_claim, run_claimable
 from .models import Run
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -115,14 +119,14 @@ def run_claim_prepare(*, run_id: Any, worker: str, known_images: frozenset[str])
         if not docker:
             raise ValueError("bash scripts run in Docker sandboxes only (this one uses bubblewrap)")
         return _prepare_bash(run, registry, rows, tag, source=source, known=running)
-    secrets, tool_secrets = _run_secrets(run, registry, lifetime=sandbox.timeout_seconds)
+    secrets, tool_secrets = _run_secrets(run, registry, rows, lifetime=sandbox.timeout_seconds)
     request = RunRequest(
         script=run.script,
         body_offset=run.body_offset,
         secrets=secrets,
         tool_secrets=tool_secrets,
         # The harness refuses any other tool: the review decision holds where the code runs.
-        allowed_tools=_allowed_tools(run),
+        allowed_tools=_allowed_tools(run, rows),
     )
     limits = run_limits_for(sandbox)
     if not docker:
@@ -148,27 +152,94 @@ def sandbox_current_image(*, sandbox_id: int) -> tuple[str, RunLimits] | None:
 
 
 def _run_secrets(
-    run: Run, registry: Any, *, lifetime: float
+    run: Run, registry: Any, rows: list[Tool], *, lifetime: float
 ) -> tuple[dict[str, str], dict[str, frozenset[str]]]:
     """Return a run's secrets and, for each tool that has any, the ones that are its alone.
 
     The sandbox's declared values that the store holds, and the credentials issued for the
     run; a secret only some tools declare, or a credential issued for one tool (a script
-    tool's keychain token), is theirs: the harness sets it only while they run.
+    tool's keychain token), is theirs: the harness sets it only while they run. Only code an
+    admin accepted gets any (`secrets_gate`); what is withheld is noted on the run, and the
+    tool finds the variable missing.
     """
     sandbox = run.sandbox
-    declared = registry.aggregate_secrets(sandbox.name)
-    secrets = sandbox_secret_values(sandbox, names=declared)
-    scoped = {tool: set(names) for tool, names in registry.tool_only_secrets(sandbox.name).items()}
-    issued = run_credentials_issue(run=run, lifetime=lifetime)
+    gate = secrets_gate(tools=[row for row in rows if row.published])  # what the run loads
+    declared = {t.name: list(t.secrets) for t in registry.tools(sandbox.name)}
+    # Keyed by no tool's name: the sandbox's own secrets, every tool's for the whole run.
+    declared[""] = list(registry.get_sandbox(sandbox.name).secrets)
+    withheld = gate.withheld(declared)
+    values = sandbox_secret_values(sandbox, names=registry.aggregate_secrets(sandbox.name))
+    _run_note(run, secrets_withheld_line({n: why for n, why in withheld.items() if n in values}))
+    secrets = {name: value for name, value in values.items() if name not in withheld}
+    scoped = {
+        tool: set(names) - set(withheld)
+        for tool, names in registry.tool_only_secrets(sandbox.name).items()
+    }
+    # Issued only to a process whose Python tools are accepted, and only for accepted tools:
+    # a keychain token is a secret too (it reads the tool's values from the server).
+    issued = run_credentials_issue(run=run, lifetime=lifetime) if not gate.shut else {}
     for tool, names in run_credentials_tools(issued).items():
-        scoped.setdefault(tool, set()).update(names)
+        if gate.tool_allowed(tool):
+            scoped.setdefault(tool, set()).update(names)
+        else:
+            for name in names:
+                issued.pop(name, None)
+    scoped = {tool: names for tool, names in scoped.items() if names}
     return {**secrets, **issued}, {tool: frozenset(names) for tool, names in scoped.items()}
 
 
-def _allowed_tools(run: Run) -> frozenset[str] | None:
-    """Return the tools a run may call (None: all), as its row records the decision."""
-    return None if run.allowed_tools is None else frozenset(run.allowed_tools)
+def _allowed_tools(run: Run, rows: list[Tool]) -> frozenset[str] | None:
+    """Return the tools a run may call (None: all), as its row records the decision.
+
+    A person's approval (None) is for every tool as they are when it runs. A run let through
+    without one may call the always-allowed tools as they were then: {name: the checksum an
+    admin had accepted}. A tool whose code is no longer that code (a member changed it while
+    the run was queued), or that is no longer always allowed, is dropped, and the harness
+    refuses its calls saying they need a person's approval. Dropped, not the whole run failed:
+    everything that still runs is code an admin accepted, which is all the policy promised,
+    and the script that calls the changed tool learns why at that call, as any script that
+    slips past the reading does; the run's notes say which tool and why.
+    """
+    decided = run.allowed_tools
+    if decided is None:
+        return None
+    if isinstance(decided, list) and all(isinstance(name, str) for name in decided):
+        # Recorded before runs carried checksums: bound to the code accepted now, at least.
+        bound: dict[str, str | None] = dict.fromkeys(decided)
+    elif isinstance(decided, dict):
+        bound = {str(name): str(checksum) for name, checksum in decided.items()}
+    else:
+        _run_note(run, "no tool may be called: the run's allowed tools are unreadable")
+        return frozenset()  # fail closed
+    rows_by_name = {row.name: row for row in rows if row.published}
+    allowed: set[str] = set()
+    dropped: list[str] = []
+    for name, checksum in sorted(bound.items()):
+        row = rows_by_name.get(name)
+        if row is None:
+            dropped.append(f"{name} (gone)")
+        elif not row.is_always_allowed:
+            why = row.code_acceptance_problem or "it is no longer always allowed"
+            dropped.append(f"{name} ({why})")
+        elif checksum is not None and row.checksum != checksum:
+            dropped.append(f"{name} (its code changed since this run was let through)")
+        else:
+            allowed.add(name)
+    if dropped:
+        _run_note(
+            run,
+            "tools that now need a person's approval, refused in this run: " + "; ".join(dropped),
+        )
+    return frozenset(allowed)
+
+
+def _run_note(run: Run, note: str) -> None:
+    """Store and log what a run was refused before it started, and why (nothing if empty)."""
+    if not note:
+        return
+    logger.warning("run %s: %s", run.pk, note)
+    run.notes = [*run.notes, note]
+    Run.objects.filter(pk=run.pk).update(notes=run.notes)
 
 
 def bash_limits_for(sandbox: Any) -> BashLimits:
@@ -194,12 +265,12 @@ def _prepare_bash(
     script_tools = [t for t in map(script_tool_from_row, rows) if t is not None]
     specs = specs_for_sandbox(registry, sandbox.name, script_tools=script_tools)
     bash_limits = bash_limits_for(sandbox)
-    secrets, tool_secrets = _run_secrets(run, registry, lifetime=bash_limits.timeout_seconds)
+    secrets, tool_secrets = _run_secrets(run, registry, rows, lifetime=bash_limits.timeout_seconds)
     # The bash runner refuses any builtin outside the run's decision, as the harness does.
     request = RunRequest(
         script=run.script,
         body_offset=0,
-        allowed_tools=_allowed_tools(run),
+        allowed_tools=_allowed_tools(run, rows),
         secrets=secrets,
         tool_secrets=tool_secrets,
     )

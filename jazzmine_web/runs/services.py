@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, TypedDict
 
 from django.conf import settings
@@ -83,7 +83,7 @@ def run_create(
     source: str = "playground",
     language: str = Language.PYTHON,
     start: bool = True,
-    allowed_tools: Iterable[str] | None = None,
+    allowed_tools: Mapping[str, str] | Iterable[str] | None = None,
 ) -> Run:
     """Validate a script body and queue its run; refuse it with its violations.
 
@@ -91,7 +91,8 @@ def run_create(
     as they are, in bashkit inside the sandbox, after a light check (`bash_check`).
     `allowed_tools` is the decision that let the script run, carried into the sandbox: None
     (every tool) when a person approved it or the policy never reviews, else the names it may
-    call (the always-allowed tools, when the policy let it through without a person).
+    call (the always-allowed tools, when the policy let it through without a person), best
+    as {name: the checksum accepted then}, which the worker holds each tool to.
     """
     script, violations = script_check(sandbox=sandbox, body=body, language=language)
     if violations:
@@ -110,7 +111,13 @@ def run_create(
             code_sha256=code_sha256(script),
             attempt=attempt,
             source=source,
-            allowed_tools=None if allowed_tools is None else sorted(set(allowed_tools)),
+            allowed_tools=(
+                None
+                if allowed_tools is None
+                else dict(sorted(allowed_tools.items()))
+                if isinstance(allowed_tools, Mapping)
+                else sorted(set(allowed_tools))
+            ),
             # Set with the row: queueing it costs no second write.
             enqueued_at=timezone.now() if start else None,
         )

@@ -28,11 +28,13 @@ from ..catalog.selectors import sandbox_secret_values
 from ..catalog.services.imports import ImportReport
 from ..catalog.services.registry import registry_for_sandbox, script_tool_from_row
 from ..catalog.services.script_tools import script_tool_save
+from ..catalog.services.secrets import secrets_gate, secrets_withheld_line
 from ..catalog.services.tools import tool_publish
 from ..celery import app as celery_app
-from ..runs.models import Run, RunStatus
+from ..runs.models import Run, RunStatus, code_sha256
 from ..studio.claims import heartbeat_cutoff, never_started_cutoff, row_claim
 from .models import KeychainToken, TrialRun, TrialState
+from .signals import trial_started
 
 logger = logging.getLogger(__name__)
 
@@ -130,17 +132,21 @@ def trial_start(
     args: dict[str, Any] | None = None,
     background: bool = True,
 ) -> TrialRun:
-    """Queue a trial run of a script tool for a worker, never run here."""
+    """Queue a trial run of a script tool for a worker, never run here; audited like a run."""
     script_tool = script_tool_from_row(tool)
     if script_tool is None:
         raise ValidationError(f"{tool.name} is not a script tool")
     call_args = script_tool.sample_args() if args is None else _check_args(args)
-    trial = TrialRun.objects.create(
-        tool=tool,
-        checksum=tool.checksum,
-        args=call_args,
-        created_by=user if user is not None and user.is_authenticated else None,
-    )
+    with transaction.atomic():  # queued with its audit entry, or not at all
+        trial = TrialRun.objects.create(
+            tool=tool,
+            checksum=tool.checksum,
+            args=call_args,
+            created_by=user if user is not None and user.is_authenticated else None,
+        )
+        trial_started.send(
+            sender=TrialRun, trial=trial, user=trial.created_by, sha256=code_sha256(tool.source)
+        )
     if background:
         # After commit: the worker's own connection must see the row. By name: the task
         # module is the worker's side.
@@ -209,20 +215,31 @@ def trial_execute(*, trial_id: Any, interrupt: Interrupt | None = None) -> Trial
     tool = trial.tool
     sandbox = tool.sandbox
     script_tool = script_tool_from_row(tool)
+    withheld = ""
     try:
         if script_tool is None:
             raise ValueError(f"{tool.name} is no longer a script tool")
+        if tool.checksum != trial.checksum:
+            # The audit recorded the code asked for; a trial never runs other code.
+            raise ValueError("the tool's code changed since this trial was asked for")
         image = _trial_image(tool, script_tool, stop)
         limits = RunLimits.from_sandbox(sandbox.to_config())
-        environment = sandbox_secret_values(sandbox, names=list(script_tool.secrets))
-        environment.update(
-            keychain_environment(
-                sandbox=sandbox,
-                allowed=list(script_tool.secrets),
-                trial=trial,
-                lifetime=script_tool.timeout + START_GRACE_SECONDS,
+        environment: dict[str, str] = {}
+        # The trial runs the script alone: its own acceptance decides its secrets.
+        gate = secrets_gate(tools=[tool])
+        if gate.tool_allowed(tool.name):
+            environment = sandbox_secret_values(sandbox, names=list(script_tool.secrets))
+            environment.update(
+                keychain_environment(
+                    sandbox=sandbox,
+                    allowed=list(script_tool.secrets),
+                    trial=trial,
+                    lifetime=script_tool.timeout + START_GRACE_SECONDS,
+                )
             )
-        )
+        else:
+            withheld = secrets_withheld_line(gate.withheld({tool.name: script_tool.secrets}))
+            logger.warning("trial %s: %s", trial_id, withheld)
         result = stop.run(
             trial_run(
                 script_tool, dict(trial.args), image=image, limits=limits, environment=environment
@@ -241,7 +258,8 @@ def trial_execute(*, trial_id: Any, interrupt: Interrupt | None = None) -> Trial
         state=TrialState.DONE,
         status=result.status.value,
         passed=result.passed,
-        message=result.message,
+        # The person reading why a tool found its variable missing reads it here.
+        message=f"{result.message} ({withheld})" if withheld else result.message,
         exit_code=result.exit_code,
         stdout=result.stdout,
         stderr=result.stderr,
@@ -317,7 +335,9 @@ def keychain_environment_per_tool(
     if not (sandbox.network and url):
         return {}  # checked first: no keychain means no reading of tools before a run starts
     scripts = sandbox.tools.filter(published=True, kind=ToolKind.SCRIPT)
-    wanted = {t.name: sorted(set(t.secrets)) for t in scripts if t.secrets}
+    # No token for code an admin has not accepted: it would read the secrets it scopes.
+    # (Preparation also issues none at all while a Python tool's code waits for an admin.)
+    wanted = {t.name: sorted(set(t.secrets)) for t in scripts if t.secrets and t.code_accepted}
     if not wanted:
         return {}
     env = {KEYCHAIN_URL_ENV: url.rstrip("/") + "/v1/key"}

@@ -8,7 +8,7 @@ from jazzmine_web.catalog.importer import source_file_from_path
 from jazzmine_web.catalog.services import sandbox_create, tools_import
 from jazzmine_web.teams.models import Role
 from jazzmine_web.teams.services import membership_set, team_create
-from tests.web.helpers import DEMO, GRACE, teammate
+from tests.web.helpers import DEMO, GRACE, accept_code, teammate
 
 
 @pytest.fixture
@@ -35,7 +35,9 @@ def outsider(django_user_model):
 @pytest.fixture
 def ecommerce(team, user):
     tools_import(team=team, files=[source_file_from_path(DEMO)], author=user)
-    return team.sandboxes.get(name="ecommerce")
+    sandbox = team.sandboxes.get(name="ecommerce")
+    accept_code(sandbox)  # the demo, as `seed_demo` makes it: its code accepted by its admin
+    return sandbox
 
 
 @pytest.fixture

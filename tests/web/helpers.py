@@ -35,6 +35,48 @@ def teammate(team, role: str, username: str = "grace"):
     return user
 
 
+def accept_code(sandbox, *names: str) -> None:
+    """Accept the current code of a sandbox's tools (all, or those named), as a team admin
+    would: fixtures that stand for tools an admin set up give them their secrets."""
+    from django.db.models import F
+
+    rows = sandbox.tools.all() if not names else sandbox.tools.filter(name__in=names)
+    rows.update(always_allow_accepted_checksum=F("checksum"))
+
+
+def tool_form_post(client, tool, **changes) -> None:
+    """Save a tool through its edit page, as the logged-in person would: the form as the page
+    fills it in, with `changes` typed over it (a script tool's page for a script tool)."""
+    import json
+
+    url = (
+        f"/catalog/tools/{tool.pk}/script/edit/"
+        if tool.kind == "script"
+        else (f"/catalog/tools/{tool.pk}/edit/")
+    )
+    page = client.get(url)
+    assert page.status_code == 200, page.status_code
+    data = {k: v for k, v in page.context["form"].initial.items() if v is not None}
+    data.update(changes)
+    posted = {}
+    for key, value in data.items():
+        if isinstance(value, bool):
+            if value:
+                posted[key] = "on"
+        elif isinstance(value, dict) or (
+            value and isinstance(value, list) and isinstance(value[0], dict)
+        ):
+            posted[key] = json.dumps(value)
+        elif isinstance(value, list):
+            posted[key] = "\n".join(map(str, value))
+        else:
+            posted[key] = value
+    response = client.post(url, posted)
+    assert response.status_code == 302, (
+        response.context["form"].errors if response.context else response.status_code
+    )
+
+
 def ws_headers(user) -> list[tuple[bytes, bytes]]:
     """Return the headers of a logged-in browser's websocket handshake."""
     client = Client()

@@ -75,3 +75,14 @@ def test_reset_puts_the_demo_back_explicitly(client, capsys) -> None:
     assert client.login(username="demo", password="jazzmine-demo")
     # The team's version is history, not lost.
     assert ToolVersion.objects.filter(tool=tool).count() == 3
+
+
+def test_the_demo_admin_accepts_the_demos_code_so_its_secrets_reach_it(capsys) -> None:
+    seed(capsys)
+    assert all(tool.code_accepted for tool in Tool.objects.all())
+    tool = Tool.objects.get(name="send_receipt")
+    assert tool.always_allow_accepted_by.username == "demo"
+    # A reset accepts the demo's code again, changed back or never changed.
+    Tool.objects.update(always_allow_accepted_checksum="")
+    seed(capsys, "--reset")
+    assert all(tool.code_accepted for tool in Tool.objects.all())

@@ -15,7 +15,14 @@ from ..limits import bound
 from ..models import Sandbox, Tool, ToolKind
 from .audit import tool_audit_state, tool_change_announce
 from .rules import ADMIN_TOOL_FIELDS, admin_check, admin_fields_of_new, requirements_checked
-from .tools import ToolChange, tags_clean, tool_accept_if_admin, tool_prompt, tool_version_create
+from .tools import (
+    ACCEPTING_FIELDS,
+    ToolChange,
+    tags_clean,
+    tool_accept_if_admin,
+    tool_prompt,
+    tool_version_create,
+)
 
 
 def script_tool_check(*, tool: ScriptTool, sandbox_name: str = "default") -> RegisteredTool:
@@ -109,7 +116,7 @@ def script_tool_save(
         if code_changed:
             existing.published = False
             existing.published_at = None
-        if code_changed or "always_allow" in changed:
+        if code_changed or set(changed) & ACCEPTING_FIELDS:
             tool_accept_if_admin(tool=existing, actor=actor)
         existing.save()
         # tool.json is versioned whole (`tool_json`): any change of it is a version, the

@@ -27,10 +27,20 @@ from .rules import (
     requirements_checked,
 )
 
+# What an admin's change touches for it to accept the tool's code: the code itself (and its
+# dependencies, both in the checksum), or what that code may reach or skip (secrets,
+# always_allow): granting those to code is accepting it. A change of the prompt or tags
+# alone leaves acceptance as it was; the tool page's Accept button is for the rest.
+ACCEPTING_FIELDS = frozenset({"source", "dependencies", *ADMIN_TOOL_FIELDS})
+
 
 def tool_accept_if_admin(*, tool: Tool, actor: AbstractBaseUser | None) -> None:
-    """Accept the tool's current code as always-allowed when an admin wrote this change."""
-    if tool.always_allow and actor_is_admin(actor=actor, team=tool.sandbox.team):
+    """Accept the tool's current code when a team admin wrote this change (not saved here).
+
+    Whatever `always_allow` says: accepted code is what secrets reach (`Tool.code_accepted`).
+    Anyone else's change leaves the acceptance as it was, so new code waits for an admin.
+    """
+    if actor_is_admin(actor=actor, team=tool.sandbox.team):
         tool.always_allow_accepted_checksum = tool.checksum
         tool.always_allow_accepted_by = actor  # type: ignore[assignment]
         tool.always_allow_accepted_at = timezone.now()
@@ -263,8 +273,9 @@ def tool_update(
     """Change a tool; a change of the prompt, code, dependencies, secrets or always_allow is a
     new version (with `note`). Only code and dependencies change the checksum (and the image).
 
-    A member's code change to an always-allowed tool is stored but not in effect for review
-    until an admin accepts it (`tool_always_allow_accept`); an admin's own change is accepted.
+    A member's code change is stored but not accepted: its secrets are withheld, and an
+    always-allowed tool needs review, until an admin accepts it (`tool_code_accept`); an
+    admin's own change of code, secrets or always_allow accepts the code it saves.
     """
     unknown = set(changes) - {"name", *TOOL_FIELDS}
     if unknown:
@@ -298,7 +309,7 @@ def tool_update(
         tool.function_name = registered.function_name
         tool.is_async = registered.is_async
         tool.checksum = registered.checksum
-        if code_changed or "always_allow" in changed:
+        if code_changed or set(changed) & ACCEPTING_FIELDS:
             tool_accept_if_admin(tool=tool, actor=actor)
         tool.save()
         version = (
@@ -317,13 +328,15 @@ def tool_update(
     )
 
 
-def tool_always_allow_accept(*, tool: Tool, actor: AbstractBaseUser | None) -> Tool:
-    """Accept a tool's current code as always-allowed (team admins only); audited."""
+def tool_code_accept(*, tool: Tool, actor: AbstractBaseUser | None) -> Tool:
+    """Accept a tool's current code (team admins only); audited.
+
+    From then on its secrets reach it and, if it asks to be, it is always allowed, until its
+    code changes again by anyone but an admin.
+    """
     if actor is None or not actor_is_admin(actor=actor, team=tool.sandbox.team):
-        raise PermissionDenied("Only team admins accept a tool as always-allowed.")
-    if not tool.always_allow:
-        raise ValidationError(f"Tool {tool.name!r} does not ask to be always allowed")
-    if tool.is_always_allowed:
+        raise PermissionDenied("Only team admins accept a tool's code.")
+    if tool.code_accepted:
         return tool
     before = tool.always_allow_accepted_checksum
     with transaction.atomic():
@@ -344,6 +357,10 @@ def tool_always_allow_accept(*, tool: Tool, actor: AbstractBaseUser | None) -> T
             sha256=tool.checksum,
         )
     return tool
+
+
+# Its first name, from when acceptance was about always_allow alone.
+tool_always_allow_accept = tool_code_accept
 
 
 def tool_delete(*, tool: Tool, actor: AbstractBaseUser | None = None) -> None:

@@ -12,6 +12,8 @@ from ...catalog.models import Sandbox
 from ...catalog.signals import catalog_changed
 from ...runs.models import Run
 from ...runs.signals import run_created
+from ...scripttools.models import TrialRun
+from ...scripttools.signals import trial_started
 from ...teams.models import ApiToken
 from ..models import AuditAction, AuditEntry, Submission
 
@@ -94,4 +96,26 @@ def _on_run_created(*, run: Run, user: AbstractBaseUser | None, **_kwargs: Any) 
         sha256=run.code_sha256,
         note=f"{run.source} run of {run.language} code",
         data={"run_id": str(run.pk), "source": run.source, "language": run.language},
+    )
+
+
+@receiver(trial_started)
+def _on_trial_started(
+    *, trial: TrialRun, user: AbstractBaseUser | None, sha256: str, **_kwargs: Any
+) -> None:
+    """Record a script tool's trial run as a run: who started it and its code's SHA-256."""
+    tool = trial.tool
+    _audit(
+        sandbox=tool.sandbox,
+        action=AuditAction.RUN_CREATED,
+        user=user,
+        sha256=sha256,
+        note=f"trial run of script tool {tool.name}",
+        data={
+            "trial_id": str(trial.pk),
+            "source": "trial",
+            "tool": tool.name,
+            "tool_checksum": trial.checksum,
+            "args": trial.args,
+        },
     )

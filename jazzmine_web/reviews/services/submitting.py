@@ -172,7 +172,9 @@ def _approve_and_start(
     # The run carries the decision that let it through: every tool when a person approved
     # it or the sandbox never reviews; only the always-allowed ones when the policy let it
     # through on the reading alone; nothing for any other state (fail closed).
-    allowed_tools: list[str] | None = []
+    # Each always-allowed tool is bound to the code an admin had accepted (its checksum): the
+    # worker drops one whose code changed while the run waited (`runs.preparation`).
+    allowed_tools: dict[str, str] | None = {}
     if submission.status in (SubmissionStatus.APPROVED, SubmissionStatus.EDITED_AND_APPROVED):
         allowed_tools = None
     elif submission.status == SubmissionStatus.AUTO_APPROVED:
@@ -180,7 +182,7 @@ def _approve_and_start(
             allowed_tools = None
         elif submission.policy == ReviewPolicy.UNLISTED_TOOLS:
             rows = submission.sandbox.tools.filter(published=True, always_allow=True)
-            allowed_tools = [t.name for t in rows if t.is_always_allowed]
+            allowed_tools = {t.name: t.checksum for t in rows if t.is_always_allowed}
     try:
         run = run_create(
             sandbox=submission.sandbox,

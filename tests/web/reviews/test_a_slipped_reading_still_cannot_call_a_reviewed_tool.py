@@ -42,7 +42,7 @@ def slipped(monkeypatch, ecommerce):
 def _run_of(state: dict, worker) -> Run:
     assert state["status"] == "auto_approved", state
     run = Run.objects.get(pk=state["run"]["id"])
-    assert run.allowed_tools == ["get_orders"]
+    assert list(run.allowed_tools) == ["get_orders"]
     worker.future(run.pk).result(timeout=240)
     run.refresh_from_db()
     return run

@@ -22,7 +22,11 @@ def test_a_run_the_policy_let_through_may_call_only_the_always_allowed_tools(
     set_policy(ecommerce, ReviewPolicy.UNLISTED_TOOLS)
     allow_tools(ecommerce, "get_orders", "search_products")
     assert submit(api, ecommerce, body=ALLOWED_ONLY).json()["status"] == "auto_approved"
-    assert Run.objects.get().allowed_tools == ["get_orders", "search_products"]
+    # Each with the checksum of the code an admin accepted.
+    assert Run.objects.get().allowed_tools == {
+        t.name: t.checksum
+        for t in ecommerce.tools.filter(name__in=["get_orders", "search_products"])
+    }
 
 
 def test_an_unpublished_always_allowed_tool_is_not_carried(api, ecommerce) -> None:
@@ -30,7 +34,7 @@ def test_an_unpublished_always_allowed_tool_is_not_carried(api, ecommerce) -> No
     allow_tools(ecommerce, "get_orders", "search_products")
     ecommerce.tools.filter(name="search_products").update(published=False)
     submit(api, ecommerce, body=ALLOWED_ONLY)
-    assert Run.objects.get().allowed_tools == ["get_orders"]
+    assert list(Run.objects.get().allowed_tools) == ["get_orders"]
 
 
 def test_a_run_of_a_sandbox_that_never_reviews_may_call_every_tool(api, ecommerce) -> None:

@@ -14,6 +14,7 @@ from jazzmine_web.catalog.services import registry_for_sandbox, secret_value_set
 from jazzmine_web.runs.models import RunEvent, RunStatus
 from jazzmine_web.runs.preparation import run_claim_prepare
 from jazzmine_web.runs.services import run_create
+from tests.web.helpers import accept_code
 
 SCRIPT = (
     "receipt = send_receipt('o-1', 'ada@example.com')\n"
@@ -31,6 +32,9 @@ def _peeking(sandbox) -> None:
         + "    import os\n    return ToolResponse(success=True, data=os.environ.get('MAIL_API_TOKEN'))\n"
     )
     tool_update(tool=tool, source=tool.source[: tool.source.index(body)] + peek)
+    # Accepted by an admin: this is about scoping between accepted tools (unaccepted code
+    # gets no secret at all: test_secrets_reach_only_code_an_admin_accepted.py).
+    accept_code(sandbox, "get_user")
 
 
 @pytest.mark.django_db
