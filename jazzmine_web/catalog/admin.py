@@ -9,6 +9,7 @@ from django.contrib import admin
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 
+from ..studio.readonly_admin import ReadOnlyInline
 from . import services
 from .models import ImageBuild, Sandbox, SecretValue, Tool, ToolVersion
 
@@ -40,15 +41,9 @@ class ToolAdminForm(forms.ModelForm):
         return data
 
 
-class ToolVersionInline(admin.TabularInline):
+class ToolVersionInline(ReadOnlyInline):
     model = ToolVersion
-    extra = 0
-    can_delete = False
     fields = ["number", "checksum", "author", "created_at", "note"]
-    readonly_fields = fields
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 @admin.register(Tool)
@@ -116,16 +111,11 @@ class ToolVersionAdmin(admin.ModelAdmin):
         return False
 
 
-class SecretValueInline(admin.TabularInline):
+class SecretValueInline(ReadOnlyInline):
+    # Values are written in the sandbox page, encrypted, never shown; cleared there or through
+    # SecretValueAdmin (the service: admins, audited).
     model = SecretValue
-    extra = 0
     fields = ["name", "set_by", "set_at"]
-    readonly_fields = fields  # values are written in the sandbox page, encrypted, never shown
-    # Cleared on the sandbox page or through SecretValueAdmin (the service: admins, audited).
-    can_delete = False
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 @admin.register(Sandbox)

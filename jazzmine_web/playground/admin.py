@@ -12,18 +12,13 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest
 
+from ..studio.readonly_admin import ReadOnlyInline
 from .models import Attempt, LLMSettings, PlaygroundSession
 
 
-class AttemptInline(admin.TabularInline):
+class AttemptInline(ReadOnlyInline):
     model = Attempt
-    extra = 0
-    can_delete = False
     fields = ("number", "source", "status", "run", "generation_seconds", "completion_tokens")
-    readonly_fields = fields
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 @admin.register(PlaygroundSession)

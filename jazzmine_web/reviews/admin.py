@@ -18,6 +18,7 @@ from django.http import HttpRequest
 
 from ..catalog.models import Sandbox
 from ..catalog.services import actor_is_admin
+from ..studio.readonly_admin import ReadOnlyAdmin, ReadOnlyInline
 from ..teams.models import Role
 from ..teams.selectors import team_ids_with_role
 from . import services
@@ -33,22 +34,6 @@ from .models import (
 # The service's bounds, checked here too so that the admin shows a form error, not a 500.
 MIN_TIMEOUT_SECONDS = 10
 MAX_TIMEOUT_SECONDS = 30 * 86400
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """Show rows, never add, change or delete them here."""
-
-    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
-        return [f.name for f in self.model._meta.fields]
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 @admin.register(Submission)
@@ -149,15 +134,9 @@ class WebhookEndpointAdmin(ReadOnlyAdmin):
         return admin.ModelAdmin.has_delete_permission(self, request, obj)
 
 
-class WebhookAttemptInline(admin.TabularInline):
+class WebhookAttemptInline(ReadOnlyInline):
     model = WebhookAttempt
-    extra = 0
-    can_delete = False
     fields = ["number", "started_at", "status_code", "error", "duration_ms"]
-    readonly_fields = fields
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 @admin.register(WebhookDelivery)

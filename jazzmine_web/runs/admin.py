@@ -7,17 +7,14 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest
 
+from ..studio.readonly_admin import ReadOnlyInline
 from .models import Run, RunEvent
 
 
-class RunEventInline(admin.TabularInline):
+class RunEventInline(ReadOnlyInline):
+    # Events come from the sandbox, stored by the worker in order.
     model = RunEvent
-    extra = 0
-    readonly_fields = ("seq", "type", "data", "ts")
-    can_delete = False
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False  # events come from the sandbox, stored by the worker in order
+    fields = ("seq", "type", "data", "ts")
 
 
 @admin.register(Run)
