@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .protocol import MAX_LINE_BYTES, clean_text
+from .reaper import become_subreaper
 from .refs import _json_loads, _os_read
 
 PR_SET_DUMPABLE = 4
@@ -77,6 +78,7 @@ def fork_worker(body: Callable[[int, int, bytes], None], keep: tuple[int, ...] =
             for fd in (*keep, request_w, event_r):
                 os.close(fd)
             no_dump()  # inherited already; said again so the worker never depends on it
+            become_subreaper()  # what tools start stays below the worker (reaper.py)
             body(request_r, event_w, token)
         except BaseException:
             traceback.print_exc()

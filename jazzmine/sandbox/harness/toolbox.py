@@ -9,6 +9,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from .reaper import end_descendants
 from .refs import _isawaitable
 
 
@@ -137,6 +138,9 @@ class ToolBox:
             except BaseException as exc:  # includes SystemExit from a tool: still a response
                 return self._failure(f"Tool {name!r} raised {type(exc).__name__}: {exc}")
             finally:
+                # Nothing the tool started watches the next tool (reaper.py), and its own
+                # secrets leave the environment with it.
+                end_descendants()
                 if earlier is not None:
                     _environ_restore(earlier)
 

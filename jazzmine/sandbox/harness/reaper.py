@@ -1,0 +1,65 @@
+"""No process a tool starts outlives the tool's call.
+
+A script tool runs as a child process, and what it starts may live on: `setsid` and a double
+fork leave a process that `subprocess.run` no longer waits for. Left alone, it would watch the
+next tool's processes (`/proc/<pid>/environ` of the same uid) and read the secrets they are
+handed. The worker is therefore a child subreaper, so every such orphan stays its descendant,
+and each tool call ends by killing and reaping whatever is left below it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+
+PR_SET_CHILD_SUBREAPER = 36
+# Enough rounds for any tree the pids limit allows: each round kills every direct child, and
+# the grandchildren they leave come to this process for the next.
+_MAX_ROUNDS = 10_000
+
+
+def become_subreaper() -> None:
+    """Make orphans of this process's descendants its children, not init's."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        # Fail closed: a worker that cannot find what its tools left must not run them.
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER, 1) failed")
+
+
+def end_descendants() -> int:
+    """SIGKILL and reap every process below this one; return how many there were."""
+    me = os.getpid()
+    ended = 0
+    for _round in range(_MAX_ROUNDS):
+        children = _children_of(me)
+        if not children:
+            return ended
+        for pid in children:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        for pid in children:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+        ended += len(children)
+    raise RuntimeError("processes a tool started could not all be ended")
+
+
+def _children_of(parent: int) -> list[int]:
+    """Return the pids whose parent is `parent` (zombies included: they are reaped too)."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as handle:
+                stat = handle.read()
+        except OSError:
+            continue  # ended meanwhile
+        # "pid (comm) state ppid ...": comm may hold spaces and parentheses, so read after the
+        # last ")".
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 1 and int(fields[1]) == parent:
+            found.append(int(name))
+    return found
