@@ -158,8 +158,15 @@ class BashSession:
         self.short_description = short_description
         self.on_call = on_call
         self._calls: list[BashCall] = []
+        self._over_limit = False
         self._started = time.monotonic()
         self.tool = self._build()
+
+    def _limit_message(self) -> str:
+        return (
+            f"the run's limit of {self.limits.max_commands} tool calls is reached "
+            "(max_commands, counted across background jobs)"
+        )
 
     def _build(self) -> Any:
         from bashkit.scripted import ScriptedTool
@@ -178,6 +185,12 @@ class BashSession:
 
     def _callback(self, name: str) -> Callable[[dict[str, Any], str | None], str]:
         def callback(params: dict[str, Any], stdin: str | None = None) -> str:
+            if len(self._calls) >= self.limits.max_commands:
+                # bashkit counts commands per subshell: `( ... ) &` starts each background job
+                # with a fresh budget. Tool calls are counted here for the whole run, and past
+                # the limit none runs or is recorded; the run ends failed (see `run`).
+                self._over_limit = True
+                raise ToolFailed(self._limit_message())
             started = time.monotonic()
             function = self.functions.get(name)
             args = dict(params)
@@ -222,19 +235,33 @@ class BashSession:
     def run(self, script: str) -> BashResult:
         """Run one bash script in a fresh interpreter and return its output and trace."""
         self._calls = []
+        self._over_limit = False
         self._started = time.monotonic()
         raw = self.tool.execute_sync(script)
         stderr = _explain_failures(raw.stderr, self._calls)
+        exit_code, error = raw.exit_code, raw.error
+        hit = self._limit_message() if self._over_limit else _limit_hit(raw.stderr)
+        if hit:
+            # A limit hit in a background job only reaches its stderr: the run fails anyway.
+            exit_code, error = exit_code or 1, error or hit
         return BashResult(
             stdout=raw.stdout,
             stderr=stderr,
-            exit_code=raw.exit_code,
-            error=raw.error,
+            exit_code=exit_code,
+            error=error,
             calls=list(self._calls),
             duration_ms=round((time.monotonic() - self._started) * 1000, 3),
             stdout_truncated=bool(raw.stdout_truncated),
             stderr_truncated=bool(raw.stderr_truncated),
         )
+
+
+def _limit_hit(stderr: str) -> str | None:
+    """Return bashkit's line saying a limit stopped (part of) the script, if it wrote one."""
+    for line in stderr.splitlines():
+        if "resource limit exceeded:" in line:
+            return line.strip()
+    return None
 
 
 def _explain_failures(stderr: str, calls: list[BashCall]) -> str:

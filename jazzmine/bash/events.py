@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from jazzmine.sandbox import Outcome
+from jazzmine.sandbox.events import ProtocolError, check_data
 
 from .engine import BashCall, BashResult
 from .sandbox import TIMEOUT_EXIT
@@ -32,11 +33,7 @@ def bash_call_event(call: BashCall) -> dict[str, Any]:
 def bash_final_events(result: BashResult) -> list[tuple[str, Any]]:
     """Return the result (and error) and exit events that end a bash run."""
 
-    text = result.stdout.strip()
-    try:
-        parsed: Any = json.loads(text) if text else None
-    except ValueError:
-        parsed = None
+    parsed = _stdout_json(result.stdout.strip())
     data: dict[str, Any] = {
         "stdout": result.stdout,
         "stderr": result.stderr,
@@ -63,3 +60,23 @@ def bash_final_events(result: BashResult) -> list[tuple[str, Any]]:
     }
     events.append(("exit", exit_data))
     return events
+
+
+def _stdout_json(text: str) -> Any:
+    """Return stdout as JSON data when it is one value an event can carry, else None.
+
+    Stdout is any text: JSON nested past the events' bound or Python's recursion limit, NaN,
+    or a number too long for int() stays text (the page shows it as such), never an error.
+    """
+    if not text:
+        return None
+    try:
+        parsed = json.loads(text, parse_constant=_no_constant)
+        check_data(parsed, depth=3)  # inside the result's data, under its "json" key
+    except (ValueError, RecursionError, ProtocolError):
+        return None
+    return parsed
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")

@@ -122,3 +122,38 @@ def test_the_shell_has_no_file_commands():
 def test_limits_must_be_positive():
     with pytest.raises(ValueError, match="max_commands"):
         BashLimits(max_commands=0)
+
+
+# bashkit gives each `( ... ) &` a fresh command budget: tool calls are counted for the run.
+BACKGROUND_FLOODS = {
+    "20 background jobs": (
+        "for i in $(seq 1 20); do (for j in $(seq 1 90); do get_user --id 1; done) & done\n"
+        "wait; echo done\n"
+    ),
+    "nested background jobs": (
+        "for i in $(seq 1 5); do ( for k in $(seq 1 5); do "
+        "(for j in $(seq 1 60); do get_user --id 1 >/dev/null; done) & done; wait ) & done\n"
+        "wait; echo done\n"
+    ),
+    "a background job that ignores its failures": (
+        "(for j in $(seq 1 300); do get_user --id 1 || true; done) &\nwait\necho done\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BACKGROUND_FLOODS))
+def test_background_jobs_share_the_runs_limit_of_tool_calls(name: str) -> None:
+    seen = []
+    limits = BashLimits(max_commands=100, max_loop_iterations=100)
+    result = session(limits=limits, on_call=seen.append).run(BACKGROUND_FLOODS[name])
+    assert len(result.calls) == len(seen) <= 100
+    assert result.exit_code != 0
+    assert "limit of 100 tool calls" in (result.error or "") or (
+        "maximum command count exceeded (100)" in (result.error or "")
+    ), result
+
+
+def test_background_jobs_under_the_limit_still_run() -> None:
+    script = "for i in 1 2 3; do (get_user --id $i >/dev/null) & done\nwait\necho done\n"
+    result = session(limits=BashLimits(max_commands=100)).run(script)
+    assert (result.exit_code, result.error, len(result.calls)) == (0, None, 3)
