@@ -78,10 +78,10 @@ def run_stop(*, run_id: Any, reason: str) -> bool:
     Tell whether the run was still live.
     """
     state = run_cancel_request(run_id=run_id, reason=reason)
-    if state == "running":
-        # Every worker hears it; the one executing the run kills its sandbox.
+    if state in ("running", "asked"):
+        # Every worker hears it; the one executing the run kills its sandbox (again is harmless).
         workers_broadcast("run_cancel", run_id=str(run_id), reason=reason)
-    return state != "finished"
+    return state in ("queued", "running")
 
 
 def sandbox_prewarm(*, sandbox_id: int) -> None:
@@ -90,19 +90,18 @@ def sandbox_prewarm(*, sandbox_id: int) -> None:
 
 
 def run_cancel_request(*, run_id: Any, reason: str) -> str:
-    """Record that a person wants a run stopped; return "queued", "running" or "finished".
+    """Record that a person wants a run stopped; return "queued", "running", "asked" or "finished".
 
     A queued run ends here and now. A running one ends when its worker kills the sandbox (it
-    is told at once; the reason on the row makes a later claim refuse the run as well).
+    is told at once; the reason on the row makes a later claim refuse the run as well). Only
+    the first request records its reason and ends a queued run; one that comes while a stop
+    is already asked for ("asked": a retry, a second tab) changes nothing, so the run ends
+    `cancelled` once and is audited once.
     """
     with transaction.atomic():
-        updated = (
-            Run.objects.filter(pk=run_id)
-            .exclude(status__in=RunStatus.finished())
-            .update(cancel_reason=reason)
-        )
-        if not updated:
-            return "finished"
+        live = Run.objects.filter(pk=run_id).exclude(status__in=RunStatus.finished())
+        if not live.filter(cancel_reason="").update(cancel_reason=reason):
+            return "asked" if live.exists() else "finished"
         queued = Run.objects.filter(pk=run_id, status=RunStatus.QUEUED).exists()
     if queued:
         services.run_fail(run_id=run_id, outcome=Outcome.CANCELLED, message=reason)

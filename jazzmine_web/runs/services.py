@@ -183,14 +183,23 @@ def _send_after_commit(run_id: object) -> None:
     transaction.on_commit(lambda: celery_app.send_task("runs.execute", args=[str(run_id)]))
 
 
-def run_set_status(*, run_id: object, status: str, **fields: Any) -> None:
-    """Change a run's status (and other columns) and tell its watchers."""
+def run_set_status(
+    *, run_id: object, status: str, unless_finished: bool = False, **fields: Any
+) -> bool:
+    """Change a run's status (and other columns) and tell its watchers; tell whether it changed.
+
+    With `unless_finished`, a run that has finished already is left as it is, untold.
+    """
     now = timezone.now()
     if status == RunStatus.RUNNING:
         fields.setdefault("started_at", now)
     if status in RunStatus.finished():
         fields.setdefault("finished_at", now)
-    Run.objects.filter(pk=run_id).update(status=status, **fields)
+    runs = Run.objects.filter(pk=run_id)
+    if unless_finished:
+        runs = runs.exclude(status__in=RunStatus.finished())
+    if not runs.update(status=status, **fields):
+        return False
     outcome = str(fields.get("outcome", ""))
     run_status_announce(
         run_id=run_id, status=status, outcome=outcome, message=str(fields.get("message", ""))
@@ -199,6 +208,7 @@ def run_set_status(*, run_id: object, status: str, **fields: Any) -> None:
         transaction.on_commit(
             lambda: run_finished.send(sender=Run, run_id=run_id, status=status, outcome=outcome)
         )
+    return True
 
 
 def run_status_announce(
@@ -296,10 +306,12 @@ def _events_store(run_id: object, events: list[dict[str, Any]]) -> None:
 
 
 def _run_end(*, run_id: object, status: str, **fields: Any) -> None:
-    """Finish a run unless it has already finished (the first end of a run wins)."""
-    if Run.objects.filter(pk=run_id, status__in=RunStatus.finished()).exists():
-        return
-    run_set_status(run_id=run_id, status=status, **fields)
+    """Finish a run unless it has already finished (the first end of a run wins).
+
+    One conditional write: two ends at once (the reaper's and the worker's own exit) cannot
+    both apply, nor both be announced.
+    """
+    run_set_status(run_id=run_id, status=status, unless_finished=True, **fields)
 
 
 def error_text(data: dict[str, Any]) -> str:

@@ -30,6 +30,19 @@ def user_has_team_role(*, user: AnyUser, team: Team, role: str = Role.MEMBER) ->
     return membership is not None and membership.has_role(role)
 
 
+def user_holds_team_role_locked(*, user: AnyUser, team: Team, role: str) -> bool:
+    """Tell whether a user still has this role, locking the membership until the transaction ends.
+
+    For a decision taken in the same transaction: a removal or downgrade committed meanwhile is
+    seen here, and one coming later waits for the decision (on SQLite the transaction's write
+    lock serialises them the same way).
+    """
+    if not user.is_authenticated:
+        return False
+    membership = Membership.objects.select_for_update().filter(user=user, team=team).first()
+    return membership is not None and membership.has_role(role)
+
+
 def team_ids_with_role(*, user: AnyUser, role: str = Role.MEMBER) -> list[int]:
     """Return the ids of the teams where a user has at least this role."""
     if not user.is_authenticated:

@@ -11,7 +11,7 @@ from django.utils import timezone
 from ...runs.models import code_sha256
 from ...runs.services import script_check
 from ...teams.models import Role
-from ...teams.selectors import user_has_team_role
+from ...teams.selectors import user_has_team_role, user_holds_team_role_locked
 from ..analysis import normalise_body
 from ..models import AuditAction, Submission, SubmissionStatus
 from .audit import _audit
@@ -54,7 +54,13 @@ def _check_not_own(*, submission: Submission, user: AbstractBaseUser) -> None:
 def _claim(
     *, submission: Submission, status: str, user: AbstractBaseUser, feedback: str = ""
 ) -> None:
-    """Move a pending submission to a decision, or fail if someone (or the clock) got there first."""
+    """Move a pending submission to a decision, or fail if someone (or the clock) got there first.
+
+    The reviewer's role is read again here, under lock, in the decision's transaction: the check
+    before it (`submission_decide_check`) may be stale by the time an edit has been validated.
+    """
+    if not user_holds_team_role_locked(user=user, team=submission.sandbox.team, role=Role.REVIEWER):
+        raise ReviewForbidden("not_reviewer", "Only reviewers of this team decide on submissions.")
     now = timezone.now()
     claimed = Submission.objects.filter(
         pk=submission.pk, status=SubmissionStatus.PENDING, expires_at__gt=now
