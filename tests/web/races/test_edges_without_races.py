@@ -64,7 +64,7 @@ def test_approving_a_withdrawn_or_rejected_submission_is_409(api, ecommerce, rev
         )
 
 
-def test_cancelling_a_finished_run(api, ecommerce, reviewer):
+def test_cancelling_a_finished_run(api, ecommerce, reviewer, no_worker):
     sub = Submission.objects.get(pk=submit(api, ecommerce).json()["id"])
     approved = submission_approve(submission=sub, user=reviewer)
     run_fail(run_id=approved.run.pk, outcome=Outcome.CONTAINER_CRASH, message="gone")
