@@ -111,15 +111,33 @@ async def test_sockets_other_than_local_pairs_fail_with_eperm(runtime_dir):
     assert out == {**expected, "pair": "x"}
 
 
-async def test_a_sandbox_with_network_may_open_ip_sockets(runtime_dir):
+async def test_a_sandbox_with_network_is_refused_not_given_the_hosts(runtime_dir):
+    # bwrap's only network is the host's own: its loopback Redis and PostgreSQL answered.
     limits = RunLimits(memory_mb=256, pids_limit=32, timeout_seconds=15, network=True)
-    out = await probe(
-        runtime_dir,
-        "s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)\ns.close()\nout['inet'] = 'ok'\n"
-        "out['ptrace'] = call(libc.ptrace, 0, 0, None, None)\n",
-        limits,
+    events = await run_unrestricted(runtime_dir, "emit_result(1)\n", limits)
+    assert final(events).outcome is Outcome.ENGINE_UNAVAILABLE, events
+    assert "use the Docker backend" in final(events).data["message"]
+    assert not of_type(events, "result")
+
+
+async def test_the_workers_environment_is_nowhere_in_the_sandbox(runtime_dir, monkeypatch):
+    # bwrap's own process stays in the sandbox as pid 1 with the environment it was started
+    # with; `--clearenv` cleans only what it runs.
+    marker = "worker-secret-3f9a1c"
+    monkeypatch.setenv("JAZZMINE_SECRETS_KEY", marker)
+    script = (
+        "import os\nfound = []\n"
+        "for pid in [p for p in os.listdir('/proc') if p.isdigit()]:\n"
+        "    for name in ('environ', 'cmdline'):\n"
+        "        try:\n            found.append(open(f'/proc/{pid}/{name}', 'rb').read().decode())\n"
+        "        except OSError:\n            pass\n"
+        "emit_result({'read': len(found), 'text': '\\n'.join(found)})\n"
     )
-    assert out == {"inet": "ok", "ptrace": "EPERM"}
+    events = await run_unrestricted(runtime_dir, script, LIMITS)
+    seen = of_type(events, "result")[0].data
+    assert seen["read"] >= 2  # it did read processes' environments (its own, pid 1's)
+    assert marker not in seen["text"]
+    assert "JAZZMINE_SECRETS_KEY" not in seen["text"]
 
 
 @pytest.mark.skipif(platform.machine() != "x86_64", reason="raw syscall numbers of x86_64")

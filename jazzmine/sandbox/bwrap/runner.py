@@ -31,6 +31,10 @@ JOIN_CGROUP_SCRIPT = (
 )
 
 
+# All the launcher chain (sh, prlimit, setpriv, bwrap) needs.
+LAUNCHER_ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8"}
+
+
 class BwrapRunner:
     """Run scripts under bubblewrap from a staged runtime directory (see `stage_run_dir`)."""
 
@@ -71,8 +75,6 @@ class BwrapRunner:
             "--chdir", "/tmp", "--hostname", "sandbox",
             "--seccomp", str(seccomp_fd),
         ]  # fmt: skip
-        if limits.network:
-            command.append("--share-net")
         if self.allow_unrestricted:
             command += ["--setenv", UNRESTRICTED_ENV, "1"]
         command += ["--", self.python, "-I", f"{RUNTIME_MOUNT}/harness.py", RUNTIME_MOUNT]
@@ -80,7 +82,14 @@ class BwrapRunner:
 
     async def start_process(self, runtime_dir: Path, limits: RunLimits) -> BwrapProcess:
         """Start one sandbox in a cgroup of its own and wait until its harness is ready."""
-        program = seccomp_program(network=limits.network)
+        if limits.network:
+            # bwrap's only network is the host's own (`--share-net`): its loopback services
+            # (Redis, PostgreSQL) and abstract unix sockets included. Refused, not weakened.
+            raise SandboxError(
+                "the bubblewrap backend gives no network of its own (only the host's, loopback "
+                "included); use the Docker backend for a sandbox with network"
+            )
+        program = seccomp_program(network=False)
         cgroup = create_run_cgroup(
             memory_mb=limits.memory_mb, cpus=limits.cpus, pids_limit=limits.pids_limit + BWRAP_PIDS
         )
@@ -95,6 +104,9 @@ class BwrapRunner:
                 stderr=asyncio.subprocess.PIPE,
                 start_new_session=True,
                 pass_fds=(seccomp_fd,),
+                # Not the worker's environment (its keys, database URL): bwrap's own process
+                # stays in the sandbox as pid 1, and `--clearenv` cleans only what it runs.
+                env=LAUNCHER_ENV,
             )
         except BaseException:
             cgroup.remove()
