@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from jazzmine.sandbox import Outcome
-from jazzmine.sandbox.events import ProtocolError, check_data
+from jazzmine.sandbox.events import ProtocolError, check_data, parse_json
 
 from .engine import BashCall, BashResult
 from .sandbox import TIMEOUT_EXIT
@@ -65,18 +64,14 @@ def bash_final_events(result: BashResult) -> list[tuple[str, Any]]:
 def _stdout_json(text: str) -> Any:
     """Return stdout as JSON data when it is one value an event can carry, else None.
 
-    Stdout is any text: JSON nested past the events' bound or Python's recursion limit, NaN,
-    or a number too long for int() stays text (the page shows it as such), never an error.
+    Stdout is any text: JSON past the events' bounds (nesting, NaN, integers beyond JSON-safe
+    range) stays text, which the page shows as such, never an error.
     """
     if not text:
         return None
     try:
-        parsed = json.loads(text, parse_constant=_no_constant)
+        parsed = parse_json(text)
         check_data(parsed, depth=3)  # inside the result's data, under its "json" key
-    except (ValueError, RecursionError, ProtocolError):
+    except ProtocolError:
         return None
     return parsed
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")

@@ -122,18 +122,14 @@ def check_data(value: Any, depth: int = 1) -> None:
             stack.extend((child, level + 1) for child in item)
 
 
-def parse_event(line: str | bytes) -> Event:
-    """Parse one protocol line, refusing anything that is not a well-formed event."""
-    if len(line) > MAX_LINE_BYTES:
-        raise ProtocolError(f"a line of {len(line)} bytes (the limit is {MAX_LINE_BYTES})")
-    if isinstance(line, bytes):
-        try:
-            line = line.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise ProtocolError(f"not UTF-8: {exc}") from None
+def parse_json(text: str) -> Any:
+    """Parse JSON text by the protocol's rules (finite numbers, JSON-safe integers), or refuse it.
+
+    Nesting and strings are checked by `check_data`, where the data sits in its event.
+    """
     try:
-        raw = json.loads(
-            line,
+        return json.loads(
+            text,
             parse_constant=_refuse_constant,
             parse_int=_checked_int,
             parse_float=_checked_float,
@@ -144,6 +140,18 @@ def parse_event(line: str | bytes) -> Event:
         raise ProtocolError(f"data nested deeper than {MAX_EVENT_DEPTH} levels") from None
     except ValueError as exc:
         raise ProtocolError(f"not JSON: {exc}") from None
+
+
+def parse_event(line: str | bytes) -> Event:
+    """Parse one protocol line, refusing anything that is not a well-formed event."""
+    if len(line) > MAX_LINE_BYTES:
+        raise ProtocolError(f"a line of {len(line)} bytes (the limit is {MAX_LINE_BYTES})")
+    if isinstance(line, bytes):
+        try:
+            line = line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ProtocolError(f"not UTF-8: {exc}") from None
+    raw = parse_json(line)
     if not isinstance(raw, dict):
         raise ProtocolError("an event must be a JSON object")
     extra = set(raw) - _FIELDS

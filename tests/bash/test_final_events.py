@@ -24,6 +24,7 @@ TEXTS = {
     "NaN": "NaN",
     "a list holding Infinity": "[1, -Infinity]",
     "a 5000-digit number": "7" * 5000,
+    "an integer past JSON-safe range": "[9007199254740993]",
     "a lone surrogate": '"\\ud800"',
     "not JSON": "done: 3 orders",
 }
