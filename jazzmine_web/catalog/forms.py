@@ -103,7 +103,8 @@ class SandboxForm(forms.Form):
         choices=Backend.choices,
         initial=Backend.DOCKER,
         help_text="bubblewrap runs without Docker, limited by a cgroup per run: its worker "
-        "needs root or a delegated cgroup, or the run is refused (never run unlimited)",
+        "needs root or a delegated cgroup, or the run is refused (never run unlimited); it has "
+        "no network to give",
     )
     bash_max_commands = forms.IntegerField(
         min_value=1, required=False, initial=10_000, help_text="bash scripts: commands per run"

@@ -83,6 +83,41 @@ async def test_usr_and_the_runtime_are_read_only(runtime_dir):
     assert "written" not in of_type(events, "result")[0].data
 
 
+async def test_only_tmp_and_a_small_dev_shm_can_be_written(runtime_dir):
+    # bwrap builds the root on a tmpfs of its own; left writable, it (and /dev, and an unsized
+    # /dev/shm) took files the run's tmpfs size never counted.
+    script = (
+        "import os\nout = {}\n"
+        "for path in ('/x', '/usr/../x', '/opt/x', '/proc/../x', '/dev/x', '/dev/pts/../x',\n"
+        "             '/dev/shm/x', '/tmp/x'):\n"
+        "    try:\n        open(path, 'w').close()\n        out[path] = 'written'\n"
+        "    except OSError as e:\n        out[path] = type(e).__name__\n"
+        "for path in ('/newdir', '/dev/newdir'):\n"
+        "    try:\n        os.mkdir(path)\n        out[path] = 'written'\n"
+        "    except OSError as e:\n        out[path] = type(e).__name__\n"
+        "try:\n    os.symlink('/tmp', '/link')\n    out['/link'] = 'written'\n"
+        "except OSError as e:\n    out['/link'] = type(e).__name__\n"
+        "big = b'x' * (1024 * 1024)\n"
+        "written = 0\n"
+        "try:\n"
+        "    with open('/dev/shm/fill', 'wb') as f:\n"
+        "        for _ in range(200):\n            f.write(big)\n            f.flush()\n"
+        "            written += 1\n"
+        "except OSError as e:\n    out['fill'] = type(e).__name__\n"
+        "out['shm_mb'] = written\n"
+        "with open('/dev/null', 'w') as f:\n    f.write('still a sink')\n"
+        "emit_result(out)\n"
+    )
+    limits = RunLimits(memory_mb=512, pids_limit=32, timeout_seconds=15, tmpfs_mb=16)
+    events = await run_unrestricted(runtime_dir, script, limits)
+    assert final(events).outcome is Outcome.RESULT, events
+    out = of_type(events, "result")[0].data
+    outside = {k: v for k, v in out.items() if k not in ("/tmp/x", "/dev/shm/x", "fill", "shm_mb")}
+    assert outside == dict.fromkeys(outside, "OSError") and len(outside) == 9, out
+    assert out["/tmp/x"] == out["/dev/shm/x"] == "written"
+    assert out["fill"] == "OSError" and out["shm_mb"] <= 16, out  # sized like the run's tmpfs
+
+
 async def test_ptrace_unshare_mount_and_setns_fail_with_eperm(runtime_dir):
     out = await probe(
         runtime_dir,

@@ -70,6 +70,11 @@ class BwrapRunner:
             "--proc", "/proc", "--dev", "/dev",
             "--size", str(limits.tmpfs_mb * 1024 * 1024), "--tmpfs", "/tmp",
             "--ro-bind", str(runtime_dir), RUNTIME_MOUNT,
+            # Like Docker's read-only root: bwrap builds / (and /dev) on tmpfs mounts of its
+            # own, unsized and writable, which no run limit counted. Only /tmp and a /dev/shm
+            # of the same size stay writable; a device node still takes writes when read-only.
+            "--size", str(limits.tmpfs_mb * 1024 * 1024), "--tmpfs", "/dev/shm",
+            "--remount-ro", "/dev", "--remount-ro", "/",
             "--clearenv", "--setenv", "PATH", "/usr/bin", "--setenv", "HOME", "/tmp",
             "--setenv", "LANG", "C.UTF-8", "--setenv", "PYTHONDONTWRITEBYTECODE", "1",
             "--chdir", "/tmp", "--hostname", "sandbox",

@@ -14,6 +14,7 @@ from jazzmine.requirements import RequirementError, requirements_check
 from ...teams.models import Role, Team
 from ...teams.selectors import user_has_team_role
 from ..limits import bounds_problems
+from ..models import Backend
 
 SANDBOX_CONFIG_FIELDS = (
     "dependencies",
@@ -107,6 +108,19 @@ def base_image_check(base_image: str) -> None:
         raise ValidationError(
             f"base image {base_image!r} is not offered here; choose one of "
             f"{', '.join(base_images_allowed())}"
+        )
+
+
+def backend_network_check(values: dict[str, Any]) -> None:
+    """Refuse network for a bubblewrap sandbox, which would run refused every time.
+
+    bwrap has no network of its own to give: only the host's, its loopback Redis and
+    PostgreSQL included, so the runner refuses it. Saying so here tells the person who saves.
+    """
+    if values.get("network") and values.get("backend") == Backend.BWRAP:
+        raise ValidationError(
+            "a bubblewrap sandbox cannot have network access (bubblewrap could only share the "
+            "host's own network); choose the Docker backend, or turn network off"
         )
 
 

@@ -19,6 +19,7 @@ from .rules import (
     BASH_LIMIT_FIELDS,
     SANDBOX_CONFIG_FIELDS,
     admin_check,
+    backend_network_check,
     base_image_check,
     bounds_check,
     requirements_checked,
@@ -36,6 +37,7 @@ def sandbox_config_check(*, name: str, **fields: Any) -> SandboxConfig:
     if "base_image" in fields:
         base_image_check(fields["base_image"])
     bounds_check(fields)
+    backend_network_check(fields)
     try:
         return SandboxConfig(name=name, **fields)
     except (TypeError, ValueError) as exc:
@@ -116,6 +118,8 @@ def sandbox_update(
         base_image_check(changed["base_image"])
     bounds_check(changed)
     merged = {f: changed.get(f, getattr(sandbox, f)) for f in SANDBOX_CONFIG_FIELDS}
+    if {"network", "backend"} & set(changed):
+        backend_network_check(merged)
     new_name = changed.get("name", sandbox.name)
     try:
         SandboxConfig(name=new_name, **merged)
