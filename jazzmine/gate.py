@@ -23,6 +23,8 @@ import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from .core.tools.safety import FORBIDDEN_ATTRIBUTES
+
 ANY_TOOL: frozenset[str] = frozenset({"*"})
 
 # Bash commands that run another command named in their arguments or in a string, or change
@@ -201,10 +203,21 @@ class _PythonReader(ast.NodeVisitor):
             self._doubt(node, reason, frozenset({name}))
         elif name in _PY_DYNAMIC:
             self._doubt(node, f"{name} {_PY_DYNAMIC[name]}")
+        elif name.startswith("__") and name.endswith("__"):
+            self._doubt(node, f"{name} reaches the interpreter's internals")
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
-        if node.attr in _PY_DYNAMIC:
-            self._doubt(node, f".{node.attr} {_PY_DYNAMIC[node.attr]}")
+        attr = node.attr
+        if attr in _PY_DYNAMIC:
+            self._doubt(node, f".{attr} {_PY_DYNAMIC[attr]}")
+        elif attr in self.names:
+            # `__main__.get_orders`, `sys.modules[...].get_orders`: the tool, by another road.
+            self._doubt(node, f"the tool {attr} is read as an attribute", frozenset({attr}))
+        elif attr.startswith("_") or attr in FORBIDDEN_ATTRIBUTES:
+            # `f.__globals__[...]`, `frame.f_globals`: namespaces by name, where the tool's
+            # name can be built at run time. The validator refuses these too; the reading
+            # does not rely on it.
+            self._doubt(node, f".{attr} reaches the interpreter's internals")
         self.generic_visit(node)
 
     def visit_Constant(self, node: ast.Constant) -> None:
@@ -236,7 +249,29 @@ class _PythonReader(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_alias(self, node: ast.alias) -> None:
-        self._binds(node, node.asname or node.name)
+        # `import a.b` binds `a`.
+        self._binds(node, node.asname or node.name.split(".")[0])
+
+    # Bindings that hold the name as text, not as a Name node.
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
+        if node.name:
+            self._binds(node, node.name)
+        self.generic_visit(node)
+
+    def visit_MatchAs(self, node: ast.MatchAs) -> None:
+        if node.name:
+            self._binds(node, node.name)
+        self.generic_visit(node)
+
+    def visit_MatchStar(self, node: ast.MatchStar) -> None:
+        if node.name:
+            self._binds(node, node.name)
+        self.generic_visit(node)
+
+    def visit_MatchMapping(self, node: ast.MatchMapping) -> None:
+        if node.rest:
+            self._binds(node, node.rest)
+        self.generic_visit(node)
 
     def visit_Global(self, node: ast.Global) -> None:
         for name in node.names:

@@ -173,7 +173,35 @@ PYTHON_SPELLINGS = [
     "exec('get_orders()')",
     "x = 'ｇet_orders'",
     "x = (",  # does not parse
+    # the tool by another road than its name, or a namespace where its name is built
+    "import __main__\n__main__.get_orders()",
+    "sys.modules[__name__].get_orders()",
+    "ns.get_orders()",
+    "(lambda: 0).__globals__['get_' + 'orders']()",
+    "f.__globals__.get('get_' + 'orders')()",
+    "sys._getframe().f_globals['get_' + 'orders']()",
+    "frame.f_globals['get_' + 'orders']()",
+    "tb.tb_frame.f_locals['get_' + 'orders']()",
+    "g.gi_frame.f_globals['get_' + 'orders']()",
+    "__loader__.x['get_' + 'orders']()",
+    "__spec__.x['get_' + 'orders']()",
 ]
+
+# Bindings the parser keeps as text, not as a name: `list_items` may then be anything.
+SHADOWING = [
+    "try:\n    pass\nexcept Exception as list_items:\n    list_items()",
+    "match x:\n    case list_items:\n        list_items()",
+    "match x:\n    case [*list_items]:\n        pass",
+    "match x:\n    case {'a': 1, **list_items}:\n        pass",
+    "match x:\n    case [1, 2] as list_items:\n        pass",
+    "import list_items.sub\nlist_items()",
+]
+
+
+@pytest.mark.parametrize("script", SHADOWING)
+def test_a_tool_name_bound_in_text_is_a_doubt_on_that_tool(script: str) -> None:
+    reading = read_calls(script, language="python", tools=TOOLS)
+    assert reading.doubts_about("list_items"), reading
 
 
 @pytest.mark.parametrize("body", PYTHON_SPELLINGS)
@@ -212,7 +240,12 @@ def test_plain_bash_that_calls_only_other_tools_is_certain(script: str) -> None:
 
 
 def test_plain_python_calls_are_certain_with_their_line() -> None:
-    script = "items = list_items(limit=3)\nemit_result(items.data)\n"
+    script = (
+        "items = list_items(limit=3)\n"
+        "try:\n    n = len(items.data)\nexcept KeyError as e:\n    n = 0\n"
+        "match n:\n    case 0:\n        pass\n    case [*rest] as whole:\n        pass\n"
+        "emit_result({'n': n, 'at': datetime.datetime.now().isoformat()})\n"
+    )
     reading = read_calls(script, language="python", tools=TOOLS)
     assert reading.calls == {"list_items": 1}
     assert reading.uncertain == ()

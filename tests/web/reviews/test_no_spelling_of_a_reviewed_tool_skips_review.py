@@ -86,6 +86,10 @@ PYTHON_SPELLINGS = [
     "emit_result(getattr(get_orders, 'get_user'))",
     "emit_result(get_user.__call__('U-1').data)",
     "get_orders = get_user\nemit_result(get_orders('U-1').data)",
+    "import __main__\nemit_result(__main__.get_user('U-1').data)",
+    "emit_result((lambda: 0).__globals__['get_' + 'user']('U-1').data)",
+    "try:\n    1 / 0\nexcept Exception as e:\n"
+    "    emit_result(e.__traceback__.tb_frame.f_globals['get_' + 'user']('U-1').data)",
 ]
 
 
