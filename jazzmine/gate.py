@@ -52,6 +52,7 @@ BASH_RUNNERS: dict[str, str] = {
     "trap": "runs a string as commands when a signal or exit comes",
     "alias": "makes a new name for a command",
     "unalias": "changes what a name means",
+    "hash": "changes which program a name runs (`hash -p path name`)",
     "shopt": "changes how names are expanded (aliases)",
     "enable": "changes which builtins exist",
     "fc": "runs commands again from the history",

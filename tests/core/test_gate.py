@@ -256,6 +256,13 @@ def test_a_doubt_about_one_named_tool_reaches_only_that_tool() -> None:
     assert reading.may_call("get_orders") and not reading.may_call("list_items")
 
 
+def test_a_command_that_changes_what_a_name_runs_is_a_doubt_on_every_tool() -> None:
+    # bashkit runs `hash -p /path name` as bash does; its filesystem is closed to scripts
+    # today, but the reading does not rely on that.
+    reading = read_calls("hash -p /tmp/s list_items; list_items", language="bash", tools=TOOLS)
+    assert reading.may_call("get_orders") and any("hash" in d.reason for d in reading.uncertain)
+
+
 def test_eval_reaches_every_tool_and_says_why() -> None:
     reading = read_calls('eval "$X"', language="bash", tools=TOOLS)
     assert reading.may_call("get_orders") and reading.may_call("list_items")
