@@ -3,9 +3,12 @@
 A URL chosen by a user makes this server send requests, so by default it may only lead to a
 public address. The check runs twice: when the URL is saved (a clear error for the user) and
 again when a connection opens, on the very address connected to, so a name that resolves to a
-public address at save time and to 127.0.0.1 later (DNS rebinding) is still refused. Clients made
-here never follow redirects and never use proxies from the environment (through a proxy the
-address check would judge the proxy, not the target).
+public address at save time and to 127.0.0.1 later (DNS rebinding) is still refused: the name is
+resolved once, every answer vetted, a vetted address connected to, and the socket's peer address
+vetted once more before anything is sent. Clients made here never follow redirects and never use
+a proxy, from the environment or passed in (through a proxy the address check would judge the
+proxy, not the target). `total_timeout` bounds a whole exchange, not each read: a receiver that
+sends one byte at a time must not hold a worker for hours.
 
 A deployment lists exceptions with `OutboundPolicy.from_entries(["127.0.0.1:8765", "llm.lan"])`:
 `host:port` allows one port, a bare host every port; a local model server is the usual case.
@@ -17,9 +20,12 @@ import functools
 import ipaddress
 import re
 import socket
+import ssl
+import time
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import urlsplit
 
 import anyio.to_thread
@@ -255,24 +261,46 @@ def url_check(url: object, *, policy: OutboundPolicy, resolve_names: bool = True
     return parsed
 
 
-def outbound_client(policy: OutboundPolicy, **kwargs: object) -> httpx.Client:
-    """Return a client that connects only to vetted addresses, without redirects or env proxies."""
+# What `outbound_client` fixes itself: each would route requests around its transport (a proxy
+# connects to the proxy, a mount uses another transport) or undo what it promises. `transport`,
+# `trust_env` and `follow_redirects` already clash with its own arguments.
+_FIXED_OPTIONS = frozenset({"proxy", "mounts"})
+
+
+def outbound_client(
+    policy: OutboundPolicy, *, total_timeout: float | None = None, **kwargs: object
+) -> httpx.Client:
+    """Return a client that connects only to vetted addresses, without redirects or proxies.
+
+    `total_timeout` (seconds) ends each connection that long after it began to connect, however
+    the time was spent; httpx's own timeouts bound each step (one read) only.
+    """
+    _refuse_fixed_options(kwargs)
     return httpx.Client(
-        transport=_GuardedTransport(policy),
+        transport=_GuardedTransport(policy, total_timeout),
         trust_env=False,
         follow_redirects=False,
         **kwargs,  # type: ignore[arg-type]
     )
 
 
-def outbound_async_client(policy: OutboundPolicy, **kwargs: object) -> httpx.AsyncClient:
+def outbound_async_client(
+    policy: OutboundPolicy, *, total_timeout: float | None = None, **kwargs: object
+) -> httpx.AsyncClient:
     """Return the async form of `outbound_client`."""
+    _refuse_fixed_options(kwargs)
     return httpx.AsyncClient(
-        transport=_GuardedAsyncTransport(policy),
+        transport=_GuardedAsyncTransport(policy, total_timeout),
         trust_env=False,
         follow_redirects=False,
         **kwargs,  # type: ignore[arg-type]
     )
+
+
+def _refuse_fixed_options(kwargs: dict[str, object]) -> None:
+    fixed = sorted(_FIXED_OPTIONS & kwargs.keys())
+    if fixed:
+        raise TypeError(f"outbound clients take no {', '.join(fixed)}: they would skip the checks")
 
 
 def refusal_in(exc: BaseException) -> OutboundAddressRefused | None:
@@ -291,8 +319,9 @@ def refusal_in(exc: BaseException) -> OutboundAddressRefused | None:
 class _GuardedBackend(httpcore.NetworkBackend):
     """Resolve once, vet every address, connect to a vetted one; TLS still names the host."""
 
-    def __init__(self, policy: OutboundPolicy) -> None:
+    def __init__(self, policy: OutboundPolicy, total_timeout: float | None) -> None:
         self._policy = policy
+        self._total_timeout = total_timeout
         self._inner = httpcore.SyncBackend()
 
     def connect_tcp(
@@ -303,15 +332,26 @@ class _GuardedBackend(httpcore.NetworkBackend):
         local_address: str | None = None,
         socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
     ) -> httpcore.NetworkStream:
+        deadline = _deadline(self._total_timeout)
         addresses = _vetted(host, port, self._policy)
         error: httpcore.ConnectError | None = None
         for address in addresses:
             try:
-                return self._inner.connect_tcp(
-                    address, port, timeout, local_address, socket_options
+                stream = self._inner.connect_tcp(
+                    address,
+                    port,
+                    _within(timeout, deadline, httpcore.ConnectTimeout),
+                    local_address,
+                    socket_options,
                 )
             except httpcore.ConnectError as exc:
                 error = exc
+                continue
+            refusal = _peer_refusal(stream, host, port, self._policy)
+            if refusal is not None:
+                stream.close()
+                raise OutboundAddressRefused(refusal)
+            return stream if deadline is None else _DeadlineStream(stream, deadline)
         assert error is not None
         raise error
 
@@ -330,8 +370,9 @@ class _GuardedBackend(httpcore.NetworkBackend):
 class _GuardedAsyncBackend(httpcore.AsyncNetworkBackend):
     """The async form of `_GuardedBackend` (resolution runs in a worker thread)."""
 
-    def __init__(self, policy: OutboundPolicy) -> None:
+    def __init__(self, policy: OutboundPolicy, total_timeout: float | None) -> None:
         self._policy = policy
+        self._total_timeout = total_timeout
         self._inner = httpcore.AnyIOBackend()
 
     async def connect_tcp(
@@ -342,17 +383,28 @@ class _GuardedAsyncBackend(httpcore.AsyncNetworkBackend):
         local_address: str | None = None,
         socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
     ) -> httpcore.AsyncNetworkStream:
+        deadline = _deadline(self._total_timeout)
         addresses = await anyio.to_thread.run_sync(
             functools.partial(_vetted, host, port, self._policy)
         )
         error: httpcore.ConnectError | None = None
         for address in addresses:
             try:
-                return await self._inner.connect_tcp(
-                    address, port, timeout, local_address, socket_options
+                stream = await self._inner.connect_tcp(
+                    address,
+                    port,
+                    _within(timeout, deadline, httpcore.ConnectTimeout),
+                    local_address,
+                    socket_options,
                 )
             except httpcore.ConnectError as exc:
                 error = exc
+                continue
+            refusal = _peer_refusal(stream, host, port, self._policy)
+            if refusal is not None:
+                await stream.aclose()
+                raise OutboundAddressRefused(refusal)
+            return stream if deadline is None else _AsyncDeadlineStream(stream, deadline)
         assert error is not None
         raise error
 
@@ -368,28 +420,91 @@ class _GuardedAsyncBackend(httpcore.AsyncNetworkBackend):
         await self._inner.sleep(seconds)
 
 
+class _DeadlineStream(httpcore.NetworkStream):
+    """A connection whose every step (TLS, each read and write) ends by one deadline."""
+
+    def __init__(self, inner: httpcore.NetworkStream, deadline: float) -> None:
+        self._inner = inner
+        self._deadline = deadline
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._inner.read(max_bytes, _within(timeout, self._deadline, httpcore.ReadTimeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._inner.write(buffer, _within(timeout, self._deadline, httpcore.WriteTimeout))
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(
+        self,
+        ssl_context: ssl.SSLContext,
+        server_hostname: str | None = None,
+        timeout: float | None = None,
+    ) -> httpcore.NetworkStream:
+        limit = _within(timeout, self._deadline, httpcore.ConnectTimeout)
+        return _DeadlineStream(
+            self._inner.start_tls(ssl_context, server_hostname, limit), self._deadline
+        )
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._inner.get_extra_info(info)
+
+
+class _AsyncDeadlineStream(httpcore.AsyncNetworkStream):
+    """The async form of `_DeadlineStream`."""
+
+    def __init__(self, inner: httpcore.AsyncNetworkStream, deadline: float) -> None:
+        self._inner = inner
+        self._deadline = deadline
+
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        limit = _within(timeout, self._deadline, httpcore.ReadTimeout)
+        return await self._inner.read(max_bytes, limit)
+
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        await self._inner.write(buffer, _within(timeout, self._deadline, httpcore.WriteTimeout))
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def start_tls(
+        self,
+        ssl_context: ssl.SSLContext,
+        server_hostname: str | None = None,
+        timeout: float | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        limit = _within(timeout, self._deadline, httpcore.ConnectTimeout)
+        return _AsyncDeadlineStream(
+            await self._inner.start_tls(ssl_context, server_hostname, limit), self._deadline
+        )
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._inner.get_extra_info(info)
+
+
 class _GuardedTransport(httpx.HTTPTransport):
     """httpx's own transport over a pool that connects through `_GuardedBackend`."""
 
-    def __init__(self, policy: OutboundPolicy) -> None:
+    def __init__(self, policy: OutboundPolicy, total_timeout: float | None = None) -> None:
         super().__init__(trust_env=False)
         # httpx takes no network backend, so its pool is replaced by one built the same way.
         self._pool = httpcore.ConnectionPool(
             ssl_context=httpx.create_ssl_context(trust_env=False),
             max_connections=httpx.Limits().max_connections,
-            network_backend=_GuardedBackend(policy),
+            network_backend=_GuardedBackend(policy, total_timeout),
         )
 
 
 class _GuardedAsyncTransport(httpx.AsyncHTTPTransport):
     """The async form of `_GuardedTransport`."""
 
-    def __init__(self, policy: OutboundPolicy) -> None:
+    def __init__(self, policy: OutboundPolicy, total_timeout: float | None = None) -> None:
         super().__init__(trust_env=False)
         self._pool = httpcore.AsyncConnectionPool(  # type: ignore[assignment]
             ssl_context=httpx.create_ssl_context(trust_env=False),
             max_connections=httpx.Limits().max_connections,
-            network_backend=_GuardedAsyncBackend(policy),
+            network_backend=_GuardedAsyncBackend(policy, total_timeout),
         )
 
 
@@ -398,6 +513,47 @@ def _vetted(host: str, port: int, policy: OutboundPolicy) -> list[str]:
         return connect_addresses(host, port, policy=policy)
     except OutboundURLRefused as exc:
         raise OutboundAddressRefused(f"refused to connect: {exc}") from None
+
+
+def _peer_refusal(
+    stream: httpcore.NetworkStream | httpcore.AsyncNetworkStream,
+    host: str,
+    port: int,
+    policy: OutboundPolicy,
+) -> str | None:
+    """Return why the socket's actual peer may not be talked to, or None.
+
+    Only vetted addresses are connected to, so this refuses nothing today: it is the check on
+    the socket itself, should anything between the vetting and the connection ever resolve
+    or route differently.
+    """
+    if policy.allows(host, port):
+        return None
+    peer = stream.get_extra_info("server_addr")
+    try:
+        address = ipaddress.ip_address(str(peer[0]).split("%", 1)[0])
+    except (TypeError, IndexError, ValueError):
+        return f"refused to talk to {host}: the connection's peer address is unknown"
+    reason = address_refusal(address)
+    if reason is None:
+        return None
+    return f"refused to talk to {host}: connected to {_article(reason)} address"
+
+
+def _deadline(total_timeout: float | None) -> float | None:
+    return None if total_timeout is None else time.monotonic() + total_timeout
+
+
+def _within(
+    timeout: float | None, deadline: float | None, kind: type[httpcore.TimeoutException]
+) -> float | None:
+    """Return the timeout of one step: its own, cut to what is left before the deadline."""
+    if deadline is None:
+        return timeout
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise kind("the exchange took longer than its total timeout")
+    return left if timeout is None else min(timeout, left)
 
 
 def _is_space_or_control(char: str) -> bool:

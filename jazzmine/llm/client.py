@@ -14,6 +14,8 @@ A base URL without `/v1` usually answers 404, and the resulting `LLMNotFoundErro
 The API key is sent only in the Authorization header: it is kept out of `repr`, logs and error
 messages. Error messages never quote what a failed endpoint answered (only its status code and an
 OpenAI-style error code): a URL aimed at an internal service must not read it back to the user.
+Answers are read within a size bound (`bodies`): an endpoint that sends without end fails the
+call instead of filling this process's memory.
 
 Endpoints are outbound URLs (`jazzmine.net`): loopback, private and metadata addresses are refused
 unless `allowed_hosts` lists them (e.g. `("127.0.0.1:11434",)` for a local Ollama), judged on the
@@ -42,6 +44,7 @@ from .answers import (
     stream_choice,
     whole_answer,
 )
+from .bodies import read_head, read_within
 from .config import LLMConfig
 from .errors import LLMConfigError, LLMProtocolError, LLMServerError
 from .http_errors import ALLOW_HINT, error_code, status_error, transport_errors
@@ -85,17 +88,22 @@ async def complete(
     url = config.chat_url
     async with _client(config, client) as http:
         with transport_errors(config, url):
-            response = await http.post(
+            async with http.stream(
+                "POST",
                 url,
                 json=_payload(config, messages, stream=False),
                 headers=_headers(config),
                 timeout=_timeout(config),
-            )
-            if response.status_code != 200:
-                raise status_error(
-                    config, url, response.status_code, response.headers, response.text
-                )
-            body = parse_json(url, response.text)
+            ) as response:
+                if response.status_code != 200:
+                    raise status_error(
+                        config,
+                        url,
+                        response.status_code,
+                        response.headers,
+                        await read_head(response),
+                    )
+                body = parse_json(url, await read_within(response, url=url))
     return whole_answer(url, body)
 
 
@@ -104,12 +112,19 @@ async def list_models(config: LLMConfig, *, client: httpx.AsyncClient | None = N
     url = config.models_url
     async with _client(config, client) as http:
         with transport_errors(config, url):
-            response = await http.get(url, headers=_headers(config), timeout=_timeout(config))
-            if response.status_code != 200:
-                raise status_error(
-                    config, url, response.status_code, response.headers, response.text
-                )
-    body = parse_json(url, response.text)
+            async with http.stream(
+                "GET", url, headers=_headers(config), timeout=_timeout(config)
+            ) as response:
+                if response.status_code != 200:
+                    raise status_error(
+                        config,
+                        url,
+                        response.status_code,
+                        response.headers,
+                        await read_head(response),
+                    )
+                text = await read_within(response, url=url)
+    body = parse_json(url, text)
     try:
         return [str(m["id"]) for m in body["data"]]
     except (KeyError, TypeError):
@@ -190,7 +205,7 @@ async def _stream(
             timeout=_timeout(config),
         ) as response:
             if response.status_code != 200:
-                text = (await response.aread()).decode("utf-8", "replace")
+                text = await read_head(response)
                 if (
                     response.status_code in (400, 422)
                     and "stream_options" in text
@@ -202,7 +217,7 @@ async def _stream(
             content_type = response.headers.get("content-type", "")
             if "text/event-stream" not in content_type:
                 # Some servers ignore `stream: true` and answer with one JSON document.
-                body = parse_json(url, (await response.aread()).decode("utf-8", "replace"))
+                body = parse_json(url, await read_within(response, url=url))
                 async for chunk in chunks_from_whole(url, body):
                     yield chunk
                 return
@@ -212,7 +227,7 @@ async def _stream(
             usage: Usage | None = None
             model: str | None = None
             done = False
-            async for data in sse_data(response):
+            async for data in sse_data(response, url=url):
                 if data.strip() == "[DONE]":
                     done = True
                     break

@@ -241,8 +241,11 @@ def webhook_delivery_attempt(
     error = ""
     own = client is None
     # Connects only to vetted addresses (checked again now: DNS may have changed since the URL
-    # was saved), never follows a redirect, never goes through an env proxy.
-    http = client or outbound_client(outbound_policy(), timeout=timeout)
+    # was saved), never follows a redirect, never goes through an env proxy. The timeout bounds
+    # the whole attempt, not each read: a receiver sending its answer a byte at a time would
+    # otherwise hold this worker (shared with runs and builds) for hours, and outlive the claim
+    # so that a second worker sends the same delivery alongside.
+    http = client or outbound_client(outbound_policy(), timeout=timeout, total_timeout=timeout)
     try:
         with http.stream("POST", delivery.url, content=body, headers=headers) as response:
             # The body is never read: only the status says whether the receiver took it.
