@@ -6,6 +6,8 @@ import os
 from datetime import timedelta
 from pathlib import Path
 
+from csp.constants import NONE, SELF
+
 from .broker import broker_transport
 from .env import (
     env_bool,
@@ -64,6 +66,8 @@ MIDDLEWARE = [
     # First: refuse an oversized body before anything reads it.
     "jazzmine_web.studio.limits.RequestSizeLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # The Content-Security-Policy of every page (CONTENT_SECURITY_POLICY below).
+    "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -75,6 +79,31 @@ MIDDLEWARE = [
     # Last, as django-axes asks: it turns a lockout during login into the lockout page.
     "axes.middleware.AxesMiddleware",
 ]
+
+# Browser security headers. A reviewer's session approves scripts that then run: text that
+# team members, agents, LLMs and running scripts wrote is shown on the pages a reviewer opens,
+# always escaped, and if markup ever slipped through the policy still runs no script of it.
+# Scripts and styles come from this server's files only: no inline code, no eval (htmx too,
+# static/studio/htmx-config.js), no other origin; no page is framed; forms post here only.
+# Sockets are same-origin: CSP 3's 'self' matches ws:/wss: of this host and port.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "img-src": [SELF],
+        "font-src": [SELF],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [NONE],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    }
+}
+X_FRAME_OPTIONS = "DENY"  # frame-ancestors for browsers that predate it
+SECURE_CONTENT_TYPE_NOSNIFF = True  # a text/plain or JSON answer is never read as HTML
+SECURE_REFERRER_POLICY = "same-origin"  # review and run URLs never leave in a Referer
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
 
 ROOT_URLCONF = "jazzmine_web.urls"
 ASGI_APPLICATION = "jazzmine_web.asgi.application"

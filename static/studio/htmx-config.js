@@ -7,3 +7,11 @@ htmx.config.responseHandling = [
   { code: "422", swap: true, error: false },
   { code: "[45]..", swap: false, error: true },
 ];
+// The Content-Security-Policy (jazzmine_web/settings.py) allows no eval and no inline code:
+// htmx never evaluates attribute text (hx-on, trigger filters, js: values) — page behaviour
+// lives in static files — and it adds no <style> of its own (studio.css has the indicator
+// rules). This file runs before DOMContentLoaded, when htmx reads its config.
+htmx.config.allowEval = false;
+htmx.config.includeIndicatorStyles = false;
+// Requests go to this server only (htmx 2's default, stated so no page turns it off).
+htmx.config.selfRequestsOnly = true;

@@ -262,8 +262,18 @@
     });
   });
 
-  // Python or bash: the prompt panel follows by itself (htmx); the editor is checked again.
+  // Another sandbox is another page: its prompt, tools and sessions.
+  const sandboxSelect = $("sandbox-select");
   const languageSelect = $("language-select");
+  if (sandboxSelect) {
+    sandboxSelect.addEventListener("change", () => {
+      const query = new URLSearchParams({ sandbox: sandboxSelect.value });
+      if (languageSelect) query.set("language", languageSelect.value);
+      window.location.search = `?${query}`;
+    });
+  }
+
+  // Python or bash: the prompt panel follows by itself (htmx); the editor is checked again.
   if (languageSelect) {
     languageSelect.addEventListener("change", () => {
       state.language = languageSelect.value;

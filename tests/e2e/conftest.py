@@ -180,6 +180,31 @@ def serve(server: StudioServer) -> Iterator[StudioServer]:
         worker.stop()
 
 
+# The pages run under a Content-Security-Policy without 'unsafe-eval' or inline code
+# (jazzmine_web/settings.py), and the browser tests keep it on (see tests/e2e/waiting.py): any
+# violation a page reports fails its test.
+CSP_VIOLATIONS: list[str] = []
+_WATCH_CSP = """document.addEventListener("securitypolicyviolation", (e) =>
+  window.__cspViolation(`${e.violatedDirective} ${e.blockedURI} ${e.sample}`));"""
+
+
+def csp_watched(context: object) -> object:
+    """Report the context's CSP violations into CSP_VIOLATIONS."""
+    context.expose_binding(
+        "__cspViolation", lambda src, text: CSP_VIOLATIONS.append(f"{src['page'].url}: {text}")
+    )
+    context.add_init_script(_WATCH_CSP)
+    return context
+
+
+@pytest.fixture(autouse=True)
+def no_csp_violation() -> Iterator[None]:
+    """Fail a browser test during which a page reported a CSP violation."""
+    CSP_VIOLATIONS.clear()
+    yield
+    assert CSP_VIOLATIONS == [], "CSP violations:\n" + "\n".join(CSP_VIOLATIONS)
+
+
 @pytest.fixture(scope="session")
 def browser() -> Iterator[object]:
     """Launch Debian's Chromium once for the whole session (headless)."""
@@ -200,7 +225,7 @@ def browser() -> Iterator[object]:
 @pytest.fixture
 def page(browser, studio_server: StudioServer) -> Iterator[object]:
     """Open a fresh browser context (no cookies) and page, with the server as base URL."""
-    context = browser.new_context(base_url=studio_server.url)
+    context = csp_watched(browser.new_context(base_url=studio_server.url))
     context.set_default_timeout(15_000)
     page = context.new_page()
     try:
@@ -234,7 +259,7 @@ def logged_in_page(page, studio_server: StudioServer) -> object:
 @contextlib.contextmanager
 def browser_page(browser, server: StudioServer) -> Iterator[object]:
     """Open a page in a context of its own (another browser profile) with the server as base."""
-    context = browser.new_context(base_url=server.url)
+    context = csp_watched(browser.new_context(base_url=server.url))
     context.set_default_timeout(15_000)
     try:
         yield context.new_page()

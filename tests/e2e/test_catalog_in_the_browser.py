@@ -5,6 +5,7 @@ import re
 import pytest
 
 from .conftest import login
+from .waiting import wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -19,7 +20,7 @@ def test_a_user_logs_in_searches_the_catalog_and_reads_a_tools_xml_prompt(
 
     page.fill("input[name=q]", "customer profile")
     # htmx swaps the results partial in place after the debounce.
-    page.wait_for_function("document.querySelectorAll('tr.tool-row').length === 1")
+    wait_until(page, "document.querySelectorAll('tr.tool-row').length === 1")
     assert "q=customer" in page.url
 
     page.click("tr.tool-row >> text=get_user")
@@ -49,14 +50,15 @@ def test_the_build_button_streams_the_image_build_log_live(logged_in_page, studi
     # The log arrives over ws/builds/<id>/ from the build the worker runs. The badge may read
     # "up to date" before the click's answer lands (the engine may hold the image already),
     # so wait for the build's own last line.
-    page.wait_for_function(
+    wait_until(
+        page,
         "(document.querySelector('#build-log')?.textContent || '').includes(' ready (')",
         timeout=240_000,
     )
     log = page.locator("#build-log").inner_text()
     assert "jazzmine/sandbox-ecommerce:" in log and "ready" in log
-    page.wait_for_function(
-        "document.querySelector('#image-status-badge').textContent.trim() === 'up to date'"
+    wait_until(
+        page, "document.querySelector('#image-status-badge').textContent.trim() === 'up to date'"
     )
     page.reload()
     assert page.locator("#image-status-badge").inner_text().strip() == "up to date"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from .waiting import wait_until
+
 pytestmark = [pytest.mark.e2e, pytest.mark.docker]
 
 SLOW_SCRIPT = """\
@@ -33,17 +35,18 @@ def test_a_forbidden_call_is_marked_on_its_line_and_cleared_when_fixed(logged_in
         page, "orders = get_orders()\nsecret = open('/etc/passwd')\nemit_result(orders.data)"
     )
     # Typing passes through broken intermediate states; wait for the answer to the final text.
-    page.wait_for_function(
-        "document.querySelector('#violations').innerText.includes(\"call to 'open' is forbidden\")"
+    wait_until(
+        page,
+        "document.querySelector('#violations').innerText.includes(\"call to 'open' is forbidden\")",
     )
     marked = page.locator(".editor-gutter .line.violation")
     assert marked.count() == 1 and marked.get_attribute("data-line") == "2"
     assert page.locator("#run-button").is_disabled()
 
     page.locator("#script-body").fill("orders = get_orders()\nemit_result(orders.data)")
-    page.wait_for_function("document.querySelectorAll('.editor-gutter .violation').length === 0")
+    wait_until(page, "document.querySelectorAll('.editor-gutter .violation').length === 0")
     assert page.locator("#violations li").count() == 0
-    page.wait_for_function("!document.querySelector('#run-button').disabled")
+    wait_until(page, "!document.querySelector('#run-button').disabled")
 
 
 def test_a_run_streams_its_timeline_and_result_and_survives_a_reload(logged_in_page) -> None:
@@ -51,7 +54,7 @@ def test_a_run_streams_its_timeline_and_result_and_survives_a_reload(logged_in_p
     open_playground(page)
     page.locator("#task").fill("Count to four slowly")
     page.locator("#script-body").fill(SLOW_SCRIPT)
-    page.wait_for_function("!document.querySelector('#run-button').disabled")
+    wait_until(page, "!document.querySelector('#run-button').disabled")
     page.click("#run-button")
     page.locator("[data-run-timeline] li.intermediate").first.wait_for(timeout=60_000)
 

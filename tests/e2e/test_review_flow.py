@@ -9,6 +9,7 @@ import pytest
 from jazzmine.agent_client import AgentClient
 
 from .conftest import agent_token
+from .waiting import wait_until
 
 pytestmark = [pytest.mark.e2e, pytest.mark.docker]
 
@@ -37,7 +38,7 @@ def test_an_agent_submits_a_reviewer_edits_and_approves_and_the_agent_gets_the_r
 ) -> None:
     page = logged_in_page
     page.goto("/reviews/")
-    page.wait_for_function("document.body.dataset.queueSocket === 'open'")
+    wait_until(page, "document.body.dataset.queueSocket === 'open'")
     sandbox = agent.sandbox("demo/ecommerce")
 
     # The agent submits; the queue shows it without a reload.
@@ -48,9 +49,7 @@ def test_an_agent_submits_a_reviewer_edits_and_approves_and_the_agent_gets_the_r
     row.wait_for(timeout=10_000)
     assert page.evaluate("window.__notReloaded") is True
     assert "agent e2e-agent (agent-bot)" in row.inner_text()
-    page.wait_for_function(
-        "document.querySelector('[data-review-badge]').textContent.trim() !== '0'"
-    )
+    wait_until(page, "document.querySelector('[data-review-badge]').textContent.trim() !== '0'")
 
     # The agent waits for the result while the reviewer works.
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
@@ -69,8 +68,9 @@ def test_an_agent_submits_a_reviewer_edits_and_approves_and_the_agent_gets_the_r
         assert approve.is_disabled()
         # ...and the fixed edit can.
         editor.fill(EDITED_BODY)
-        page.wait_for_function(
-            "!document.querySelector('form[data-decision=\"edit\"] button[type=submit]').disabled"
+        wait_until(
+            page,
+            "!document.querySelector('form[data-decision=\"edit\"] button[type=submit]').disabled",
         )
         approve.click()
 

@@ -8,6 +8,7 @@ import pytest
 from jazzmine.agent_client import AgentClient
 
 from .conftest import agent_token
+from .waiting import wait_until
 
 pytestmark = [pytest.mark.e2e, pytest.mark.docker]
 
@@ -120,8 +121,8 @@ def test_the_tools_follow_the_edit_and_the_diff_stays_after_approval(logged_in_p
 
     page.locator("[data-edit-body]").fill(EDITED_BODY)
     added.wait_for()
-    page.wait_for_function(
-        "!document.querySelector('form[data-decision=\"edit\"] button[type=submit]').disabled"
+    wait_until(
+        page, "!document.querySelector('form[data-decision=\"edit\"] button[type=submit]').disabled"
     )
     page.locator("[data-edit-approve]").click()
     page.locator("#decision-panel[data-status=edited_and_approved]").wait_for()
@@ -157,16 +158,17 @@ def test_approving_before_the_reading_arrives_is_refused_then_shown(logged_in_pa
 def test_the_badge_is_live_on_a_page_that_is_not_about_reviews(logged_in_page, agent) -> None:
     page = logged_in_page
     page.goto("/catalog/")
-    page.wait_for_function("document.body.dataset.badgeSocket === 'open'")
+    wait_until(page, "document.body.dataset.badgeSocket === 'open'")
     badge = page.locator(".topbar [data-review-badge]")
-    page.wait_for_function(
-        "document.querySelector('.topbar [data-review-badge]').textContent.trim() !== ''"
+    wait_until(
+        page, "document.querySelector('.topbar [data-review-badge]').textContent.trim() !== ''"
     )
     before = int(badge.inner_text().strip())
     page.evaluate("window.__notReloaded = true")
     submit(agent, task="A new one while the reviewer reads the catalog")
-    page.wait_for_function(
-        f"Number(document.querySelector('.topbar [data-review-badge]').textContent) === {before + 1}"
+    wait_until(
+        page,
+        f"Number(document.querySelector('.topbar [data-review-badge]').textContent) === {before + 1}",
     )
     assert page.evaluate("window.__notReloaded") is True
     assert "empty" not in (badge.get_attribute("class") or "")
