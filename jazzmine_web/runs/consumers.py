@@ -152,6 +152,7 @@ class RunFollowMixin:
                 html,
                 RunStatusPayload(type="status", run_id=run_id, status=message["status"],
                                  outcome=message["outcome"], message=message["message"]),
+                notes=message.get("notes"),
             )  # fmt: skip
 
     def _watch(self) -> Silence:
@@ -207,6 +208,7 @@ class RunFollowMixin:
             html,
             RunStatusPayload(type="status", run_id=str(run.pk), status=state["status"],
                              outcome=state["outcome"], message=state["message"]),
+            notes=state["notes"],
         )  # fmt: skip
 
     async def _missed(self, *, before: int | None) -> list[dict[str, Any]]:
@@ -214,12 +216,15 @@ class RunFollowMixin:
         stored = await database_sync_to_async(run_events_after)(self.following, self.sent)
         return [e for e in stored if before is None or e["seq"] < before]
 
-    async def _send_status(self, html: str, payload: RunStatusPayload) -> None:
+    async def _send_status(
+        self, html: str, payload: RunStatusPayload, *, notes: list[str] | None = None
+    ) -> None:
+        """Show a status, and the run's notes when they are known (None: leave them shown)."""
         if payload["status"] in RunStatus.finished():
             self.ended = True
         head = run_head(status=payload["status"], message=payload["message"])
         html += render_to_string(
-            f"{TEMPLATE}#run-status", {"run": self.following_run, "head": head}
+            f"{TEMPLATE}#run-status", {"run": self.following_run, "head": head, "notes": notes}
         )
         await self.send_run_html(payload["run_id"], html)
         await self.run_status_sent(payload)

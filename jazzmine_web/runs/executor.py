@@ -430,12 +430,16 @@ class RunExecutor:
         """Store RUNNING unless the claim did, and tell the run's watchers (on the DB thread)."""
         if prepared.running:
             return self._in_db(
-                services.run_status_announce, run_id=prepared.run_id, status=RunStatus.RUNNING
+                services.run_status_announce,
+                run_id=prepared.run_id,
+                status=RunStatus.RUNNING,
+                notes=prepared.notes,
             )
         return self._in_db(
             services.run_set_status,
             run_id=prepared.run_id,
             status=RunStatus.RUNNING,
+            notes_told=prepared.notes,
             backend=prepared.backend,
             image=prepared.image,
         )

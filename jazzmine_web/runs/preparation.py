@@ -66,6 +66,8 @@ class Prepared:
     # How a Docker run's image is made; `image_known`: this worker saw the image exist.
     image_source: ImageToMake | None = None
     image_known: bool = False
+    # What the run was refused while it was prepared (stored already): told with RUNNING.
+    notes: tuple[str, ...] = ()
 
     @property
     def running(self) -> bool:
@@ -132,11 +134,12 @@ def run_claim_prepare(*, run_id: Any, worker: str, known_images: frozenset[str])
     if not docker:
         runtime_dir = stage_run_dir(builder, sandbox.name)  # the run removes it when it ends
         return Prepared(
-            run_id, sandbox.pk, "bwrap", f"bwrap:{runtime_dir}", runtime_dir, limits, request
-        )
+            run_id, sandbox.pk, "bwrap", f"bwrap:{runtime_dir}", runtime_dir, limits, request,
+            notes=tuple(run.notes),
+        )  # fmt: skip
     return Prepared(
         run_id, sandbox.pk, "docker", tag, None, limits, request,
-        image_source=source, image_known=running,
+        image_source=source, image_known=running, notes=tuple(run.notes),
     )  # fmt: skip
 
 
@@ -277,5 +280,5 @@ def _prepare_bash(
     plan = BashPlan(specs=specs, limits=bash_limits)
     return Prepared(
         run.pk, sandbox.pk, "docker", tag, None, run_limits_for(sandbox), request,
-        bash=plan, image_source=source, image_known=known,
+        bash=plan, image_source=source, image_known=known, notes=tuple(run.notes),
     )  # fmt: skip

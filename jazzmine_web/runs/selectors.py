@@ -66,6 +66,9 @@ def run_state(run: Run) -> dict[str, Any]:
         "finished_at": run.finished_at.isoformat() if run.finished_at else None,
         "first_event_ms": run.first_event_ms,
         "duration_ms": run.duration_ms,
+        # What the run was refused as it was prepared: withheld secrets, tools that now need
+        # a person's approval (a tool call refused for it says no more than that).
+        "notes": list(run.notes),
     }
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable, Mapping
-from typing import Any, TypedDict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, NotRequired, TypedDict
 
 from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
@@ -53,6 +53,9 @@ class RunStatusMessage(TypedDict):
     status: str
     outcome: str
     message: str
+    # The run's notes whole (what it was refused as it was prepared), when this status tells
+    # them; absent: the watcher keeps the notes it shows.
+    notes: NotRequired[list[str]]
 
 
 def run_group(run_id: object) -> str:
@@ -184,11 +187,17 @@ def _send_after_commit(run_id: object) -> None:
 
 
 def run_set_status(
-    *, run_id: object, status: str, unless_finished: bool = False, **fields: Any
+    *,
+    run_id: object,
+    status: str,
+    unless_finished: bool = False,
+    notes_told: Sequence[str] | None = None,
+    **fields: Any,
 ) -> bool:
     """Change a run's status (and other columns) and tell its watchers; tell whether it changed.
 
     With `unless_finished`, a run that has finished already is left as it is, untold.
+    `notes_told`: the run's notes (stored already), told to its watchers with the status.
     """
     now = timezone.now()
     if status == RunStatus.RUNNING:
@@ -202,7 +211,11 @@ def run_set_status(
         return False
     outcome = str(fields.get("outcome", ""))
     run_status_announce(
-        run_id=run_id, status=status, outcome=outcome, message=str(fields.get("message", ""))
+        run_id=run_id,
+        status=status,
+        outcome=outcome,
+        message=str(fields.get("message", "")),
+        notes=notes_told,
     )
     if status in RunStatus.finished():
         transaction.on_commit(
@@ -212,9 +225,14 @@ def run_set_status(
 
 
 def run_status_announce(
-    *, run_id: object, status: str, outcome: str = "", message: str = ""
+    *,
+    run_id: object,
+    status: str,
+    outcome: str = "",
+    message: str = "",
+    notes: Sequence[str] | None = None,
 ) -> None:
-    """Tell a run's watchers its status (already stored)."""
+    """Tell a run's watchers its status (already stored), with its notes when given."""
     payload: RunStatusMessage = {
         "type": "run.status",
         "run_id": str(run_id),
@@ -222,6 +240,8 @@ def run_status_announce(
         "outcome": outcome,
         "message": message,
     }
+    if notes is not None:
+        payload["notes"] = list(notes)
     group_send(run_group(run_id), dict(payload))
 
 

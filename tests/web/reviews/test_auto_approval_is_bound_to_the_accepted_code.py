@@ -14,7 +14,7 @@ from django.test import Client
 
 from jazzmine.sandbox import SandboxBuilder
 from jazzmine_web.catalog.services import registry_for_sandbox
-from jazzmine_web.reviews.models import ReviewPolicy
+from jazzmine_web.reviews.models import ReviewPolicy, Submission
 from jazzmine_web.runs.models import Run, RunStatus
 from jazzmine_web.runs.preparation import run_claim_prepare
 from jazzmine_web.teams.models import Role
@@ -98,6 +98,9 @@ def test_a_tool_a_member_rewrites_while_the_run_is_queued_is_refused_in_that_run
     assert prepare(run).allowed_tools == frozenset()
     [note] = run.notes
     assert "get_orders" in note and "changed since an admin accepted it" in note
+    # The agent reads why with the run: its refused call says only that it needs a person.
+    submission = Submission.objects.get(run=run)
+    assert api.get(f"/api/v1/submissions/{submission.pk}/").json()["run"]["notes"] == [note]
 
 
 def test_an_admin_accepting_the_new_code_does_not_widen_an_approval_given_for_the_old(
