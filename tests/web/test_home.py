@@ -52,3 +52,11 @@ def test_the_pygments_stylesheet_is_public(client) -> None:
     response = client.get("/pygments.css")
     assert response.status_code == 200
     assert ".highlight" in response.content.decode()
+
+
+def test_the_icon_browsers_ask_for_on_their_own_is_the_studios(client) -> None:
+    # Asked by pages that name none (the admin's, an API answer opened in a tab), logged in
+    # or not; a 404 would be a console error on each.
+    response = client.get("/favicon.ico")
+    assert response.status_code == 301
+    assert response["Location"] == "/static/studio/favicon.svg"
