@@ -14,6 +14,7 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from . import admin_accounts  # noqa: F401  (registers the people and groups admin)
 from .models import ApiToken, Membership, Role, Team
 from .selectors import team_ids_with_role, user_has_team_role
 from .services import api_token_revoke

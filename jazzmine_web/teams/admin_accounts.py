@@ -1,0 +1,63 @@
+"""Admin for people and groups: staff who manage accounts cannot make anyone more than staff.
+
+Django's own user admin lets a staff user with the account permissions tick "superuser" on
+their own row, give themselves every permission (directly, or through a group they are in),
+or set a superuser's password and sign in as them. A superuser passes every team check in
+the studio (it may approve any script), so here only a superuser changes what an account
+may do, or changes (or deletes) a superuser's account. Staff keep the rest: adding people,
+names, emails, passwords and deactivating accounts that are not superusers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import GroupAdmin, UserAdmin
+from django.contrib.auth.models import Group
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+# What decides how far an account reaches; a superuser's to change.
+POWERS = ("is_superuser", "is_staff", "groups", "user_permissions")
+
+
+def _superuser(request: HttpRequest) -> bool:
+    return bool(getattr(request.user, "is_superuser", False))
+
+
+class StudioUserAdmin(UserAdmin):
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        fields = list(super().get_readonly_fields(request, obj))
+        return fields if _superuser(request) else [*fields, *POWERS]
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        # The password view asks this too: a superuser's password is a superuser's to set.
+        if obj is not None and obj.is_superuser and not _superuser(request):
+            return False
+        return super().has_change_permission(request, obj)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        if obj is not None and obj.is_superuser and not _superuser(request):
+            return False
+        return super().has_delete_permission(request, obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        # A bulk delete asks per object first (`get_deleted_objects`); this holds regardless.
+        if not _superuser(request):
+            queryset = queryset.filter(is_superuser=False)
+        super().delete_queryset(request, queryset)
+
+
+class StudioGroupAdmin(GroupAdmin):
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        # A group's permissions reach everyone in it, the staff user who edits it included.
+        fields = list(super().get_readonly_fields(request, obj))
+        return fields if _superuser(request) else [*fields, "permissions"]
+
+
+admin.site.unregister(get_user_model())
+admin.site.register(get_user_model(), StudioUserAdmin)
+admin.site.unregister(Group)
+admin.site.register(Group, StudioGroupAdmin)
