@@ -95,16 +95,17 @@ async def complete(
                 headers=_headers(config),
                 timeout=_timeout(config),
             ) as response:
-                if response.status_code != 200:
-                    raise status_error(
-                        config,
-                        url,
-                        response.status_code,
-                        response.headers,
-                        await read_head(response),
-                    )
+                await _refuse_unless_ok(config, url, response)
                 body = parse_json(url, await read_within(response, url=url))
     return whole_answer(url, body)
+
+
+async def _refuse_unless_ok(config: LLMConfig, url: str, response: httpx.Response) -> None:
+    """Raise the error of an answer that is not 200 (reading no more than its head)."""
+    if response.status_code != 200:
+        raise status_error(
+            config, url, response.status_code, response.headers, await read_head(response)
+        )
 
 
 async def list_models(config: LLMConfig, *, client: httpx.AsyncClient | None = None) -> list[str]:
@@ -115,14 +116,7 @@ async def list_models(config: LLMConfig, *, client: httpx.AsyncClient | None = N
             async with http.stream(
                 "GET", url, headers=_headers(config), timeout=_timeout(config)
             ) as response:
-                if response.status_code != 200:
-                    raise status_error(
-                        config,
-                        url,
-                        response.status_code,
-                        response.headers,
-                        await read_head(response),
-                    )
+                await _refuse_unless_ok(config, url, response)
                 text = await read_within(response, url=url)
     body = parse_json(url, text)
     try:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import socket
-import threading
 import time
 from collections.abc import Callable, Iterator
 
@@ -24,63 +23,15 @@ from jazzmine.net import (
     refusal_in,
     url_check,
 )
+from tests.llm.listener import Listener
 
 PUBLIC = "93.184.216.34"
 OK = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok"
 
 
-class Server:
-    """A loopback TCP server that records connections and the bytes sent to it."""
-
-    def __init__(self, answer: bytes = OK, drip: float = 0.0) -> None:
-        self.accepted = 0
-        self.received = b""
-        self.answer = answer
-        self.drip = drip
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(8)
-        self.port = self.sock.getsockname()[1]
-        self.closing = False
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            if self.closing:
-                conn.close()
-                return
-            self.accepted += 1
-            with conn:
-                conn.settimeout(1)
-                try:
-                    self.received += conn.recv(65536)
-                    if not self.drip:
-                        conn.sendall(self.answer)
-                        continue
-                    for byte in self.answer:
-                        conn.sendall(bytes([byte]))
-                        time.sleep(self.drip)
-                except OSError:
-                    pass
-
-    def close(self) -> None:
-        self.closing = True
-        try:
-            socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-        except OSError:
-            pass
-        self.sock.close()
-        self.thread.join(timeout=5)
-
-
 @pytest.fixture
-def server() -> Iterator[Server]:
-    running = Server()
+def server() -> Iterator[Listener]:
+    running = Listener(answer=OK)
     yield running
     running.close()
 
@@ -133,7 +84,7 @@ def either(use_async: bool, url: str, policy: OutboundPolicy = net.STRICT) -> ht
 
 @pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
 def test_a_name_public_when_checked_and_loopback_when_used_never_reaches_loopback(
-    monkeypatch: pytest.MonkeyPatch, server: Server, use_async: bool
+    monkeypatch: pytest.MonkeyPatch, server: Listener, use_async: bool
 ) -> None:
     answers = iter([[PUBLIC]])
     fake_dns(
@@ -149,7 +100,7 @@ def test_a_name_public_when_checked_and_loopback_when_used_never_reaches_loopbac
 
 
 def test_the_name_is_resolved_once_and_the_vetted_address_is_what_is_connected_to(
-    monkeypatch: pytest.MonkeyPatch, server: Server
+    monkeypatch: pytest.MonkeyPatch, server: Listener
 ) -> None:
     """Public on the first lookup, loopback on any later one: only one lookup may happen."""
     answers = iter([[PUBLIC]])
@@ -169,7 +120,7 @@ def test_the_name_is_resolved_once_and_the_vetted_address_is_what_is_connected_t
 
 
 def test_the_socket_peer_is_checked_before_a_byte_is_sent(
-    monkeypatch: pytest.MonkeyPatch, server: Server
+    monkeypatch: pytest.MonkeyPatch, server: Listener
 ) -> None:
     """Should the vetted address itself lead elsewhere (here a resolver lying even about it)."""
     fake_dns(
@@ -225,9 +176,9 @@ def test_a_name_resolving_to_an_internal_address_is_never_connected_to(
 
 
 def test_a_redirect_to_loopback_is_not_followed_and_each_hop_is_vetted_if_asked(
-    server: Server,
+    server: Listener,
 ) -> None:
-    redirect = Server(
+    redirect = Listener(
         answer=(
             f"HTTP/1.1 302 Found\r\nlocation: http://127.0.0.1:{server.port}/\r\n"
             "content-length: 0\r\nconnection: close\r\n\r\n"
@@ -251,9 +202,9 @@ def test_a_redirect_to_loopback_is_not_followed_and_each_hop_is_vetted_if_asked(
 
 @pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
 def test_a_proxy_from_the_environment_is_never_used(
-    monkeypatch: pytest.MonkeyPatch, server: Server, use_async: bool
+    monkeypatch: pytest.MonkeyPatch, server: Listener, use_async: bool
 ) -> None:
-    proxy = Server()
+    proxy = Listener(answer=OK)
     try:
         for variable in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "all_proxy"):
             monkeypatch.setenv(variable, f"http://127.0.0.1:{proxy.port}")
@@ -287,7 +238,7 @@ def test_a_receiver_sending_a_byte_at_a_time_is_cut_off_at_the_total_timeout(
     use_async: bool,
 ) -> None:
     """Each byte comes well within the read timeout; the whole answer would take 10 s."""
-    slow = Server(
+    slow = Listener(
         answer=OK.replace(b"\r\n\r\n", b"\r\nx-pad: " + b"a" * 40 + b"\r\n\r\n"), drip=0.15
     )
     policy = OutboundPolicy.from_entries([f"127.0.0.1:{slow.port}"])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import socket
 import threading
+import time
 
 
 def http_answer(status: str, body: bytes = b"", **headers: str) -> bytes:
@@ -15,11 +16,16 @@ def http_answer(status: str, body: bytes = b"", **headers: str) -> bytes:
 
 
 class Listener:
-    """Accept connections on 127.0.0.1, answer any request with 200, and count them."""
+    """Accept connections on 127.0.0.1, answer any request with 200, count and record them.
 
-    def __init__(self, answer: bytes | None = None) -> None:
+    `drip`: send the answer a byte at a time, this many seconds apart (a slow peer).
+    """
+
+    def __init__(self, answer: bytes | None = None, drip: float = 0.0) -> None:
         self.accepted = 0
+        self.received = b""
         self.answer = answer or http_answer("200 OK", b"secret", content_type="text/plain")
+        self.drip = drip
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         self.sock.listen(8)
@@ -41,8 +47,13 @@ class Listener:
             with conn:
                 conn.settimeout(2)
                 try:
-                    conn.recv(65536)
-                    conn.sendall(self.answer)
+                    self.received += conn.recv(65536)
+                    if not self.drip:
+                        conn.sendall(self.answer)
+                        continue
+                    for byte in self.answer:
+                        conn.sendall(bytes([byte]))
+                        time.sleep(self.drip)
                 except OSError:
                     pass
 

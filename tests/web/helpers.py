@@ -150,3 +150,13 @@ def worker_name(worker) -> str:
 
 # The grace of the `graced` worker (tests/web/conftest.py), in seconds.
 GRACE = 2.0
+
+
+def sandbox_form(**changes) -> dict:
+    """Return the sandbox form as a browser posts it for a new Docker sandbox, with changes."""
+    data = {
+        "name": "scratch", "memory_mb": 256, "cpus": 1, "pids_limit": 128, "timeout_seconds": 30,
+        "max_output_bytes": 1_000_000, "base_image": "jazzmine/base:bookworm", "backend": "docker",
+        "bash_max_commands": 100, "bash_max_loop_iterations": 100, "bash_timeout_seconds": 30,
+    }  # fmt: skip
+    return {**data, **changes}

@@ -11,31 +11,25 @@ from django.core.exceptions import ValidationError
 
 from jazzmine_web.catalog.models import Backend, Sandbox
 from jazzmine_web.catalog.services import sandbox_create, sandbox_update
+from tests.web.helpers import sandbox_form
 
 pytestmark = pytest.mark.django_db
 
 WHY = "bubblewrap sandbox cannot have network access"
 
 
-def _post(**changes):
-    data = {
-        "name": "scratch", "memory_mb": 256, "cpus": 1, "pids_limit": 128, "timeout_seconds": 30,
-        "max_output_bytes": 1_000_000, "base_image": "jazzmine/base:bookworm", "backend": "docker",
-        "bash_max_commands": 100, "bash_max_loop_iterations": 100, "bash_timeout_seconds": 30,
-    }  # fmt: skip
-    return {**data, **changes}
-
-
 def test_the_new_sandbox_form_refuses_bwrap_with_network(client, team, team_admin) -> None:
     client.force_login(team_admin)
-    post = _post(team=team.pk, name="fresh", backend="bwrap", network="on")
+    post = sandbox_form(team=team.pk, name="fresh", backend="bwrap", network="on")
     response = client.post("/catalog/sandboxes/new/", post)
     assert response.status_code == 422
     assert WHY in response.content.decode()
     assert not Sandbox.objects.filter(name="fresh").exists()
     # Either alone is fine, twice in a row.
     for name, changes in (("fresh", {"backend": "bwrap"}), ("net", {"network": "on"})):
-        response = client.post("/catalog/sandboxes/new/", _post(team=team.pk, name=name, **changes))
+        response = client.post(
+            "/catalog/sandboxes/new/", sandbox_form(team=team.pk, name=name, **changes)
+        )
         assert response.status_code == 302, response.content.decode()[:500]
     assert Sandbox.objects.get(name="fresh").backend == "bwrap"
     assert Sandbox.objects.get(name="net").network is True
@@ -54,7 +48,7 @@ def test_the_edit_form_refuses_it_and_keeps_what_was_stored(
 ) -> None:
     Sandbox.objects.filter(pk=empty_sandbox.pk).update(**stored)
     client.force_login(team_admin)
-    response = client.post(f"/catalog/sandboxes/{empty_sandbox.pk}/edit/", _post(**post))
+    response = client.post(f"/catalog/sandboxes/{empty_sandbox.pk}/edit/", sandbox_form(**post))
     assert response.status_code == 422
     assert WHY in response.content.decode()
     empty_sandbox.refresh_from_db()

@@ -7,17 +7,9 @@ from django.core.exceptions import ValidationError
 
 from jazzmine_web.catalog.models import Sandbox
 from jazzmine_web.catalog.services import sandbox_update
+from tests.web.helpers import sandbox_form
 
 pytestmark = pytest.mark.django_db
-
-
-def _post(**changes):
-    data = {
-        "name": "scratch", "memory_mb": 256, "cpus": 1, "pids_limit": 128, "timeout_seconds": 30,
-        "max_output_bytes": 1_000_000, "base_image": "jazzmine/base:bookworm", "backend": "docker",
-        "bash_max_commands": 100, "bash_max_loop_iterations": 100, "bash_timeout_seconds": 30,
-    }  # fmt: skip
-    return {**data, **changes}
 
 
 @pytest.mark.parametrize(
@@ -33,7 +25,9 @@ def test_the_sandbox_form_refuses_a_number_outside_the_bounds(
     client, team_admin, empty_sandbox, field, value
 ) -> None:
     client.force_login(team_admin)
-    response = client.post(f"/catalog/sandboxes/{empty_sandbox.pk}/edit/", _post(**{field: value}))
+    response = client.post(
+        f"/catalog/sandboxes/{empty_sandbox.pk}/edit/", sandbox_form(**{field: value})
+    )
     assert response.status_code == 422
     assert response.context["form"].errors[field]
     empty_sandbox.refresh_from_db()
@@ -44,7 +38,7 @@ def test_the_maxima_are_deployment_settings(client, team_admin, empty_sandbox, s
     settings.JAZZMINE_MAX_SANDBOX_MEMORY_MB = 8192
     client.force_login(team_admin)
     url = f"/catalog/sandboxes/{empty_sandbox.pk}/edit/"
-    assert client.post(url, _post(memory_mb=8192)).status_code == 302
+    assert client.post(url, sandbox_form(memory_mb=8192)).status_code == 302
     settings.JAZZMINE_MAX_SANDBOX_MEMORY_MB = 1024
     with pytest.raises(ValidationError, match="between 32 and 1024"):
         sandbox_update(sandbox=empty_sandbox, memory_mb=2048)
