@@ -11,10 +11,8 @@ must hold under the Content-Security-Policy, any violation report fails the test
 
 from __future__ import annotations
 
-import io
 import json
 import re
-import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +22,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from jazzmine.agent_client import AgentClient
+from tests.scripttools.unreadable_zips import zip_of
 
 from .conftest import StudioServer, agent_token, browser_page, login, seeded_studio_server, serve
 
@@ -177,14 +176,6 @@ def watched(browser, server: StudioServer, raw_token: str) -> Iterator[tuple[Pag
 def agent(server: StudioServer, raw_token: str) -> Iterator[AgentClient]:
     with AgentClient(server.url, raw_token, user_agent=USER_AGENT) as client:
         yield client
-
-
-def zip_of(files: dict[str, str]) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        for name, text in files.items():
-            archive.writestr(name, text)
-    return buffer.getvalue()
 
 
 def test_imported_tools_show_their_text_in_the_catalog(watched) -> None:

@@ -19,6 +19,7 @@ def tool_json_text(extra: str = "") -> str:
 
 
 def zip_of(files: dict[str, str], compression: int = zipfile.ZIP_STORED) -> bytes:
+    """Return a zip holding the given files by path."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", compression=compression) as archive:
         for name, text in files.items():

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import io
 import json
-import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -31,15 +29,6 @@ def make_tool(name: str, source: str, **fields: Any) -> ScriptTool:
         f"Answer {name} questions for tests. Use when a test needs the {name} script.",
     )
     return ScriptTool(name=name, source=source, **fields)
-
-
-def zip_of(files: dict[str, str]) -> bytes:
-    """Return a zip holding the given files by path."""
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        for name, text in files.items():
-            archive.writestr(name, text)
-    return buffer.getvalue()
 
 
 def tool_json(path: Path) -> dict[str, Any]:

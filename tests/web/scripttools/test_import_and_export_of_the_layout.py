@@ -13,8 +13,9 @@ from django.urls import reverse
 from jazzmine.scripttools import load_tool_dir, load_zip
 from jazzmine_web.catalog.models import Tool, ToolKind
 from tests.scripttools.samples import PRICES, RSI
+from tests.scripttools.unreadable_zips import zip_of
 
-from .conftest import tool_json, zip_of
+from .conftest import tool_json
 
 
 @pytest.fixture(autouse=True)
