@@ -11,7 +11,8 @@ import pytest
 
 from jazzmine_web.reviews.models import WebhookAttempt, WebhookDelivery
 from jazzmine_web.reviews.webhooks import webhook_delivery_attempt, webhook_enqueue
-from tests.core.test_outbound_connections import OK, Server, fake_dns
+from tests.core.test_outbound_connections import OK, fake_dns
+from tests.llm.listener import Listener
 from tests.web.reviews.conftest import api, issued, no_worker, submit  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -36,7 +37,7 @@ def test_a_receiver_answering_a_byte_at_a_time_is_cut_off_at_the_attempt_timeout
     """Each byte comes within the timeout, the whole answer would take 12 s: the attempt must
     end at the timeout, or it holds a worker for as long as the receiver likes and outlives its
     claim (a second worker would then send the same delivery)."""
-    slow = Server(
+    slow = Listener(
         answer=OK.replace(b"\r\n\r\n", b"\r\nx-pad: " + b"a" * 40 + b"\r\n\r\n"), drip=0.15
     )
     settings.JAZZMINE_OUTBOUND_ALLOWED_HOSTS = [f"127.0.0.1:{slow.port}"]
@@ -64,8 +65,8 @@ def test_a_redirect_to_an_internal_address_is_not_followed(
     settings,
     no_worker,  # noqa: F811 - the fixture
 ) -> None:
-    internal = Server()
-    redirect = Server(
+    internal = Listener()
+    redirect = Listener(
         answer=(
             f"HTTP/1.1 302 Found\r\nlocation: http://127.0.0.1:{internal.port}/\r\n"
             "content-length: 0\r\nconnection: close\r\n\r\n"
@@ -94,7 +95,7 @@ def test_a_receiver_name_rebound_to_loopback_after_saving_is_never_reached(
     monkeypatch,
 ) -> None:
     """The system resolver (not the checker's own seam) answers public once, then loopback."""
-    internal = Server()
+    internal = Listener()
     settings.JAZZMINE_WEBHOOK_MAX_ATTEMPTS = 1
     answers = iter([["93.184.216.34"]])
     asked = fake_dns(
