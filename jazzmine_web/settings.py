@@ -66,6 +66,8 @@ MIDDLEWARE = [
     # First: refuse an oversized body before anything reads it.
     "jazzmine_web.studio.limits.RequestSizeLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # Above every middleware that sets a cookie: marks them Secure on an HTTPS request.
+    "jazzmine_web.studio.cookies.SecureCookiesOverHttpsMiddleware",
     # The Content-Security-Policy of every page (CONTENT_SECURITY_POLICY below).
     "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -193,8 +195,14 @@ JAZZMINE_REQUEUE_AFTER_SECONDS = env_float("JAZZMINE_REQUEUE_AFTER_SECONDS", 60.
 # Runs a worker executes at once (its Docker host's share); more wait queued.
 JAZZMINE_WORKER_CONCURRENCY = env_int("JAZZMINE_WORKER_CONCURRENCY", 4)
 
+# Django's four, as `startproject` sets them: throttling slows guessing one account from one
+# address, not a password that is among the first guesses of every list. They judge every
+# password a person is given or chooses through a form (the admin) or `createsuperuser`.
 AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
@@ -266,6 +274,8 @@ AXES_ENABLED = env_bool("JAZZMINE_LOGIN_THROTTLING", True)
 AXES_FAILURE_LIMIT = env_int("JAZZMINE_LOGIN_FAILURE_LIMIT", 5)
 AXES_COOLOFF_TIME = timedelta(minutes=env_float("JAZZMINE_LOGIN_COOLOFF_MINUTES", 15.0))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+# The address is REMOTE_ADDR, with an IPv6 client's whole /64 counted as one address.
+AXES_CLIENT_IP_CALLABLE = "jazzmine_web.teams.throttling.client_address"
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "jazzmine_web.teams.throttling.lockout_response"
 AXES_VERBOSE = False

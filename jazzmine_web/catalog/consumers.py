@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncWebsocketConsumer
 from django.template.loader import render_to_string
 
 from ..studio import live as studio_live
 from ..studio.live import Silence, connecting_user
+from ..studio.session_bound import SessionBoundWebsocketConsumer
 from . import live
 from .image_truth import image_truth
 from .models import BuildStatus, ImageBuild
@@ -30,7 +30,7 @@ def _snapshot(user: Any, build_id: int) -> dict[str, Any] | None:
     }
 
 
-class BuildLogConsumer(AsyncWebsocketConsumer):
+class BuildLogConsumer(SessionBoundWebsocketConsumer):
     """`ws/builds/<id>/`: the whole log so far, then each new line, then the final status."""
 
     async def connect(self) -> None:

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 from django.template.loader import render_to_string
 
@@ -28,6 +27,7 @@ from ..runs.lifecycle import run_cancel, sandbox_prewarm
 from ..runs.models import Run
 from ..runs.selectors import RunPane, run_for_user, run_pane, run_pane_new
 from ..studio.live import connecting_user
+from ..studio.session_bound import SessionBoundJsonWebsocketConsumer
 from . import services
 from .checks import Violation, check_off_loop, violations_by_line
 from .models import Attempt, AttemptSource, PlaygroundSession
@@ -62,7 +62,7 @@ class RunPaneMessage(TypedDict):
     html: str
 
 
-class PlaygroundConsumer(RunFollowMixin, AsyncJsonWebsocketConsumer):
+class PlaygroundConsumer(RunFollowMixin, SessionBoundJsonWebsocketConsumer):
     """Serve one playground page."""
 
     async def connect(self) -> None:

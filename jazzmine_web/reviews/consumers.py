@@ -13,10 +13,10 @@ from urllib.parse import parse_qs
 from uuid import UUID
 
 from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncWebsocketConsumer
 from django.template.loader import render_to_string
 
 from ..studio.live import connecting_user
+from ..studio.session_bound import SessionBoundWebsocketConsumer
 from ..teams.selectors import team_ids_with_role
 from . import selectors
 from .live import queue_group
@@ -32,7 +32,7 @@ class CountPayload(TypedDict):
     count: int
 
 
-class ReviewQueueConsumer(AsyncWebsocketConsumer):
+class ReviewQueueConsumer(SessionBoundWebsocketConsumer):
     """Send the queue (`?sandbox=&age=` as on the page), one review (`?submission=`), or counts."""
 
     async def connect(self) -> None:

@@ -20,12 +20,12 @@ from typing import Any, TypedDict
 from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncWebsocketConsumer
 from django.contrib.auth import get_user_model
 from django.template.loader import render_to_string
 
 from ..studio import live
 from ..studio.live import Silence, connecting_user
+from ..studio.session_bound import SessionBoundWebsocketConsumer
 from .models import Run, RunStatus
 from .selectors import pane_regions, run_events_after, run_for_user, run_head, run_state
 from .services import run_group
@@ -248,8 +248,11 @@ class RunFollowMixin:
         )
 
 
-class RunConsumer(RunFollowMixin, AsyncWebsocketConsumer):
+class RunConsumer(RunFollowMixin, SessionBoundWebsocketConsumer):
     """`ws/runs/<id>/?after=N`: a run page's pane, from the event after the last it rendered."""
+
+    # Signed out, it closes as for a run one may not see, as it does for a deactivated watcher.
+    signed_out_close_code = CLOSE_NOT_FOUND
 
     async def connect(self) -> None:
         user = await connecting_user(self)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Any
 
 from axes.backends import AxesStandaloneBackend
@@ -27,6 +28,34 @@ class ThrottledLoginBackend(AxesStandaloneBackend):
         if request is None:
             return None
         return super().authenticate(request, username, password, **kwargs)
+
+
+# The IPv6 prefix one site is given: its hosts choose any address in it, freely and at once.
+IPV6_SITE_PREFIX = 64
+
+
+def client_address(request: HttpRequest) -> str | None:
+    """Return the address a login lock is kept for: the client's, or its IPv6 /64 network.
+
+    The lock is per username and address, and an IPv6 host can take a fresh address of its /64
+    for every try: counted one by one, it would never be locked. An IPv4 address written as
+    IPv6 by a dual-stack socket (`::ffff:192.0.2.1`) is the IPv4 address, not part of a /64
+    every IPv4 client would share. REMOTE_ADDR only, as before: a client's X-Forwarded-For is
+    never believed here (daphne's `--proxy-headers` sets REMOTE_ADDR behind a proxy).
+    """
+    remote = request.META.get("REMOTE_ADDR")
+    try:
+        address = ipaddress.ip_address(remote or "")
+    except ValueError:
+        return remote  # not an IP address (a test harness, a unix socket): as it is
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        # The network's first address (axes stores it in an IP address field); built from the
+        # number, as a zone (`%eth0`) cannot stand in a network's text.
+        network = ipaddress.IPv6Network((int(address), IPV6_SITE_PREFIX), strict=False)
+        return str(network.network_address)
+    return str(address)
 
 
 def lockout_response(
