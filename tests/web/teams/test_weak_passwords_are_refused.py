@@ -30,17 +30,15 @@ def root(django_user_model) -> Client:
     return client
 
 
+def add_user(client: Client, username: str, password: str):
+    """Post the admin's add-user form as a browser does."""
+    form = {"username": username, "password1": password, "password2": password}
+    return client.post("/admin/auth/user/add/", {**form, "usable_password": "true"})
+
+
 @pytest.mark.parametrize("password", GUESSABLE)
 def test_a_new_account_cannot_get_a_guessable_password(root, django_user_model, password):
-    response = root.post(
-        "/admin/auth/user/add/",
-        {
-            "username": "newcomer",
-            "password1": password,
-            "password2": password,
-            "usable_password": "true",
-        },
-    )
+    response = add_user(root, "newcomer", password)
     assert response.status_code == 200  # the form again, with the reason
     assert not django_user_model.objects.filter(username="newcomer").exists()
 
@@ -60,14 +58,6 @@ def test_an_account_cannot_be_given_a_guessable_password(root, django_user_model
 
 def test_a_hard_password_is_still_taken(root, django_user_model):
     password = "violet-harbour-57-kettles"
-    response = root.post(
-        "/admin/auth/user/add/",
-        {
-            "username": "newcomer",
-            "password1": password,
-            "password2": password,
-            "usable_password": "true",
-        },
-    )
+    response = add_user(root, "newcomer", password)
     assert response.status_code == 302
     assert django_user_model.objects.get(username="newcomer").check_password(password)
