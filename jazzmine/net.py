@@ -16,6 +16,7 @@ A deployment lists exceptions with `OutboundPolicy.from_entries(["127.0.0.1:8765
 
 from __future__ import annotations
 
+import concurrent.futures
 import functools
 import ipaddress
 import re
@@ -28,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+import anyio
 import anyio.to_thread
 import httpcore
 import httpx
@@ -333,7 +335,7 @@ class _GuardedBackend(httpcore.NetworkBackend):
         socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
     ) -> httpcore.NetworkStream:
         deadline = _deadline(self._total_timeout)
-        addresses = _vetted(host, port, self._policy)
+        addresses = _vetted_by(deadline, host, port, self._policy)
         error: httpcore.ConnectError | None = None
         for address in addresses:
             try:
@@ -384,9 +386,16 @@ class _GuardedAsyncBackend(httpcore.AsyncNetworkBackend):
         socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
     ) -> httpcore.AsyncNetworkStream:
         deadline = _deadline(self._total_timeout)
-        addresses = await anyio.to_thread.run_sync(
-            functools.partial(_vetted, host, port, self._policy)
-        )
+        lookup = functools.partial(_vetted, host, port, self._policy)
+        if deadline is None:
+            addresses = await anyio.to_thread.run_sync(lookup)
+        else:
+            # As in `_vetted_by`: the exchange ends at its deadline, the lookup's thread later.
+            left = _within(None, deadline, httpcore.ConnectTimeout)
+            with anyio.move_on_after(left) as scope:
+                addresses = await anyio.to_thread.run_sync(lookup, abandon_on_cancel=True)
+            if scope.cancelled_caught:
+                raise httpcore.ConnectTimeout(_LOOKUP_TOO_SLOW.format(host=host))
         error: httpcore.ConnectError | None = None
         for address in addresses:
             try:
@@ -506,6 +515,29 @@ class _GuardedAsyncTransport(httpx.AsyncHTTPTransport):
             max_connections=httpx.Limits().max_connections,
             network_backend=_GuardedAsyncBackend(policy, total_timeout),
         )
+
+
+# Lookups whose exchange gave up on them finish here, unwaited for: the system resolver's own
+# timeout (seconds) ends each. Four at once at most; one that waits for a free thread past its
+# deadline fails the same way.
+_LOOKUPS = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="outbound-dns")
+_LOOKUP_TOO_SLOW = "looking up {host} took longer than the exchange's total timeout"
+
+
+def _vetted_by(deadline: float | None, host: str, port: int, policy: OutboundPolicy) -> list[str]:
+    """Return the vetted addresses of host:port, looked up before the deadline if there is one.
+
+    DNS is part of the exchange: a name server that answers slowly (or never) must not hold a
+    webhook attempt past its total timeout any more than a receiver that answers slowly.
+    """
+    if deadline is None:
+        return _vetted(host, port, policy)
+    lookup = _LOOKUPS.submit(_vetted, host, port, policy)
+    try:
+        return lookup.result(timeout=_within(None, deadline, httpcore.ConnectTimeout))
+    except concurrent.futures.TimeoutError:
+        lookup.cancel()  # not started yet: it never will be
+        raise httpcore.ConnectTimeout(_LOOKUP_TOO_SLOW.format(host=host)) from None
 
 
 def _vetted(host: str, port: int, policy: OutboundPolicy) -> list[str]:

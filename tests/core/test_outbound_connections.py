@@ -261,3 +261,33 @@ def test_a_receiver_sending_a_byte_at_a_time_is_cut_off_at_the_total_timeout(
         slow.close()
     assert slow.accepted == 1
     assert took < 2.5
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+def test_a_name_server_answering_slowly_is_cut_off_at_the_total_timeout(
+    monkeypatch: pytest.MonkeyPatch, use_async: bool
+) -> None:
+    """The lookup is part of the exchange: a name server that takes 4 s (or never answers)
+    must not hold a webhook attempt past its total timeout of 0.5 s."""
+
+    def slow_public(host: str) -> list[str] | None:
+        if host != "slow-dns.test":
+            return None
+        time.sleep(4)
+        return [PUBLIC]
+
+    asked = fake_dns(monkeypatch, slow_public)
+
+    async def afetch_bounded() -> None:
+        async with outbound_async_client(net.STRICT, timeout=5, total_timeout=0.5) as client:
+            await client.get("http://slow-dns.test/")
+
+    def fetch_bounded() -> None:
+        with outbound_client(net.STRICT, timeout=5, total_timeout=0.5) as client:
+            client.get("http://slow-dns.test/")
+
+    started = time.monotonic()
+    with pytest.raises(httpx.ConnectTimeout, match=r"looking up slow-dns\.test took longer"):
+        asyncio.run(afetch_bounded()) if use_async else fetch_bounded()
+    assert time.monotonic() - started < 1.5
+    assert asked.count("slow-dns.test") == 1
