@@ -20,7 +20,6 @@ from typing import Any, TypedDict
 from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
-from django.contrib.auth import get_user_model
 from django.template.loader import render_to_string
 
 from ..studio import live
@@ -293,9 +292,10 @@ def _after(scope: dict[str, Any]) -> int:
 
 
 def _visible_run(user: Any, run_id: Any) -> Run | None:
-    """Return the run if this (still active) user may see it now, else None."""
-    # The socket's user was read once, at the handshake: deactivation is seen only here.
-    if user is None or not get_user_model().objects.filter(pk=user.pk, is_active=True).exists():
+    """Return the run if this user may see it now (by team), else None."""
+    # Whether the user is still signed in (not deactivated, logged out or expired) is the
+    # socket's own check (`SessionBound*`), on every message it handles and frame it sends.
+    if user is None:
         return None
     return run_for_user(user, run_id)
 

@@ -14,7 +14,7 @@ from jazzmine_web.runs import consumers
 from jazzmine_web.runs.consumers import CLOSE_NOT_FOUND
 from jazzmine_web.runs.models import Run, RunEvent
 from jazzmine_web.runs.services import run_create, run_record_event
-from jazzmine_web.studio import live
+from jazzmine_web.studio import live, session_bound
 from jazzmine_web.teams.models import Membership, Role
 from jazzmine_web.teams.services import membership_set, team_create
 from tests.web.helpers import run_socket
@@ -26,8 +26,10 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture(autouse=True)
 def every_message_rechecks(monkeypatch):
-    # The socket relies on a check for a second; a test need not wait that long.
+    # The socket relies on each check for a second (its team, and its login: a deactivated
+    # user's session signs nobody in); a test need not wait that long.
     monkeypatch.setattr(consumers, "ACCESS_RECHECK_SECONDS", 0.0, raising=False)
+    monkeypatch.setattr(session_bound, "SIGNED_IN_RECHECK_SECONDS", 0.0)
 
 
 def log(seq: int) -> dict:
