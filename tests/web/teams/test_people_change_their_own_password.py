@@ -51,8 +51,9 @@ def test_the_top_bar_leads_to_the_page_and_strangers_are_sent_to_log_in(user) ->
         (OLD, "12345678901", None, "This password is entirely numeric"),
         (OLD, NEW, NEW + "x", "The two password fields didn"),
         (OLD, "", None, "This field is required"),
+        (OLD, OLD, None, "The new password is the current one"),
     ],
-    ids=["wrong-old", "common", "common-spaced", "numeric", "mismatch", "empty"],
+    ids=["wrong-old", "common", "common-spaced", "numeric", "mismatch", "empty", "unchanged"],
 )
 def test_a_refused_change_says_why_and_changes_nothing(user, old, new, again, why) -> None:
     client = signed_in()
