@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from jazzmine.core.tools import SandboxConfig, ScriptGenerator, ToolParameter, ToolRegistry
-from jazzmine.core.tools.generator import BODY_MARKER, strip_fences
+from jazzmine.core.tools.generator import BODY_MARKER, python_body
 
 SIGNATURE_HEADER = "X-Jazzmine-Signature"
 
@@ -255,7 +255,7 @@ def verify_signature(
 def body_of(script: str) -> str:
     """Return the body of an assembled script (or the text itself when it is only a body)."""
     _head, marker, body = script.partition(BODY_MARKER + "\n")
-    return body if marker else strip_fences(script)
+    return body if marker else python_body(script)
 
 
 # The loop

@@ -16,7 +16,7 @@ from typing import Any, Literal, TypedDict
 
 import httpx
 
-from jazzmine.core.tools.generator import ScriptGenerator, retry_hint, strip_fences
+from jazzmine.core.tools.generator import ScriptGenerator, retry_hint
 from jazzmine.llm.client import stream_chat
 from jazzmine.llm.config import LLMConfig
 from jazzmine.llm.errors import LLMEmptyAnswerError, LLMError
@@ -215,7 +215,7 @@ async def generate_attempt(
     attempt.generation_seconds = time.perf_counter() - started
 
     attempt.raw_answer = "".join(parts)
-    attempt.body = strip_fences(attempt.raw_answer)
+    attempt.body = generator.answer_body(attempt.raw_answer)
     attempt.script = generator.assemble_script(attempt.body, sandbox_name)
     await emit(
         GeneratedEvent(

@@ -83,9 +83,14 @@ class BashScriptGenerator:
             )
         return prompt
 
+    @staticmethod
+    def answer_body(answer: str) -> str:
+        """Return the body an LLM's answer holds: the code of its fence, if it has one."""
+        return strip_fences(answer)
+
     def assemble_script(self, body: str, sandbox_name: str) -> str:
         """Return the script that runs: the answer without fences (bash runs as written)."""
-        return strip_fences(body) + "\n"
+        return self.answer_body(body) + "\n"
 
     def validate(self, script: str, sandbox_name: str) -> list[str]:
         """Return the light check's problems."""

@@ -19,7 +19,7 @@ from ..runs.selectors import run_state
 from ..studio.diffs import unified_diff
 from ..teams.models import ApiToken, Role
 from ..teams.selectors import team_ids_with_role
-from .analysis import violation_body_lines
+from .analysis import body_that_runs, violation_body_lines
 from .models import (
     AuditAction,
     AuditEntry,
@@ -180,12 +180,13 @@ def submission_state(submission: Submission) -> dict[str, Any]:
 def submission_review_context(submission: Submission) -> dict[str, Any]:
     """Return what the review page shows beyond the row: marked lines, tools, the diff."""
     marks = violation_body_lines(submission.violations)
+    body = body_that_runs(submission.script)
     previous = submission.previous
     diff = ""
     if previous is not None:
         diff = unified_diff(
-            previous.approved_body or previous.body,
-            submission.body,
+            body_that_runs(previous.approved_script or previous.script),
+            body,
             old_name=f"attempt {previous.attempt}",
             new_name=f"attempt {submission.attempt}",
         )
@@ -206,10 +207,15 @@ def submission_review_context(submission: Submission) -> dict[str, Any]:
         "previous_error": submission_retry_error(previous) if previous is not None else None,
         "diff": diff,
         "edit_diff": submission_edit_diff(submission),
+        "approved_body": body_that_runs(submission.approved_script),
         "tools_reading": tools,
         "secrets": tools["secrets"],
         "needs_review_tools": tools["needs_review"],
-        "body_lines": max(1, len(submission.body.splitlines())),
+        "body": body,
+        "edit_body": body,  # the editor starts from the code that runs
+        # The agent's answer held more than the code that runs (prose, a fence around it).
+        "answer_differs": body.strip("\n") != submission.body.strip("\n"),
+        "body_lines": max(1, len(body.splitlines())),
     }
 
 
@@ -238,8 +244,8 @@ def submission_edit_diff(submission: Submission) -> str:
     if not submission.was_edited:
         return ""
     return unified_diff(
-        submission.body,
-        submission.approved_body,
+        body_that_runs(submission.script),
+        body_that_runs(submission.approved_script),
         old_name="agent's script",
         new_name="reviewer's edit",
     )

@@ -81,7 +81,6 @@ def _review_context(request: HttpRequest, submission: Submission, **extra: Any) 
         "own_submission": own,
         "can_decide": is_reviewer and submission.is_pending,
         "can_approve": is_reviewer and submission.is_pending and not own,
-        "edit_body": submission.body,
         "audit": submission.audit.select_related("actor_user").order_by("created_at", "pk"),
         **selectors.submission_review_context(submission),
         **extra,

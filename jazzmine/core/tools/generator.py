@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 
 from . import prompts
@@ -21,6 +22,32 @@ def strip_fences(text: str) -> str:
     match = _FENCE.search(text)
     body = match.group(1) if match else text
     return body.strip("\n")
+
+
+def python_body(answer: str) -> str:
+    """Return the Python code an answer holds: all of it when it is a program, else its fence's.
+
+    The seed strips the first fence found anywhere. In a text that is a program of its own,
+    that fence can only be inside a string literal or a comment, and taking it would run text
+    the program never runs while a reviewer reads the program. So a text that parses runs as
+    written; only one that does not (prose around a fence, a bare fence) has its fence taken.
+    """
+    text = answer.strip("\n")
+    return text if _parses(text) else strip_fences(answer)
+
+
+def _parses(text: str) -> bool:
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # NUL, or absurdly deep
+        return False
+    return True
+
+
+def assembled_body(script: str) -> str:
+    """Return the body of an assembled script, as it runs (the text itself when not assembled)."""
+    _head, marker, body = script.partition(BODY_MARKER + "\n")
+    return body if marker else script
 
 
 def failed_attempt(
@@ -88,9 +115,14 @@ class ScriptGenerator:
             f"{BODY_MARKER}\n"
         )
 
+    @staticmethod
+    def answer_body(answer: str) -> str:
+        """Return the body an LLM's answer holds (its code, without Markdown around it)."""
+        return python_body(answer)
+
     def assemble_script(self, body: str, sandbox_name: str) -> str:
         """Wrap an LLM's answer into the executable file: preamble, body, postamble."""
-        return f"{self.preamble(sandbox_name)}{strip_fences(body)}\n"
+        return f"{self.preamble(sandbox_name)}{self.answer_body(body)}\n"
 
     def validate(self, script: str, sandbox_name: str) -> list[str]:
         """Return the violations of a script against this sandbox's tools."""

@@ -12,7 +12,7 @@ from ...runs.models import code_sha256
 from ...runs.services import script_check
 from ...teams.models import Role
 from ...teams.selectors import user_has_team_role, user_holds_team_role_locked
-from ..analysis import normalise_body
+from ..analysis import body_that_runs, normalise_body, same_body
 from ..models import AuditAction, Submission, SubmissionStatus
 from .audit import _audit
 from .errors import EditRefused, ReviewConflict, ReviewForbidden, SubmissionInvalid
@@ -78,8 +78,10 @@ def submission_approve(
     submission = submission_refresh(submission=submission)
     submission_decide_check(submission=submission, user=user)
     _check_not_own(submission=submission, user=user)
-    final_body = submission.body if body is None else normalise_body(body)
-    edited = final_body != submission.body
+    # The reviewer read (and may have edited) the body that runs, not the agent's raw answer.
+    shown = body_that_runs(submission.script)
+    final_body = shown if body is None else normalise_body(body)
+    edited = not same_body(final_body, shown)
     if edited:
         if not final_body.strip():
             raise SubmissionInvalid("missing_field", "The edited script is empty.")

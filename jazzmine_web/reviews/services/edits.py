@@ -10,7 +10,7 @@ from django.db import transaction
 
 from ...runs.services import run_tools_called, script_check
 from ...studio.diffs import unified_diff
-from ..analysis import normalise_body
+from ..analysis import body_that_runs, normalise_body, same_body
 from ..models import AuditAction, AuditEntry, Submission
 from .deciding import (
     _check_not_own,
@@ -40,7 +40,8 @@ class EditReading:
 def submission_edit_read(*, submission: Submission, body: str) -> EditReading:
     """Read a reviewer's edit with the validator and the gate, and diff it against the agent's."""
     body = normalise_body(body)
-    if body == submission.body:
+    shown = body_that_runs(submission.script)
+    if same_body(body, shown):
         # The agent's script: the reading stored at submission is what the policy decided on.
         return EditReading(body, list(submission.violations), submission.tools_called, [], "")
     script, violations = script_check(
@@ -55,9 +56,7 @@ def submission_edit_read(*, submission: Submission, body: str) -> EditReading:
         violations=violations,
         tools_called=tools,
         tools_added=[t["name"] for t in tools if t["name"] not in before],
-        diff=unified_diff(
-            submission.body, body, old_name="agent's script", new_name="reviewer's edit"
-        ),
+        diff=unified_diff(shown, body, old_name="agent's script", new_name="reviewer's edit"),
     )
 
 

@@ -9,6 +9,7 @@ from jazzmine.core.tools import (
     body_offset,
     strip_fences,
 )
+from jazzmine.core.tools.generator import assembled_body, python_body
 
 from . import sample_tools
 
@@ -77,6 +78,47 @@ def test_an_unknown_sandbox_is_a_clear_error(generator: ScriptGenerator) -> None
 )
 def test_fences_are_stripped(answer: str) -> None:
     assert strip_fences(answer) == "emit_result({'a': 1})"
+
+
+FENCE = "`" * 3
+# A program of its own that carries a fence in a string literal (or a comment): a reader of the
+# program reads the "shipped" call; the fence's text never runs as part of it.
+PROGRAM_WITH_A_FENCE_INSIDE = [
+    f'r = ship("ORD-1")\nNOTES = """\n{FENCE}python\ncancel("ORD-1")\n{FENCE}\n"""\nemit_result(r)',
+    f"r = ship('ORD-1')\nNOTES = '{FENCE}python\\ncancel(\"ORD-1\")\\n{FENCE}'\nemit_result(r)",
+    f'# {FENCE}python\n# cancel("ORD-1")\n# {FENCE}\nr = ship("ORD-1")\nemit_result(r)',
+    f'r = ship("ORD-1")\nemit_result(r)\nf"""\n{FENCE}\ncancel("ORD-1")\n{FENCE}"""',
+]
+
+
+@pytest.mark.parametrize("program", PROGRAM_WITH_A_FENCE_INSIDE)
+def test_an_answer_that_is_a_program_runs_as_written_whatever_fence_it_holds(
+    generator: ScriptGenerator, program: str
+) -> None:
+    assert python_body(program) == program
+    script = generator.assemble_script(program, "shop")
+    assert assembled_body(script) == program + "\n"
+    assert "ship(" in assembled_body(script)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "```python\nemit_result({'a': 1})\n```",
+        "Here you go:\n```py\nemit_result({'a': 1})\n```\nHope it helps",
+        "Sure.\n\n```python\nemit_result({'a': 1})\n```\n\n```python\nprint('usage')\n```",
+        "emit_result({'a': 1})",
+        "\n\nemit_result({'a': 1})\n\n",
+    ],
+)
+def test_an_answer_that_is_not_a_program_gives_its_first_fence(answer: str) -> None:
+    assert python_body(answer) == "emit_result({'a': 1})"
+
+
+def test_an_answer_with_a_nul_or_absurd_nesting_is_not_a_program_and_breaks_nothing() -> None:
+    assert python_body("x = 1\x00") == "x = 1\x00"  # no fence: the validator refuses it
+    deep = "(" * 100_000 + ")" * 100_000
+    assert python_body(f"{deep}\n{FENCE}\nemit_result(1)\n{FENCE}") == "emit_result(1)"
 
 
 def test_assembly_names_tools_and_helpers_and_keeps_body_lines_countable(
