@@ -34,9 +34,12 @@ class RunOutcome:
     error: str | None = None
     # The caller's handle on the run (a Run row id, a review id) for linking attempts to it.
     ref: str | None = None
+    # Why the caller did not run the script at all and stopped the loop there: it waits for a
+    # person (it calls tools nobody may run unread). Never quoted to the LLM as an error.
+    held: str | None = None
 
 
-AttemptStatus = Literal["succeeded", "failed", "invalid", "llm_error"]
+AttemptStatus = Literal["succeeded", "failed", "invalid", "llm_error", "held"]
 
 
 @dataclass
@@ -69,6 +72,8 @@ class Attempt:
             return "invalid"
         if self.outcome is not None and self.outcome.success:
             return "succeeded"
+        if self.outcome is not None and self.outcome.held:
+            return "held"
         return "failed"
 
     @property
@@ -141,6 +146,12 @@ class RunFinishedEvent(TypedDict):
     seconds: float
 
 
+class HeldEvent(TypedDict):
+    type: Literal["held"]
+    attempt: int
+    reason: str
+
+
 class FinishedEvent(TypedDict):
     type: Literal["finished"]
     success: bool
@@ -155,6 +166,7 @@ Event = (
     | ValidatedEvent
     | RunStartedEvent
     | RunFinishedEvent
+    | HeldEvent
     | FinishedEvent
 )
 OnEvent = Callable[[Event], Awaitable[None] | None]
@@ -255,7 +267,8 @@ async def solve(
     A script with violations is never run: its violations are the next prompt's error. An
     LLM that cannot be reached ends the loop (asking again would fail the same way). Errors
     raised by `run` itself are the caller's infrastructure failing and propagate; a script
-    that fails returns `RunOutcome(success=False, error=...)`. `first_attempt` and the
+    that fails returns `RunOutcome(success=False, error=...)`; one `run` would not start
+    returns `RunOutcome(success=False, held=why)`, which ends the loop there. `first_attempt` and the
     `previous_*` arguments continue an earlier session (the playground's Retry button).
     """
     if max_attempts < 1:
@@ -282,6 +295,10 @@ async def solve(
             started = time.perf_counter()
             attempt.outcome = await run(attempt.script)
             attempt.run_seconds = time.perf_counter() - started
+            if attempt.outcome.held:
+                # Not run: the script is the person's to read and run. Nothing to retry on.
+                await emit(HeldEvent(type="held", attempt=number, reason=attempt.outcome.held))
+                break
             await emit(
                 RunFinishedEvent(
                     type="run_finished",

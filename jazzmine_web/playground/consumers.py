@@ -102,7 +102,7 @@ class PlaygroundConsumer(RunFollowMixin, SessionBoundJsonWebsocketConsumer):
             return
         try:
             await handler(content)
-        except PlaygroundError as exc:
+        except (PlaygroundError, services.PlaygroundForbidden) as exc:
             await self.send_json({"type": "error", "message": str(exc)})
 
     # Messages

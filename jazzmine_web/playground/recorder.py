@@ -8,6 +8,7 @@ from channels.db import database_sync_to_async
 
 from jazzmine.orchestrator import RunOutcome
 
+from ..reviews.services import NeedsPerson
 from ..runs.models import Run, RunStatus
 from ..runs.services import run_group
 from ..studio.live import GroupWaiter
@@ -73,10 +74,16 @@ class AttemptRecorder:
         )
 
     async def run(self, _script: str) -> RunOutcome:
-        """Run the current attempt's body and wait for the run to end."""
+        """Run the current attempt's body, unread (the loop's), and wait for the run to end."""
         attempt = self.current
         assert attempt is not None, "the loop runs only what it generated"
-        attempt = await database_sync_to_async(attempt_run)(attempt=attempt, user=self.user)
+        try:
+            attempt = await database_sync_to_async(attempt_run)(
+                attempt=attempt, user=self.user, unattended=True
+            )
+        except NeedsPerson as held:
+            self.previous_error = ""
+            return RunOutcome(success=False, held=f"attempt {attempt.number} was not run: {held}")
         if attempt.run_id is None:  # refused at the last moment: report as violations
             error = "\n".join(attempt.violations)
             self.previous_error = error

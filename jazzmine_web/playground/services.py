@@ -18,10 +18,12 @@ from jazzmine.llm import LLMConfig
 
 from ..catalog.crypto import decrypt, encrypt
 from ..catalog.models import Sandbox, Tool
+from ..catalog.selectors import sandboxes_for_user
 from ..catalog.services.registry import registry_for_sandbox, script_tool_from_row
+from ..reviews.services import unattended_allowed_tools
 from ..runs.models import Language
 from ..runs.preparation import bash_limits_for
-from ..runs.services import RunRefused, run_create
+from ..runs.services import RunRefused, run_create, run_tools_called, script_check
 from .checks import EditorCheck, bash_check, python_check
 from .models import Attempt, AttemptSource, LLMSettings, PlaygroundSession
 
@@ -184,9 +186,36 @@ def attempt_record(*, session: PlaygroundSession, **fields: Any) -> Attempt:
     return attempt
 
 
-def attempt_run(*, attempt: Attempt, user: AbstractBaseUser) -> Attempt:
-    """Run an attempt's body in its sandbox (or record why it may not run)."""
+class PlaygroundForbidden(Exception):
+    """The person may no longer use the sandbox (they left its team, or it is gone)."""
+
+
+def attempt_run(*, attempt: Attempt, user: AbstractBaseUser, unattended: bool = False) -> Attempt:
+    """Run an attempt's body in its sandbox (or record why it may not run).
+
+    A member pressing Run has read the script: every tool, as a person's approval. An
+    `unattended` run (the Auto loop runs what the LLM wrote, unread) may call only what a
+    script nobody read may call; one that needs more raises `NeedsPerson` and does not run.
+    Either way the member must still be allowed the sandbox: the loop outlives its start.
+    """
     session = attempt.session
+    if not sandboxes_for_user(user).filter(pk=session.sandbox_id).exists():
+        raise PlaygroundForbidden("you may no longer run scripts in this sandbox")
+    allowed_tools: dict[str, str] | None = None
+    if unattended:
+        script, violations = script_check(
+            sandbox=session.sandbox, body=attempt.body, language=attempt.language
+        )
+        if not violations:  # a refused script is refused below, with its violations
+            allowed_tools = unattended_allowed_tools(
+                sandbox=session.sandbox,
+                tools_called=run_tools_called(
+                    sandbox=session.sandbox,
+                    body=attempt.body,
+                    language=attempt.language,
+                    script=script,
+                ),
+            )
     try:
         run = run_create(
             sandbox=session.sandbox,
@@ -196,7 +225,7 @@ def attempt_run(*, attempt: Attempt, user: AbstractBaseUser) -> Attempt:
             attempt=attempt.number,
             source="playground",
             language=attempt.language,
-            allowed_tools=None,  # a member runs it by hand: that is a person's approval
+            allowed_tools=allowed_tools,
         )
     except RunRefused as refused:
         attempt.violations = refused.violations

@@ -19,6 +19,7 @@
     lastFailed: root.dataset.lastFailed === "1",
     language: root.dataset.language || "python", // "python" or "bash"
     autoRuns: new Set(), // runs of auto mode: its own messages tell how they ended
+    heldReason: null, // why auto mode stopped before running a script (it needs a person)
   };
   const buttons = {
     generate: $("generate-button"),
@@ -195,10 +196,17 @@
     run_finished(m) {
       status(`attempt ${m.attempt}: ${m.success ? "succeeded" : "failed"}`);
     },
+    held(m) {
+      // The loop stopped before running a script that needs a person: it stays in the
+      // editor, and Run (a person's own) runs it.
+      state.heldReason = m.reason;
+    },
     finished(m) {
       state.auto = false;
       state.lastFailed = !m.success;
-      setBusy(false, m.success ? `succeeded after ${m.attempts} attempt(s)` : `no success in ${m.attempts} attempt(s)`);
+      const summary = m.success ? `succeeded after ${m.attempts} attempt(s)` : `no success in ${m.attempts} attempt(s)`;
+      setBusy(false, state.heldReason || summary);
+      state.heldReason = null;
       refreshAttempts();
       refreshPrompt();
     },

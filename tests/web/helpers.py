@@ -10,11 +10,13 @@ from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.db.models import F
 from django.test import Client
 
 from jazzmine.sandbox.owner import OWNER_LABEL
 from jazzmine_web.asgi import application
 from jazzmine_web.catalog.importer import SourceFile
+from jazzmine_web.catalog.models import Tool
 from jazzmine_web.runs.models import RunEvent
 from jazzmine_web.teams.services import membership_set
 from tests.waiting import wait_until
@@ -160,3 +162,10 @@ def sandbox_form(**changes) -> dict:
         "bash_max_commands": 100, "bash_max_loop_iterations": 100, "bash_timeout_seconds": 30,
     }  # fmt: skip
     return {**data, **changes}
+
+
+def allow_tools(sandbox, *names: str) -> None:
+    """Mark tools always-allowed, as asked for and accepted by an admin for their current code."""
+    Tool.objects.filter(sandbox=sandbox, name__in=names).update(
+        always_allow=True, always_allow_accepted_checksum=F("checksum")
+    )

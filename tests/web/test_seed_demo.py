@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from django.core.management import call_command
 
+from jazzmine_web.catalog.management.commands.seed_demo import DEMO_ALWAYS_ALLOWED
 from jazzmine_web.catalog.models import SecretValue, Tool, ToolVersion
 from jazzmine_web.catalog.services import secret_value_set, tool_update
 from jazzmine_web.teams.models import Membership
@@ -33,7 +34,16 @@ def test_a_second_start_changes_nothing(capsys) -> None:
     out = seed(capsys)
     assert "Kept demo sandbox ecommerce" in out
     assert "created:" not in out and "changed (new version)" not in out
-    assert Tool.objects.count() == 5 and ToolVersion.objects.count() == 5
+    # Each lookup's second version is the one its admin made always-allowed.
+    assert Tool.objects.count() == 5 and ToolVersion.objects.count() == 5 + len(DEMO_ALWAYS_ALLOWED)
+
+
+def test_any_script_may_call_the_lookups_and_only_a_person_may_let_one_change_things(
+    capsys,
+) -> None:
+    seed(capsys)
+    allowed = {tool.name for tool in Tool.objects.all() if tool.is_always_allowed}
+    assert allowed == set(DEMO_ALWAYS_ALLOWED) == {"get_orders", "get_user", "search_products"}
 
 
 def test_a_restart_keeps_edited_tools_secrets_and_passwords(client, capsys) -> None:
@@ -73,8 +83,9 @@ def test_reset_puts_the_demo_back_explicitly(client, capsys) -> None:
     assert "Reset team admin" in out
     assert "changed (new version): get_orders" in out
     assert client.login(username="demo", password="jazzmine-demo")
-    # The team's version is history, not lost.
-    assert ToolVersion.objects.filter(tool=tool).count() == 3
+    # The team's version is history, not lost: imported, always allowed, edited, reset.
+    assert ToolVersion.objects.filter(tool=tool).count() == 4
+    assert Tool.objects.get(pk=tool.pk).is_always_allowed  # the reset keeps the lookup unread
 
 
 def test_the_demo_admin_accepts_the_demos_code_so_its_secrets_reach_it(capsys) -> None:

@@ -2,7 +2,7 @@
 
 `submitting` checks an agent's script and queues or runs it by policy, `deciding` approves or
 rejects a pending one, `edits` approves a reviewer's edit on its own reading, `expiry` expires
-what nobody decided and notes run ends, `withdrawing` lets an agent take back a pending one; `policy` sets how a sandbox is reviewed, `audit` writes
+what nobody decided and notes run ends, `withdrawing` lets an agent take back a pending one, `unattended` says what a script nobody read may call; `policy` sets how a sandbox is reviewed, `audit` writes
 the trail (and hears catalog changes and every run), `errors` is what they raise.
 
 Importing the package imports every module, so each signal receiver (`audit`'s and
@@ -28,6 +28,7 @@ from .expiry import (
 )
 from .policy import review_settings_set
 from .submitting import MAX_BODY_CHARS, MAX_PROMPT_CHARS, MAX_TASK_CHARS, submission_create
+from .unattended import NeedsPerson, unattended_allowed_tools
 from .withdrawing import submission_withdraw
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "EditReading",
     "EditRefused",
     "EditToolsUnseen",
+    "NeedsPerson",
     "ReviewConflict",
     "ReviewError",
     "ReviewForbidden",
@@ -55,4 +57,5 @@ __all__ = [
     "submission_withdraw",
     "submissions_expire_overdue",
     "submissions_note_finished_runs",
+    "unattended_allowed_tools",
 ]

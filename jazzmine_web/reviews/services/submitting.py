@@ -22,6 +22,7 @@ from ..models import AuditAction, ReviewPolicy, Submission, SubmissionStatus
 from ..selectors import review_settings_for
 from .audit import _audit, agent_label
 from .errors import EditRefused, ReviewConflict, ReviewError, SubmissionInvalid
+from .unattended import always_allowed_pins
 
 MAX_BODY_CHARS = 100_000
 MAX_TASK_CHARS = 20_000
@@ -181,8 +182,7 @@ def _approve_and_start(
         if submission.policy == ReviewPolicy.NEVER:
             allowed_tools = None
         elif submission.policy == ReviewPolicy.UNLISTED_TOOLS:
-            rows = submission.sandbox.tools.filter(published=True, always_allow=True)
-            allowed_tools = {t.name: t.checksum for t in rows if t.is_always_allowed}
+            allowed_tools = always_allowed_pins(submission.sandbox)
     try:
         run = run_create(
             sandbox=submission.sandbox,

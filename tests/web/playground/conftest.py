@@ -5,6 +5,10 @@ from __future__ import annotations
 import pytest
 
 from jazzmine.llm.fake.server import FakeLLMServer
+from jazzmine_web.catalog.management.commands.seed_demo import DEMO_ALWAYS_ALLOWED
+from jazzmine_web.reviews.models import ReviewPolicy
+from tests.web.helpers import allow_tools
+from tests.web.reviews.conftest import set_policy
 
 
 @pytest.fixture
@@ -16,3 +20,17 @@ async def llm(settings):
         # A local model server is reachable only once the deployment allows it, as here.
         settings.JAZZMINE_OUTBOUND_ALLOWED_HOSTS = [f"{server.host}:{server.port}"]
         yield server
+
+
+@pytest.fixture
+def lookups(ecommerce):
+    """Let scripts nobody read call the demo's lookups, as `seed_demo` does (Auto runs them)."""
+    allow_tools(ecommerce, *DEMO_ALWAYS_ALLOWED)
+    return ecommerce
+
+
+@pytest.fixture
+def trusted(ecommerce):
+    """Make the sandbox one that never reviews: its automation (Auto) may call every tool."""
+    set_policy(ecommerce, ReviewPolicy.NEVER)
+    return ecommerce

@@ -31,8 +31,9 @@ async def test_generate_streams_tokens_into_the_editor_and_records_the_attempt(
 
 
 async def test_auto_mode_retries_with_the_key_error_hint_until_it_succeeds(
-    ecommerce, member, llm, worker
+    ecommerce, trusted, member, llm, worker
 ):
+    # The task's script calls update_order_status as well: only trusted automation runs it.
     ws = await playground_socket(member)
     try:
         await ws.send_json_to(
@@ -117,7 +118,9 @@ async def test_without_an_llm_generate_says_how_to_configure_one(ecommerce, memb
     assert reply["type"] == "error" and "JAZZMINE_LLM_BASE_URL" in reply["message"]
 
 
-async def test_auto_mode_writes_and_runs_bash_with_bashkits_prompt(ecommerce, member, llm, worker):
+async def test_auto_mode_writes_and_runs_bash_with_bashkits_prompt(
+    ecommerce, trusted, member, llm, worker
+):
     llm.script(
         "```bash\nget_orders --status delivered | jq '.orders | length'\n```",
     )

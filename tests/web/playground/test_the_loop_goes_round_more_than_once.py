@@ -30,7 +30,7 @@ async def run_body(ws, *, sandbox: int, session: str, attempt: dict, task: str) 
 
 
 async def test_generate_run_retry_and_auto_all_work_on_one_session_and_after_a_reconnect(
-    ecommerce, member, llm, worker
+    ecommerce, trusted, member, llm, worker
 ) -> None:
     task = "Show the first order"
     ws = await playground_socket(member)

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from django.db.models import F
 from django.test import Client
 
-from jazzmine_web.catalog.models import Tool
 from jazzmine_web.reviews.models import ReviewPolicy, SandboxReviewSettings
 from jazzmine_web.teams.models import Role
 from jazzmine_web.teams.services import api_token_create
-from tests.web.helpers import teammate
+from tests.web.helpers import allow_tools, teammate  # noqa: F401 (review tests import it here)
 
 BODY = """\
 orders = get_orders(status="delivered")
@@ -46,13 +44,6 @@ def reviewer_client(reviewer):
 def set_policy(sandbox, policy: str = ReviewPolicy.ALWAYS, timeout: int = 3600) -> None:
     SandboxReviewSettings.objects.update_or_create(
         sandbox=sandbox, defaults={"policy": policy, "timeout_seconds": timeout}
-    )
-
-
-def allow_tools(sandbox, *names: str) -> None:
-    """Mark tools always-allowed, as asked for and accepted by an admin for their current code."""
-    Tool.objects.filter(sandbox=sandbox, name__in=names).update(
-        always_allow=True, always_allow_accepted_checksum=F("checksum")
     )
 
 

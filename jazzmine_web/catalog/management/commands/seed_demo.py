@@ -21,12 +21,16 @@ from jazzmine_web.catalog.importer import ImportRefused, source_file_from_path
 from jazzmine_web.catalog.models import Sandbox, Tool
 from jazzmine_web.catalog.services.imports import tools_import
 from jazzmine_web.catalog.services.rules import actor_is_admin
-from jazzmine_web.catalog.services.tools import tool_code_accept
+from jazzmine_web.catalog.services.tools import tool_code_accept, tool_update
 from jazzmine_web.teams.models import Role
 from jazzmine_web.teams.services import membership_set, team_get_or_create
 
 DEMO_MODULE = Path(settings.BASE_DIR) / "demo" / "ecommerce.py"
 DEMO_SANDBOX = "ecommerce"
+# The demo's lookups, which change nothing: its admin lets any script call them unread (the
+# playground's Auto loop, an agent under "review when a tool that is not always-allowed is
+# called"). Changing an order or mailing a customer still needs a person.
+DEMO_ALWAYS_ALLOWED = ("get_orders", "get_user", "search_products")
 
 
 @dataclass(frozen=True)
@@ -106,6 +110,19 @@ class Command(BaseCommand):
                     sandbox__team=team, sandbox__name=DEMO_SANDBOX, name__in=report.unchanged
                 ):
                     tool_code_accept(tool=tool, actor=actor)
+                for tool in Tool.objects.filter(
+                    sandbox__team=team,
+                    sandbox__name=DEMO_SANDBOX,
+                    name__in=DEMO_ALWAYS_ALLOWED,
+                    always_allow=False,
+                ):
+                    tool_update(
+                        tool=tool,
+                        author=admin,
+                        actor=actor,
+                        always_allow=True,
+                        note="a lookup: any script may call it",
+                    )
         except ImportRefused as exc:
             raise CommandError(f"The demo module cannot be imported:\n{exc}") from exc
         self.stdout.write(f"Demo sandbox {DEMO_SANDBOX}: {report.summary()}.")
