@@ -1,4 +1,10 @@
-"""Stream an image build's log to the browser as htmx out-of-band fragments."""
+"""Stream an image build's log to the browser as htmx out-of-band fragments.
+
+A busy build sends a line after another for minutes, so access is not only checked as the
+socket connects: every read of the build asks again, and live lines ask at most once a second
+(`studio.live.AccessRecheck`, as the run socket does). Someone taken out of the team stops
+receiving the log within that second, and the socket closes as for a build they may not see.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +14,7 @@ from channels.db import database_sync_to_async
 from django.template.loader import render_to_string
 
 from ..studio import live as studio_live
-from ..studio.live import Silence, connecting_user
+from ..studio.live import AccessRecheck, Silence, connecting_user
 from ..studio.session_bound import SessionBoundWebsocketConsumer
 from . import live
 from .image_truth import image_truth
@@ -17,6 +23,11 @@ from .selectors import builds_for_user, sandbox_image_status
 
 TEMPLATE = "catalog/sandbox_detail.html"
 FINISHED = (BuildStatus.SUCCEEDED, BuildStatus.FAILED)
+CLOSE_NOT_FOUND = 4404
+
+
+def _visible(user: Any, build_id: int) -> bool:
+    return builds_for_user(user).filter(pk=build_id).exists()
 
 
 def _snapshot(user: Any, build_id: int) -> dict[str, Any] | None:
@@ -45,8 +56,12 @@ class BuildLogConsumer(SessionBoundWebsocketConsumer):
         snapshot = await database_sync_to_async(_snapshot)(user, self.build_id)
         if snapshot is None:
             await self.channel_layer.group_discard(self.group, self.channel_name)
-            await self.close(code=4404)  # someone else's build, or none: say nothing more
+            await self.close(
+                code=CLOSE_NOT_FOUND
+            )  # someone else's build, or none: say nothing more
             return
+        self.access = AccessRecheck()
+        self.access.passed()  # by the snapshot's read
         await self.accept()
         # A lost last message would leave the Build button away: read the build after a silence.
         self.silence = Silence(self._catch_up, lambda: studio_live.SILENCE_SECONDS)
@@ -65,6 +80,9 @@ class BuildLogConsumer(SessionBoundWebsocketConsumer):
             await self.channel_layer.group_discard(self.group, self.channel_name)
 
     async def build_line(self, event: dict[str, Any]) -> None:
+        if not await self.access.still_allowed(self._still_visible):
+            await self._access_lost()
+            return
         self.silence.heard()
         if event["seq"] <= self.sent_seq:
             return
@@ -96,8 +114,9 @@ class BuildLogConsumer(SessionBoundWebsocketConsumer):
         """
         snapshot = await database_sync_to_async(_snapshot)(self.scope["user"], self.build_id)
         if snapshot is None:
-            await self.close()
+            await self._access_lost()
             return False
+        self.access.passed()
         build: ImageBuild = snapshot["build"]
         finished = build.status in FINISHED
         # Compared after the read: lines that arrived live meanwhile are never taken back.
@@ -113,6 +132,16 @@ class BuildLogConsumer(SessionBoundWebsocketConsumer):
             await self.close()
             return False
         return True
+
+    async def _still_visible(self) -> bool:
+        return await database_sync_to_async(_visible)(self.scope["user"], self.build_id)
+
+    async def _access_lost(self) -> None:
+        """Stop streaming a build its watcher may no longer see: nothing more is sent."""
+        self.silence.stop()
+        await self.channel_layer.group_discard(self.group, self.channel_name)
+        # As for a build one may not see at all; the page's retries are refused the same.
+        await self.close(code=CLOSE_NOT_FOUND)
 
     def _render_snapshot(self, build: ImageBuild, image: Any) -> str:
         lines = build.log.splitlines()

@@ -8,14 +8,14 @@ so a reload and a live page show the same thing. The group messages stay the pla
 
 A socket stays open for as long as its run goes, so access is not only checked as it connects:
 every read of the database (the first replay, a catch-up after a silence) asks again whether
-its user may still see the run, and live messages ask at most once a second. A person who
-left the team (or was deactivated) stops receiving the run within that second.
+its user may still see the run, and live messages ask at most once a second
+(`studio.live.AccessRecheck`, as the build log's socket does). A person who left the team
+(or was deactivated) stops receiving the run within that second.
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import Any, TypedDict
 from urllib.parse import parse_qs
 
@@ -23,7 +23,7 @@ from channels.db import database_sync_to_async
 from django.template.loader import render_to_string
 
 from ..studio import live
-from ..studio.live import Silence, connecting_user
+from ..studio.live import AccessRecheck, Silence, connecting_user
 from ..studio.session_bound import SessionBoundWebsocketConsumer
 from .models import Run, RunStatus
 from .selectors import pane_regions, run_events_after, run_for_user, run_head, run_state
@@ -32,9 +32,6 @@ from .services import run_group
 CLOSE_NOT_FOUND = 4404
 CLOSE_NORMAL = 1000
 TEMPLATE = "runs/_output.html"
-# How long a live message may rely on the last access check: a check per message would be two
-# queries for each batch of a busy run; this bounds how long someone who lost access still reads.
-ACCESS_RECHECK_SECONDS = 1.0
 
 
 class RunStatusPayload(TypedDict):
@@ -57,7 +54,7 @@ class RunFollowMixin:
     ended: bool = False  # the page was shown the followed run's end
     _replaying: asyncio.Lock | None = None
     _silence: Silence | None = None
-    _access_checked: float = float("-inf")  # time.monotonic() of the last check that passed
+    _access: AccessRecheck | None = None
 
     async def send_run_html(self, run_id: str, html: str) -> None:
         """Deliver fragments of the run's pane to the page."""
@@ -94,7 +91,7 @@ class RunFollowMixin:
                 await self._access_lost(run_id)
                 return
             run, events = stored
-            self._access_checked = time.monotonic()
+            self._recheck().passed()
             self.following_run = run
             html = self._events_html(events, replace=True)
             self.sent = max([after, *(e["seq"] for e in events)])
@@ -173,7 +170,7 @@ class RunFollowMixin:
                 await self._access_lost(run_id)
                 return False
             run, events = stored
-            self._access_checked = time.monotonic()
+            self._recheck().passed()
             events = [e for e in events if e["seq"] > self.sent]
             html = self._events_html(events, replace=False) if events else ""
             if events:
@@ -186,15 +183,18 @@ class RunFollowMixin:
                 await self.send_run_html(run_id, html)
             return True
 
+    def _recheck(self) -> AccessRecheck:
+        if self._access is None:
+            self._access = AccessRecheck()
+        return self._access
+
     async def _still_allowed(self, run_id: str) -> bool:
         """Tell whether the watcher may still see the run (asked at most once a second)."""
-        now = time.monotonic()
-        if now - self._access_checked < ACCESS_RECHECK_SECONDS:
-            return True
-        if await database_sync_to_async(_visible_run)(self.user, run_id) is None:
-            return False
-        self._access_checked = now
-        return True
+
+        async def visible() -> bool:
+            return await database_sync_to_async(_visible_run)(self.user, run_id) is not None
+
+        return await self._recheck().still_allowed(visible)
 
     async def _access_lost(self, run_id: str) -> None:
         """Stop streaming a run its watcher may no longer see, and tell the consumer."""

@@ -9,6 +9,7 @@ import asyncio
 import contextlib
 import logging
 import threading
+import time
 from asyncio import FIRST_COMPLETED
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -143,6 +144,39 @@ class Silence:
                     return
             except Exception:  # the database is away: try again after the next silence
                 logger.exception("a live page could not read what it missed")
+
+
+# How long a live message may rely on the last check that its watcher may still see what the
+# socket streams: a check per message would be a query or two for each line of a busy build or
+# batch of a busy run; this bounds how long someone who lost access still reads.
+ACCESS_RECHECK_SECONDS = 1.0
+
+
+class AccessRecheck:
+    """Ask again, at most once per `ACCESS_RECHECK_SECONDS`, whether a socket may go on streaming.
+
+    A socket stays open for as long as what it streams goes on (a run, an image build), so
+    team access is not only checked as it connects: every live message asks `still_allowed`,
+    and every full read of the database that checked access itself calls `passed`.
+    """
+
+    def __init__(self) -> None:
+        self._passed_at = float("-inf")  # time.monotonic() of the last check that passed
+
+    def passed(self) -> None:
+        """Note that access was just checked (by a read that asks it) and held."""
+        self._passed_at = time.monotonic()
+
+    async def still_allowed(self, check: Callable[[], Awaitable[bool]]) -> bool:
+        """Tell whether access holds, running `check` when the last pass is too old."""
+        now = time.monotonic()
+        # Read at each call: a test may shorten it.
+        if now - self._passed_at < ACCESS_RECHECK_SECONDS:
+            return True
+        if not await check():
+            return False
+        self._passed_at = now
+        return True
 
 
 async def connecting_user(consumer: Any, *, close_code: int = CLOSE_UNAUTHENTICATED) -> Any:

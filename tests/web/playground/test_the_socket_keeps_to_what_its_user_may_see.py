@@ -11,9 +11,9 @@ from channels.db import database_sync_to_async
 
 from jazzmine_web.playground.models import PlaygroundSession
 from jazzmine_web.playground.services import session_open
-from jazzmine_web.runs import consumers
 from jazzmine_web.runs.models import Run
 from jazzmine_web.runs.services import run_create, run_record_event
+from jazzmine_web.studio import live
 from jazzmine_web.teams.models import Membership, Role
 from tests.web.helpers import collect_until, playground_socket, teammate
 
@@ -28,7 +28,7 @@ def queued_run(ecommerce, member) -> Run:
 async def test_a_followed_run_stops_streaming_once_its_user_left_the_team(
     ecommerce, member, monkeypatch
 ):
-    monkeypatch.setattr(consumers, "ACCESS_RECHECK_SECONDS", 0.0, raising=False)
+    monkeypatch.setattr(live, "ACCESS_RECHECK_SECONDS", 0.0)
     run = await queued_run(ecommerce, member)
     ws = await playground_socket(member, timeout=10)
     try:

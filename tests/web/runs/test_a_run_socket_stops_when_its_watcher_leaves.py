@@ -10,7 +10,6 @@ import pytest
 from channels.db import database_sync_to_async
 from django.contrib.auth import get_user_model
 
-from jazzmine_web.runs import consumers
 from jazzmine_web.runs.consumers import CLOSE_NOT_FOUND
 from jazzmine_web.runs.models import Run, RunEvent
 from jazzmine_web.runs.services import run_create, run_record_event
@@ -28,7 +27,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def every_message_rechecks(monkeypatch):
     # The socket relies on each check for a second (its team, and its login: a deactivated
     # user's session signs nobody in); a test need not wait that long.
-    monkeypatch.setattr(consumers, "ACCESS_RECHECK_SECONDS", 0.0, raising=False)
+    monkeypatch.setattr(live, "ACCESS_RECHECK_SECONDS", 0.0)
     monkeypatch.setattr(session_bound, "SIGNED_IN_RECHECK_SECONDS", 0.0)
 
 
