@@ -21,6 +21,7 @@ from ..runs.selectors import run_events_after, run_state
 from ..runs.services import run_group
 from ..studio.db import released_connection
 from ..studio.live import GroupWaiter
+from ..studio.untrusted import ascii_number
 from ..teams.auth import api_token_required, json_error, token_still_active
 from ..teams.services import api_token_group
 from . import selectors, services, webhooks
@@ -59,8 +60,12 @@ def _find_sandbox(request: HttpRequest, ref: object) -> Sandbox | HttpResponse:
         return json_error(
             "missing_field", "'sandbox' is required (an id or 'team/name').", status=400
         )
-    if isinstance(ref, int) or (isinstance(ref, str) and ref.isdigit()):
-        found = visible.filter(pk=int(ref)).first()
+    if isinstance(ref, int):
+        found = visible.filter(pk=ref).first()
+    elif isinstance(ref, str) and ref.isdigit():
+        # Only a short run of ASCII digits is an id: "²", "①" or 5000 digits name no sandbox.
+        number = ascii_number(ref)
+        found = visible.filter(pk=number).first() if number is not None else None
     elif isinstance(ref, str) and "/" in ref:
         team, _, name = ref.partition("/")
         found = visible.filter(team__slug=team, name=name).first()

@@ -24,6 +24,8 @@ from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
+from .untrusted import ascii_number
+
 Scope = dict[str, Any]
 Message = dict[str, Any]
 Receive = Callable[[], Awaitable[Message]]
@@ -142,9 +144,7 @@ def _content_length(raw: str | None) -> int | None:
     """Return the declared length (0 when absent), or None when it is not a plain number."""
     if raw is None or raw == "":
         return 0
-    raw = raw.strip()
-    # isdigit alone accepts "²" and other Unicode digits that int() then refuses.
-    return int(raw) if raw.isascii() and raw.isdigit() else None
+    return ascii_number(raw.strip())
 
 
 async def _send_too_large(scope: Scope, send: Send, limit: int) -> None:
