@@ -65,6 +65,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     # First: refuse an oversized body before anything reads it.
     "jazzmine_web.studio.limits.RequestSizeLimitMiddleware",
+    # Then: refuse text PostgreSQL cannot hold (NUL) in a path, query or form field.
+    "jazzmine_web.studio.untrusted.NulRefusalMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Above every middleware that sets a cookie: marks them Secure on an HTTPS request.
     "jazzmine_web.studio.cookies.SecureCookiesOverHttpsMiddleware",

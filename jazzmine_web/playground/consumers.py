@@ -28,6 +28,7 @@ from ..runs.models import Run
 from ..runs.selectors import RunPane, run_for_user, run_pane, run_pane_new
 from ..studio.live import connecting_user
 from ..studio.session_bound import SessionBoundJsonWebsocketConsumer
+from ..studio.untrusted import nul_field, nul_message
 from . import services
 from .checks import Violation, check_off_loop, violations_by_line
 from .models import Attempt, AttemptSource, PlaygroundSession
@@ -85,6 +86,12 @@ class PlaygroundConsumer(RunFollowMixin, SessionBoundJsonWebsocketConsumer):
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         if not isinstance(content, dict):
             await self.send_json({"type": "error", "message": "messages must be JSON objects"})
+            return
+        # Checked whole, before any handler: a task, a script or an id with a NUL character
+        # could be neither stored nor looked up in PostgreSQL.
+        field = nul_field(content)
+        if field is not None:
+            await self.send_json({"type": "error", "message": nul_message(field)})
             return
         handler = {
             "validate": self.validate,

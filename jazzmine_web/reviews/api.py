@@ -21,7 +21,7 @@ from ..runs.selectors import run_events_after, run_state
 from ..runs.services import run_group
 from ..studio.db import released_connection
 from ..studio.live import GroupWaiter
-from ..studio.untrusted import ascii_number
+from ..studio.untrusted import ascii_number, nul_field, nul_message
 from ..teams.auth import api_token_required, json_error, token_still_active
 from ..teams.services import api_token_group
 from . import selectors, services, webhooks
@@ -41,6 +41,11 @@ def _json_body(request: HttpRequest) -> dict[str, Any] | HttpResponse:
         return json_error("invalid_json", f"The request body is not usable: {exc}.", status=400)
     if not isinstance(data, dict):
         return json_error("invalid_json", "The request body must be a JSON object.", status=400)
+    # Every field at once, before any is used: PostgreSQL can neither store nor look up text
+    # with a NUL character (a sandbox's name, a task, a reason...).
+    field = nul_field(data)
+    if field is not None:
+        return json_error("invalid_field", nul_message(field), status=400)
     return data
 
 
