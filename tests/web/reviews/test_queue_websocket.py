@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 
 import pytest
@@ -10,7 +11,7 @@ from channels.testing import WebsocketCommunicator
 from jazzmine_web.asgi import application
 from jazzmine_web.reviews.models import Submission
 from jazzmine_web.reviews.services import submission_create, submission_reject
-from jazzmine_web.teams.services import membership_set, team_create
+from jazzmine_web.teams.services import membership_remove, membership_set, team_create
 from tests.web.helpers import ws_headers
 
 from .conftest import BODY
@@ -165,3 +166,23 @@ async def test_two_queues_see_the_same_arrival(ecommerce, member, reviewer):
         await second.disconnect()
     assert rows(a) == rows(b) == [str(submission.pk)]
     assert badge(a) == 1 and badge(b) == 0  # only reviewers count what they may decide
+
+
+@pytest.mark.parametrize("page", ["/ws/reviews/queue/", "/ws/reviews/queue/?badge=1"])
+async def test_a_reviewer_taken_out_of_the_team_receives_none_of_its_submissions(
+    ecommerce, member, reviewer, issued, team, page
+):
+    # The socket stays joined to the team's group, but every message reads the queue again
+    # with the access its user has now: nothing of the team reaches someone who left it.
+    ws = WebsocketCommunicator(application, page, headers=await headers_for(reviewer))
+    assert (await ws.connect())[0]
+    await ws.receive_from(timeout=5)
+    try:
+        await database_sync_to_async(membership_remove)(team=team, user=reviewer)
+        submission = await agent_submits(ecommerce, member, issued.token)
+        html = await ws.receive_from(timeout=5)
+    finally:
+        await ws.disconnect()
+    assert str(submission.pk) not in html and "Total delivered" not in html
+    assert rows(html) == []
+    assert (count(html) if "queue-count" in html else json.loads(html)["count"]) == 0
