@@ -30,7 +30,6 @@ def api(user) -> Client:
         ("post", f"/api/v1/submissions/{ID}/Withdraw/"),
         ("get", "/api/v2/submissions/"),
         ("delete", "/api/"),
-        ("post", f"/api/v1/submissions/{ID}/withdraw/%00"),
     ],
 )
 def test_an_unknown_api_path_is_a_json_404(api, method, path) -> None:
@@ -41,6 +40,13 @@ def test_an_unknown_api_path_is_a_json_404(api, method, path) -> None:
         error = response.json()["error"]
         assert error["code"] == "unknown_endpoint"
         assert "paths end with '/'" in error["message"]
+
+
+def test_a_path_with_a_nul_is_refused_in_json_before_any_view(api) -> None:
+    for client in (api, Client(enforce_csrf_checks=True)):
+        response = client.post(f"/api/v1/submissions/{ID}/withdraw/%00")
+        assert response.status_code == 400
+        assert response.json()["error"]["code"] == "invalid_field"
 
 
 def test_the_endpoints_still_answer_and_other_pages_keep_their_404(api) -> None:
