@@ -88,7 +88,7 @@ class Attempt:
             return self.llm_error
         if self.violations:
             return ScriptGenerator.validation_error_message(self.violations)
-        if self.outcome is not None and not self.outcome.success:
+        if self.outcome is not None and not self.outcome.success and not self.outcome.held:
             return self.outcome.error or "The script failed without an error message."
         return None
 
@@ -268,8 +268,8 @@ async def solve(
     LLM that cannot be reached ends the loop (asking again would fail the same way). Errors
     raised by `run` itself are the caller's infrastructure failing and propagate; a script
     that fails returns `RunOutcome(success=False, error=...)`; one `run` would not start
-    returns `RunOutcome(success=False, held=why)`, which ends the loop there. `first_attempt` and the
-    `previous_*` arguments continue an earlier session (the playground's Retry button).
+    returns `RunOutcome(success=False, held=why)`, which ends the loop there. `first_attempt`
+    and the `previous_*` arguments continue an earlier session (the playground's Retry button).
     """
     if max_attempts < 1:
         raise ValueError(f"max_attempts must be at least 1, not {max_attempts}")

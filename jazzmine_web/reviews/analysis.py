@@ -5,8 +5,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from jazzmine.core.tools.generator import assembled_body
-
 _LINE = re.compile(r"^Line (\d+):")
 
 
@@ -23,15 +21,6 @@ def violation_body_lines(violations: Iterable[str]) -> dict[int, list[str]]:
 def normalise_body(text: str) -> str:
     """Return a body with the newlines a browser form sends turned back into plain ones."""
     return text.replace("\r\n", "\n").replace("\r", "\n")
-
-
-def body_that_runs(script: str) -> str:
-    """Return the body a submission runs (its assembled script's), which its reviewer reads.
-
-    What an agent sent may hold more than its code (prose around a Markdown fence): the
-    reviewer must read, edit and approve the code that runs, never the text around it.
-    """
-    return assembled_body(script)
 
 
 def same_body(a: str, b: str) -> bool:

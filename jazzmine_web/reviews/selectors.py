@@ -10,6 +10,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from jazzmine.core.tools import ScriptGenerator
+from jazzmine.core.tools.generator import assembled_body
 from jazzmine.sandbox import Outcome
 
 from ..catalog.models import Sandbox
@@ -19,7 +20,7 @@ from ..runs.selectors import run_state
 from ..studio.diffs import unified_diff
 from ..teams.models import ApiToken, Role
 from ..teams.selectors import team_ids_with_role
-from .analysis import body_that_runs, violation_body_lines
+from .analysis import violation_body_lines
 from .models import (
     AuditAction,
     AuditEntry,
@@ -180,12 +181,12 @@ def submission_state(submission: Submission) -> dict[str, Any]:
 def submission_review_context(submission: Submission) -> dict[str, Any]:
     """Return what the review page shows beyond the row: marked lines, tools, the diff."""
     marks = violation_body_lines(submission.violations)
-    body = body_that_runs(submission.script)
+    body = assembled_body(submission.script)
     previous = submission.previous
     diff = ""
     if previous is not None:
         diff = unified_diff(
-            body_that_runs(previous.approved_script or previous.script),
+            assembled_body(previous.approved_script or previous.script),
             body,
             old_name=f"attempt {previous.attempt}",
             new_name=f"attempt {submission.attempt}",
@@ -207,7 +208,7 @@ def submission_review_context(submission: Submission) -> dict[str, Any]:
         "previous_error": submission_retry_error(previous) if previous is not None else None,
         "diff": diff,
         "edit_diff": submission_edit_diff(submission),
-        "approved_body": body_that_runs(submission.approved_script),
+        "approved_body": assembled_body(submission.approved_script),
         "tools_reading": tools,
         "secrets": tools["secrets"],
         "needs_review_tools": tools["needs_review"],
@@ -244,8 +245,8 @@ def submission_edit_diff(submission: Submission) -> str:
     if not submission.was_edited:
         return ""
     return unified_diff(
-        body_that_runs(submission.script),
-        body_that_runs(submission.approved_script),
+        assembled_body(submission.script),
+        assembled_body(submission.approved_script),
         old_name="agent's script",
         new_name="reviewer's edit",
     )

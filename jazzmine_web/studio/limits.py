@@ -20,10 +20,10 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse
 
+from .refusals import RefusingMiddleware, is_api, refusal_response
 from .untrusted import ascii_number
 
 Scope = dict[str, Any]
@@ -48,42 +48,21 @@ def too_large_message(limit: int) -> str:
 
 def too_large_response(path: str, limit: int) -> HttpResponse:
     """Return the 413 answer: the API's JSON error shape under /api/, plain text elsewhere."""
-    message = too_large_message(limit)
-    if _is_api(path):
-        return JsonResponse({"error": {"code": "too_large", "message": message}}, status=413)
-    return HttpResponse(message, status=413, content_type="text/plain; charset=utf-8")
+    return refusal_response(path, status=413, code="too_large", message=too_large_message(limit))
 
 
 def too_large_body(path: str, limit: int) -> tuple[bytes, bytes]:
     """Return the content type and body of the 413 answer, as `too_large_response` makes it."""
-    if _is_api(path):
+    if is_api(path):
         body = json.dumps({"error": {"code": "too_large", "message": too_large_message(limit)}})
         return b"application/json", body.encode()
     return b"text/plain; charset=utf-8", too_large_message(limit).encode()
 
 
-class RequestSizeLimitMiddleware:
+class RequestSizeLimitMiddleware(RefusingMiddleware):
     """Refuse a request whose declared body is larger than the limit, before reading it."""
 
-    sync_capable = True
-    async_capable = True
-
-    def __init__(self, get_response: Callable[[HttpRequest], Any]) -> None:
-        self.get_response = get_response
-        self.is_async = iscoroutinefunction(get_response)
-        if self.is_async:
-            markcoroutinefunction(self)
-
-    def __call__(self, request: HttpRequest) -> Any:
-        if self.is_async:
-            return self._acall(request)
-        return self._refusal(request) or self.get_response(request)
-
-    async def _acall(self, request: HttpRequest) -> HttpResponse:
-        return self._refusal(request) or await self.get_response(request)
-
-    @staticmethod
-    def _refusal(request: HttpRequest) -> HttpResponse | None:
+    def refusal(self, request: HttpRequest) -> HttpResponse | None:
         limit = max_request_bytes()
         declared = _content_length(request.META.get("CONTENT_LENGTH"))
         if declared is None:
@@ -162,10 +141,6 @@ async def _send_too_large(scope: Scope, send: Send, limit: int) -> None:
         }
     )
     await send({"type": "http.response.body", "body": data})
-
-
-def _is_api(path: str) -> bool:
-    return path.startswith("/api/")
 
 
 def _size(limit: int) -> str:

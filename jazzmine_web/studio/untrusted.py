@@ -6,11 +6,11 @@ same input with the same reason.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from asgiref.sync import iscoroutinefunction, markcoroutinefunction
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse
+
+from .refusals import RefusingMiddleware, refusal_response
 
 # Longer than any id or size this app counts (a 64-bit integer has 19 digits); a longer run of
 # digits is no number it could mean, and int() refuses over 4300 digits anyway.
@@ -83,37 +83,16 @@ def nul_in_request(request: HttpRequest) -> str | None:
 
 def nul_refusal(path: str, field: str) -> HttpResponse:
     """Return the 400 answer: the API's JSON error shape under /api/, plain text elsewhere."""
-    message = nul_message(field)
-    if path.startswith("/api/"):
-        return JsonResponse({"error": {"code": "invalid_field", "message": message}}, status=400)
-    return HttpResponse(message, status=400, content_type="text/plain; charset=utf-8")
+    return refusal_response(path, status=400, code="invalid_field", message=nul_message(field))
 
 
-class NulRefusalMiddleware:
+class NulRefusalMiddleware(RefusingMiddleware):
     """Refuse (400) a request whose path, query or form fields hold a NUL character.
 
     Django's form fields refuse NUL already, but pages also read filters and a few fields
     without a form, and any of those reaching PostgreSQL (a filter, a row) was a 500.
     """
 
-    sync_capable = True
-    async_capable = True
-
-    def __init__(self, get_response: Callable[[HttpRequest], Any]) -> None:
-        self.get_response = get_response
-        self.is_async = iscoroutinefunction(get_response)
-        if self.is_async:
-            markcoroutinefunction(self)
-
-    def __call__(self, request: HttpRequest) -> Any:
-        if self.is_async:
-            return self._acall(request)
-        return self._refusal(request) or self.get_response(request)
-
-    async def _acall(self, request: HttpRequest) -> HttpResponse:
-        return self._refusal(request) or await self.get_response(request)
-
-    @staticmethod
-    def _refusal(request: HttpRequest) -> HttpResponse | None:
+    def refusal(self, request: HttpRequest) -> HttpResponse | None:
         field = nul_in_request(request)
         return nul_refusal(request.path, field) if field is not None else None

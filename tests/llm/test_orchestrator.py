@@ -246,3 +246,21 @@ async def test_a_stream_that_breaks_keeps_what_arrived(
     assert "broke mid-answer" in (attempt.llm_error or "")
     assert attempt.raw_answer and GOOD.startswith(attempt.raw_answer)
     assert run.scripts == []
+
+
+async def test_a_script_the_caller_holds_for_a_person_ends_the_loop_and_is_no_error(
+    server: FakeLLMServer, config: LLMConfig, generator: ScriptGenerator
+) -> None:
+    why = "it calls cancel_order, which a person must allow"
+    run = FakeRun([RunOutcome(success=False, held=why)])
+    events: list[Event] = []
+    attempts = await solve(
+        TASK, "shop", generator=generator, llm=config, run=run, max_attempts=3,
+        on_event=events.append,
+    )  # fmt: skip
+    assert [a.status for a in attempts] == ["held"]
+    assert attempts[0].error is None  # nothing for a next prompt to quote
+    kinds = [e["type"] for e in events]
+    assert "held" in kinds and "run_finished" not in kinds
+    assert kinds[-1] == "finished" and events[-1]["success"] is False
+    assert next(e for e in events if e["type"] == "held")["reason"] == why

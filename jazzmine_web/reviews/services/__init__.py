@@ -2,8 +2,9 @@
 
 `submitting` checks an agent's script and queues or runs it by policy, `deciding` approves or
 rejects a pending one, `edits` approves a reviewer's edit on its own reading, `expiry` expires
-what nobody decided and notes run ends, `withdrawing` lets an agent take back a pending one, `unattended` says what a script nobody read may call; `policy` sets how a sandbox is reviewed, `audit` writes
-the trail (and hears catalog changes and every run), `errors` is what they raise.
+what nobody decided and notes run ends, `withdrawing` lets an agent take back a pending one,
+`unattended` says what a script nobody read may call; `policy` sets how a sandbox is reviewed,
+`audit` writes the trail (and hears catalog changes and every run), `errors` is what they raise.
 
 Importing the package imports every module, so each signal receiver (`audit`'s and
 `submitting`'s) is connected once, when the app's `ready()` imports it.

@@ -8,11 +8,13 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
+from jazzmine.core.tools.generator import assembled_body
+
 from ...runs.models import code_sha256
 from ...runs.services import script_check
 from ...teams.models import Role
 from ...teams.selectors import user_has_team_role, user_holds_team_role_locked
-from ..analysis import body_that_runs, normalise_body, same_body
+from ..analysis import normalise_body, same_body
 from ..models import AuditAction, Submission, SubmissionStatus
 from .audit import _audit
 from .errors import EditRefused, ReviewConflict, ReviewForbidden, SubmissionInvalid
@@ -79,7 +81,7 @@ def submission_approve(
     submission_decide_check(submission=submission, user=user)
     _check_not_own(submission=submission, user=user)
     # The reviewer read (and may have edited) the body that runs, not the agent's raw answer.
-    shown = body_that_runs(submission.script)
+    shown = assembled_body(submission.script)
     final_body = shown if body is None else normalise_body(body)
     edited = not same_body(final_body, shown)
     if edited:

@@ -8,9 +8,11 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
+from jazzmine.core.tools.generator import assembled_body
+
 from ...runs.services import run_tools_called, script_check
 from ...studio.diffs import unified_diff
-from ..analysis import body_that_runs, normalise_body, same_body
+from ..analysis import normalise_body, same_body
 from ..models import AuditAction, AuditEntry, Submission
 from .deciding import (
     _check_not_own,
@@ -40,7 +42,7 @@ class EditReading:
 def submission_edit_read(*, submission: Submission, body: str) -> EditReading:
     """Read a reviewer's edit with the validator and the gate, and diff it against the agent's."""
     body = normalise_body(body)
-    shown = body_that_runs(submission.script)
+    shown = assembled_body(submission.script)
     if same_body(body, shown):
         # The agent's script: the reading stored at submission is what the policy decided on.
         return EditReading(body, list(submission.violations), submission.tools_called, [], "")

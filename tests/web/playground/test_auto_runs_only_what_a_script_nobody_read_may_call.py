@@ -37,6 +37,16 @@ def auto(sandbox, *, attempts: int = 1, task: str = "Cancel order ORD-1") -> dic
     return {"type": "auto", "sandbox": sandbox.pk, "task": task, "max_attempts": attempts}
 
 
+async def auto_loop(member, sandbox, *, task: str = "Cancel order ORD-1") -> list[dict]:
+    """Press Auto (one attempt) on a fresh playground socket; return its messages to the end."""
+    ws = await playground_socket(member)
+    try:
+        await ws.send_json_to(auto(sandbox, task=task))
+        return await collect_until(ws, "finished", timeout=240)
+    finally:
+        await ws.disconnect()
+
+
 def runs_of(member) -> list[Run]:
     return list(Run.objects.filter(created_by=member).order_by("created_at"))
 
@@ -46,12 +56,7 @@ async def test_an_unread_script_calling_a_tool_that_needs_a_person_is_not_run(
     ecommerce, lookups, member, llm, worker, body
 ) -> None:
     llm.script(body)
-    ws = await playground_socket(member)
-    try:
-        await ws.send_json_to(auto(ecommerce))
-        messages = await collect_until(ws, "finished", timeout=120)
-    finally:
-        await ws.disconnect()
+    messages = await auto_loop(member, ecommerce)
     held = [m for m in messages if m["type"] == "held"]
     refused = [m for m in messages if m["type"] == "validated" and m["violations"]]
     # Held for a person, or refused by the validator outright: never run either way.
@@ -101,12 +106,7 @@ async def test_an_unread_script_calling_only_lookups_runs_with_only_those_pinned
     ecommerce, lookups, member, llm, worker
 ) -> None:
     llm.script(LOOKUP)
-    ws = await playground_socket(member)
-    try:
-        await ws.send_json_to(auto(ecommerce, task="How many delivered orders?"))
-        messages = await collect_until(ws, "finished", timeout=240)
-    finally:
-        await ws.disconnect()
+    messages = await auto_loop(member, ecommerce, task="How many delivered orders?")
     assert messages[-1]["success"] is True, messages[-3:]
     (run,) = await database_sync_to_async(runs_of)(member)
     pins = await database_sync_to_async(
@@ -124,12 +124,7 @@ async def test_a_sandbox_that_never_reviews_lets_its_automation_call_every_tool(
 ) -> None:
     await database_sync_to_async(set_policy)(ecommerce, ReviewPolicy.NEVER)
     llm.script(CANCEL)
-    ws = await playground_socket(member)
-    try:
-        await ws.send_json_to(auto(ecommerce))
-        messages = await collect_until(ws, "finished", timeout=240)
-    finally:
-        await ws.disconnect()
+    messages = await auto_loop(member, ecommerce)
     assert messages[-1]["success"] is True
     (run,) = await database_sync_to_async(runs_of)(member)
     assert run.allowed_tools is None
