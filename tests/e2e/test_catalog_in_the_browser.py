@@ -37,8 +37,11 @@ def test_a_search_in_the_address_bar_shows_the_matching_tools(
 ) -> None:
     page = logged_in_page
     page.goto(f"{studio_server.url}/catalog/?q=order")
-    names = page.locator("tr.tool-row td:first-child").all_inner_texts()
+    names = page.locator("tr.tool-row td:first-child code").all_inner_texts()
     assert sorted(n.strip() for n in names) == ["get_orders", "send_receipt", "update_order_status"]
+    # The demo's lookup is always allowed (its badge says so); the changes are not.
+    badges = page.locator("tr.tool-row td:first-child .badge").all_inner_texts()
+    assert badges == ["auto"]
 
 
 @pytest.mark.docker

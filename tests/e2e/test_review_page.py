@@ -14,8 +14,8 @@ pytestmark = [pytest.mark.e2e, pytest.mark.docker]
 
 # As stored: the agent client strips the newlines around a body.
 AGENT_BODY = 'orders = get_orders(status="delivered")\nemit_result(len(orders.data["orders"]))'
-# The edit adds a call to get_user: what the approval covers must follow it.
-EDITED_BODY = AGENT_BODY + '\nemit_result(get_user("U-1").data)'
+# The edit adds a call to a tool that needs review: what the approval covers must follow it.
+EDITED_BODY = AGENT_BODY + '\nemit_result(update_order_status("ORD-1001", "shipped").data)'
 
 
 @pytest.fixture
@@ -101,23 +101,25 @@ def test_the_tools_follow_the_edit_and_the_diff_stays_after_approval(logged_in_p
     page.goto(f"/reviews/{state['id']}/")
     panel = page.locator("#tools-panel")
     assert panel.get_attribute("data-reading") == "agent"
-    assert panel.locator('[data-tool="get_user"]').count() == 0
+    assert panel.locator('[data-tool="update_order_status"]').count() == 0
 
     page.keyboard.press("e")
     page.locator("[data-edit-body]").fill(EDITED_BODY)
-    added = page.locator('#tools-panel[data-reading="edit"] tr[data-tool="get_user"][data-added]')
+    added = page.locator(
+        '#tools-panel[data-reading="edit"] tr[data-tool="update_order_status"][data-added]'
+    )
     added.wait_for()
     assert "needs review" in added.inner_text() and "called on line 3" in added.inner_text()
-    assert "+emit_result(get_user" in page.locator("#edit-changes").inner_text()
+    assert "+emit_result(update_order_status" in page.locator("#edit-changes").inner_text()
     seen = page.locator('#tools-seen input[name="tools_seen"]').evaluate_all(
         "els => els.map(e => e.value)"
     )
-    assert "get_user" in seen
+    assert "update_order_status" in seen
 
     # Back to the agent's script: the reading follows again.
     page.locator("[data-edit-body]").fill(AGENT_BODY)
     page.locator('#tools-panel[data-reading="agent"]').wait_for()
-    assert page.locator('#tools-panel [data-tool="get_user"]').count() == 0
+    assert page.locator('#tools-panel [data-tool="update_order_status"]').count() == 0
 
     page.locator("[data-edit-body]").fill(EDITED_BODY)
     added.wait_for()
@@ -127,11 +129,13 @@ def test_the_tools_follow_the_edit_and_the_diff_stays_after_approval(logged_in_p
     page.locator("[data-edit-approve]").click()
     page.locator("#decision-panel[data-status=edited_and_approved]").wait_for()
     diff = page.locator("[data-edit-diff]")
-    assert "+emit_result(get_user" in diff.inner_text()
-    page.locator('#tools-panel[data-reading="approved-edit"] tr[data-tool="get_user"]').wait_for()
+    assert "+emit_result(update_order_status" in diff.inner_text()
+    page.locator(
+        '#tools-panel[data-reading="approved-edit"] tr[data-tool="update_order_status"]'
+    ).wait_for()
 
     page.reload()
-    assert "+emit_result(get_user" in page.locator("[data-edit-diff]").inner_text()
+    assert "+emit_result(update_order_status" in page.locator("[data-edit-diff]").inner_text()
     final = agent.status(state["id"])
     assert final["approved_body"] == EDITED_BODY
 
@@ -147,9 +151,9 @@ def test_approving_before_the_reading_arrives_is_refused_then_shown(logged_in_pa
     page.evaluate("document.querySelector('form[data-decision=\"edit\"]').requestSubmit()")
     error = page.locator("[data-decision-error]")
     error.wait_for()
-    assert "get_user" in error.inner_text()
+    assert "update_order_status" in error.inner_text()
     assert agent.status(state["id"])["status"] == "pending"
-    page.locator('#tools-panel[data-reading="edit"] tr[data-tool="get_user"]').wait_for()
+    page.locator('#tools-panel[data-reading="edit"] tr[data-tool="update_order_status"]').wait_for()
     assert page.locator("[data-edit-body]").input_value() == EDITED_BODY
     page.locator("[data-edit-approve]").click()
     page.locator("#decision-panel[data-status=edited_and_approved]").wait_for()

@@ -35,6 +35,9 @@ _VERBS = {
     "read",
     "run",
 }
+# Verbs of tools that change things: a plausible model calls one only when the task asks for
+# that change ("Show the orders" reads them; it does not update an order's status).
+_CHANGES = {"set", "create", "update", "delete", "send", "cancel", "remove", "write"}
 
 
 @dataclass(frozen=True)
@@ -118,8 +121,15 @@ def _pick_tools(task: str, tools: Mapping[str, list[_Param]]) -> list[str]:
         name
         for name in tools
         if ({p.rstrip("s") for p in name.lower().split("_")} - _VERBS) & words
+        and _asked_for(name, words)
     ]
     return chosen[:3] or [next(iter(tools))]
+
+
+def _asked_for(name: str, words: set[str]) -> bool:
+    """Tell whether the task asks for what a tool does: any read, a change only when named."""
+    verb = name.lower().split("_")[0]
+    return verb not in _CHANGES or verb.rstrip("s") in words
 
 
 def _value(param: _Param, task: str) -> str:
