@@ -8,7 +8,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -101,10 +101,18 @@ def _default_cache_dir() -> Path:
     return Path(os.environ.get("JAZZMINE_CACHE_DIR") or Path.home() / ".cache" / "jazzmine")
 
 
+# A sandbox known by name only: names are unique within the caller's registry, no further.
 REPOSITORY_PREFIX = "jazzmine/sandbox-"
+# A sandbox with an image key (the web passes its database id): names are unique per team
+# only, so the repository is the key's and two teams' sandboxes of one name never share it.
+# Its own path component: no name-only repository can ever be a keyed one.
+KEYED_REPOSITORY_PREFIX = "jazzmine/sandbox/"
+IMAGE_KEY_LABEL = "jazzmine.sandbox.key"
 # On an image built FROM a sandbox image (a bash image), naming that image: the engine refuses
 # to remove an image others were built on, so pruning a sandbox image removes these first.
 DERIVED_FROM_LABEL = "jazzmine.derived-from"
+# One path component of an image reference, as Docker reads it.
+_IMAGE_KEY = re.compile(r"^[a-z0-9]+(?:[._-][a-z0-9]+)*$")
 
 
 def _repository(sandbox_name: str) -> str:
@@ -112,17 +120,34 @@ def _repository(sandbox_name: str) -> str:
     return REPOSITORY_PREFIX + re.sub(r"[^a-z0-9._-]", "-", sandbox_name.lower())
 
 
+def image_key_check(key: str) -> str:
+    """Return an image key that can name a repository; raise ValueError for any other."""
+    if not isinstance(key, str) or len(key) > 64 or not _IMAGE_KEY.match(key):
+        raise ValueError(
+            f"image key {key!r} must be lowercase letters and digits, "
+            "joined by single '.', '_' or '-' (at most 64 characters)"
+        )
+    return key
+
+
 def sandbox_image_tags(client: docker.DockerClient) -> frozenset[str]:
     """Return the tags of every sandbox image the engine holds, in one call.
 
     The low-level list: the high-level one inspects each image (~4 ms apiece).
     """
-    images = client.api.images(filters={"reference": REPOSITORY_PREFIX + "*"})
+    prefixes = (REPOSITORY_PREFIX, KEYED_REPOSITORY_PREFIX)
+    # Docker matches each pattern like a path: `*` stops at a slash.
+    images = client.api.images(filters={"reference": [p + "*" for p in prefixes]})
     return frozenset(
-        tag
-        for image in images
-        for tag in image.get("RepoTags") or ()
-        if tag.startswith(REPOSITORY_PREFIX)
+        tag for image in images for tag in image.get("RepoTags") or () if tag.startswith(prefixes)
+    )
+
+
+def _last_made(image: Any) -> str:
+    """Return when an image was built or last tagged (an image reused as is keeps its date)."""
+    attrs = image.attrs
+    return max(
+        str(attrs.get("Created") or ""), str((attrs.get("Metadata") or {}).get("LastTagTime") or "")
     )
 
 
@@ -141,8 +166,11 @@ class SandboxBuilder:
         cache_dir: Path | None = None,
         bootstrap_base: bool = True,
         policy: BuildPolicy | None = None,
+        image_keys: Mapping[str, str] | None = None,
     ) -> None:
         self.registry = registry
+        # Sandbox name -> the key its images are filed under (see KEYED_REPOSITORY_PREFIX).
+        self.image_keys = {name: image_key_check(key) for name, key in (image_keys or {}).items()}
         self._client = client
         self.cache_dir = cache_dir or _default_cache_dir()
         self.bootstrap_base = bootstrap_base
@@ -155,12 +183,17 @@ class SandboxBuilder:
             self._client = engine_client()
         return self._client
 
+    def repository(self, sandbox_name: str) -> str:
+        """Return the image repository of a sandbox: its key's, else its name's."""
+        key = self.image_keys.get(sandbox_name)
+        return KEYED_REPOSITORY_PREFIX + key if key is not None else _repository(sandbox_name)
+
     def image_tag(self, sandbox_name: str) -> str:
         """Return the tag of a sandbox's image: its checksum plus the runtime and base version."""
         config = self.registry.get_sandbox(sandbox_name)
         checksum = self.registry.sandbox_checksum(sandbox_name)
         runtime = hashlib.sha256(f"{runtime_version()}|{config.base_image}".encode()).hexdigest()
-        return f"{_repository(sandbox_name)}:{checksum}-{runtime[:8]}"
+        return f"{self.repository(sandbox_name)}:{checksum}-{runtime[:8]}"
 
     def check_allowed(self, sandbox_name: str) -> None:
         """Refuse a sandbox whose base image the operator did not list (raises BuildError).
@@ -205,32 +238,55 @@ class SandboxBuilder:
                 log(f"image {tag} is up to date")
                 return BuildResult(tag=tag, built=False, seconds=time.monotonic() - started)
             self._build(sandbox_name, tag, log, stop)
-        self.prune(sandbox_name, keep=KEEP_IMAGES, log=on_log)  # made: nothing left to stop
+        # made: nothing left to stop
+        self.prune(sandbox_name, keep=KEEP_IMAGES, log=on_log, current=tag)
         return BuildResult(tag=tag, built=True, seconds=time.monotonic() - started)
 
-    def prune(self, sandbox_name: str, *, keep: int = KEEP_IMAGES, log: LogFn | None = None) -> int:
+    def prune(
+        self,
+        sandbox_name: str,
+        *,
+        keep: int = KEEP_IMAGES,
+        log: LogFn | None = None,
+        current: str | None = None,
+    ) -> int:
         """Remove all but the newest `keep` images of a sandbox; return how many went.
 
         Every change of code or dependencies builds a new image, so without this they pile up.
-        The images built on an old one (its bash image) go with it. An image a container still
-        uses is left alone (the engine refuses, and that is fine).
+        Only this sandbox's own tags go: an image that also carries another repository's tag
+        (the engine reused it as is) stays for that one, and so does every bash image built
+        on that other name. `current`, the image the sandbox runs now, always stays, however
+        old the engine says it is. The images built on an old one (its bash image) go with
+        it. An image a container still uses is left alone (the engine refuses, and that is
+        fine).
         """
         log = log or (lambda _line: None)
-        images = self.client.images.list(name=_repository(sandbox_name))
-        images.sort(key=lambda image: image.attrs.get("Created", ""), reverse=True)
-        old = images[keep:]
+        repository = self.repository(sandbox_name)
+        images = self.client.images.list(name=repository)
+        images.sort(key=_last_made, reverse=True)
+        images.sort(key=lambda image: current is not None and current in image.tags, reverse=True)
+        old = [
+            (image, [t for t in image.tags if t.startswith(repository + ":")])
+            for image in images[keep:]
+        ]
         # One listing of every derived image, not one per old image and tag.
         derived = self.client.images.list(filters={"label": DERIVED_FROM_LABEL}) if old else []
         removed = 0
-        for image in old:
-            built_on = [d for d in derived if d.labels.get(DERIVED_FROM_LABEL) in image.tags]
-            for each in [*built_on, image]:
-                try:
+        for image, own in old:
+            built_on = [d for d in derived if d.labels.get(DERIVED_FROM_LABEL) in own]
+            try:
+                for each in built_on:
                     self.client.images.remove(each.id, noprune=False)
-                except docker.errors.APIError:
-                    break  # in use by a container, or already gone: so is what it was built on
-                removed += 1
-                log(f"removed old image {', '.join(each.tags) or each.short_id}")
+                    removed += 1
+                    log(f"removed old image {', '.join(each.tags) or each.short_id}")
+                # By tag, not by id: the last of its tags removes the image, and one another
+                # repository still names is only untagged here.
+                for tag in own:
+                    self.client.images.remove(tag, noprune=False)
+            except docker.errors.APIError:
+                continue  # in use by a container, or already gone: so is what it was built on
+            removed += 1
+            log(f"removed old image {', '.join(own) or image.short_id}")
         return removed
 
     def stage(
@@ -344,6 +400,8 @@ class SandboxBuilder:
         tail: list[str] = []
         running: list[str] = []  # the container of the step the engine runs now, if any
         labels = {"jazzmine.sandbox": sandbox_name, "jazzmine.runtime": runtime_version()}
+        if sandbox_name in self.image_keys:
+            labels[IMAGE_KEY_LABEL] = self.image_keys[sandbox_name]
 
         def stop_step(_reason: str) -> None:
             if running:
