@@ -13,11 +13,9 @@ from typing import Any
 
 import docker
 
-from jazzmine.sandbox.builder import SandboxBuilder
-
 from .models import ImageBuild, Sandbox
 from .selectors import ImageStatus
-from .services.registry import registry_for_sandbox
+from .services.images import sandbox_builder
 
 # The page waits at most this long for the engine before it falls back to the build rows.
 ENGINE_TIMEOUT_SECONDS = 2
@@ -68,8 +66,9 @@ def engine_images(sandbox: Sandbox, *, client: Any = None) -> EngineImages | Non
     try:
         if own_client:
             client = docker.from_env(timeout=ENGINE_TIMEOUT_SECONDS)
-        tag = SandboxBuilder(registry_for_sandbox(sandbox), client=client).image_tag(sandbox.name)
-        repository = tag.rsplit(":", 1)[0]
+        builder = sandbox_builder(sandbox, client=client)
+        tag = builder.image_tag(sandbox.name)
+        repository = builder.repository(sandbox.name)
         # One image can carry other repositories' tags too (an image reused as is).
         tags = {
             t

@@ -17,7 +17,7 @@ from jazzmine.sandbox.bwrap import stage_run_dir
 
 from ..catalog.models import SANDBOX, Sandbox, Tool
 from ..catalog.selectors import sandbox_secret_values
-from ..catalog.services import build_policy, registry_for_sandbox, script_tool_from_row
+from ..catalog.services import registry_for_sandbox, sandbox_builder, script_tool_from_row
 from ..catalog.services.secrets import secrets_gate, secrets_withheld_line
 from .credentials import run_credentials_issue, run_credentials_tools
 from .lifecycle import run_claim, run_claimable
@@ -102,7 +102,7 @@ def run_claim_prepare(*, run_id: Any, worker: str, known_images: frozenset[str])
     try:
         rows = sandbox.tool_rows()
         registry = registry_for_sandbox(sandbox, tools=rows)
-        builder = SandboxBuilder(registry, policy=build_policy())
+        builder = sandbox_builder(sandbox, registry=registry)
         tag = builder.image_tag(sandbox.name) if docker else ""
         if docker:
             # The operator's list of base images holds for an image that exists already.
@@ -148,7 +148,7 @@ def sandbox_current_image(*, sandbox_id: int) -> tuple[str, RunLimits] | None:
     sandbox = Sandbox.objects.get(pk=sandbox_id)
     if sandbox.backend != "docker":
         return None
-    builder = SandboxBuilder(registry_for_sandbox(sandbox), policy=build_policy())
+    builder = sandbox_builder(sandbox)
     builder.check_allowed(sandbox.name)  # no pool of an image the operator no longer lists
     tag = builder.image_tag(sandbox.name)
     return (tag, run_limits_for(sandbox)) if builder.image_exists(tag) else None

@@ -18,13 +18,14 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from jazzmine.interrupts import Interrupt, WorkInterrupted
-from jazzmine.sandbox import RunLimits, SandboxBuilder
+from jazzmine.sandbox import RunLimits
 from jazzmine.scripttools import ScriptTool, TrialResult, TrialStatus, export_zip, trial_run
 from jazzmine.scripttools.adapter import KEYCHAIN_TOKEN_PREFIX
 from jazzmine.scripttools.trial import START_GRACE_SECONDS
 
 from ..catalog.models import Sandbox, Tool, ToolKind
 from ..catalog.selectors import sandbox_secret_values
+from ..catalog.services.images import sandbox_builder
 from ..catalog.services.imports import ImportReport
 from ..catalog.services.registry import registry_for_sandbox, script_tool_from_row
 from ..catalog.services.script_tools import script_tool_save
@@ -200,7 +201,8 @@ def _trial_image(tool: Tool, script_tool: ScriptTool, interrupt: Interrupt) -> s
     # The sandbox's own image, with this (maybe unpublished) tool's dependencies in it.
     rows = [t for t in sandbox.tool_rows() if t.published or t.pk == tool.pk]
     registry = registry_for_sandbox(sandbox, tools=rows, include_unpublished=True)
-    return SandboxBuilder(registry).ensure_image(sandbox.name, interrupt=interrupt).tag
+    builder = sandbox_builder(sandbox, registry=registry)
+    return builder.ensure_image(sandbox.name, interrupt=interrupt).tag
 
 
 def trial_execute(*, trial_id: Any, interrupt: Interrupt | None = None) -> TrialRun:

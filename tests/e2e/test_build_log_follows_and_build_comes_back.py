@@ -51,7 +51,7 @@ def fresh_sandbox(studio_server) -> Iterator[int]:
         f"from jazzmine_web.catalog.models import Sandbox; Sandbox.objects.filter(pk={pk}).delete()",
     )
     client = docker.from_env()
-    repository = f"jazzmine/sandbox-{name}"
+    repository = f"jazzmine/sandbox/{pk}"  # a sandbox's images are filed under its id
     for image in client.images.list(name=repository):
         for tag in image.tags:
             if tag.startswith(repository + ":"):  # never the shared base image's own tag

@@ -15,13 +15,12 @@ import docker
 import pytest
 
 from jazzmine.interrupts import Interrupt
-from jazzmine.sandbox.builder import SandboxBuilder
 from jazzmine.sandbox.workdirs import abandoned_remove
 from jazzmine_web.catalog.models import BuildStatus, ImageBuild
 from jazzmine_web.catalog.services import (
     image_build_run,
     image_build_start,
-    registry_for_sandbox,
+    sandbox_builder,
     script_tool_save,
     tool_update,
 )
@@ -87,7 +86,7 @@ def _fresh_build(sandbox, member) -> ImageBuild:
 
 
 def _tag(sandbox) -> str:
-    return SandboxBuilder(registry_for_sandbox(sandbox)).image_tag(sandbox.name)
+    return sandbox_builder(sandbox).image_tag(sandbox.name)
 
 
 def test_a_build_stopped_by_its_worker_fails_saying_why_and_makes_no_image(
@@ -111,7 +110,7 @@ def test_a_build_stopped_by_its_worker_fails_saying_why_and_makes_no_image(
     assert build.status == BuildStatus.FAILED, build.log
     assert build.error == reason
     assert f"ERROR: {reason}" in build.log
-    assert not SandboxBuilder(registry_for_sandbox(ecommerce)).image_exists(_tag(ecommerce))
+    assert not sandbox_builder(ecommerce).image_exists(_tag(ecommerce))
     # The next build of the same code is not blocked by the stopped one, and succeeds.
     again = image_build_start(sandbox=ecommerce, user=member, background=False)
     assert again.pk != build.pk

@@ -1,8 +1,9 @@
 """Writes of the catalog, one module per job; the public names are re-exported here.
 
 `registry` builds the core `ToolRegistry` of a sandbox (the one way any app gets one),
-`sandboxes`, `tools`, `script_tools`, `rollback` and `secrets` change rows, `builds` makes
-images, `imports` imports tools; `rules` says who may change what, `audit` tells the trail.
+`sandboxes`, `tools`, `script_tools`, `rollback` and `secrets` change rows, `images` gives the
+builder of a sandbox's images, `builds` makes images, `imports` imports tools; `rules` says who
+may change what, `audit` tells the trail.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from .builds import (
     BuilderFactory,
     BuildLineEvent,
     BuildStatusEvent,
-    build_policy,
     image_build_append_line,
     image_build_claim,
     image_build_fail_if_stale,
@@ -20,6 +20,7 @@ from .builds import (
     image_build_start,
     image_builds_reap,
 )
+from .images import build_policy, sandbox_builder, sandbox_image_key
 from .imports import ImportReport, tools_import
 from .registry import registry_for_sandbox, script_tool_from_row
 from .rollback import tool_rollback
@@ -75,9 +76,11 @@ __all__ = [
     "image_build_start",
     "image_builds_reap",
     "registry_for_sandbox",
+    "sandbox_builder",
     "sandbox_config_check",
     "sandbox_create",
     "sandbox_delete",
+    "sandbox_image_key",
     "sandbox_update",
     "script_tool_check",
     "script_tool_from_row",

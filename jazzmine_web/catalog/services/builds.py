@@ -7,7 +7,6 @@ import logging
 from collections.abc import Callable
 from typing import Any, TypedDict
 
-from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import F, QuerySet, Value
@@ -16,15 +15,13 @@ from django.utils import timezone
 
 from jazzmine.core.tools import ToolRegistry
 from jazzmine.interrupts import Interrupt
-from jazzmine.sandbox.builder import BuildPolicy, SandboxBuilder
-from jazzmine.sandbox.wheels import PipIndexes
 
 from ...celery import app as celery_app
 from ...studio.claims import heartbeat_cutoff, never_started_cutoff, row_claim
 from .. import live
 from ..models import BuildStatus, ImageBuild, Sandbox
+from .images import sandbox_builder
 from .registry import registry_for_sandbox
-from .rules import base_images_allowed
 
 logger = logging.getLogger(__name__)
 
@@ -47,22 +44,6 @@ class BuildStatusEvent(TypedDict):
 
 
 BuilderFactory = Callable[[ToolRegistry], Any]
-
-
-def build_policy() -> Any:
-    """Return the builder's walls from the deployment settings (base images, pulls, indexes)."""
-    return BuildPolicy(
-        base_images=tuple(base_images_allowed()),
-        allow_pull=bool(settings.JAZZMINE_BASE_IMAGE_PULL),
-        indexes=PipIndexes(
-            index_url=settings.JAZZMINE_PIP_INDEX_URL,
-            extra_index_urls=tuple(settings.JAZZMINE_PIP_EXTRA_INDEX_URLS),
-        ),
-    )
-
-
-def _default_builder(registry: ToolRegistry) -> Any:
-    return SandboxBuilder(registry, policy=build_policy())
 
 
 def image_build_start(
@@ -196,7 +177,10 @@ def image_build_run(
 
     try:
         registry = registry_for_sandbox(build.sandbox)
-        builder = (builder_factory or _default_builder)(registry)
+        if builder_factory is not None:
+            builder = builder_factory(registry)
+        else:
+            builder = sandbox_builder(build.sandbox, registry=registry)
         result = builder.ensure_image(build.sandbox.name, on_log=on_log, interrupt=interrupt)
     except Exception as exc:
         logger.warning("image build %s failed: %s", build_id, exc)

@@ -12,14 +12,13 @@ from collections.abc import Iterator
 import docker
 import pytest
 
-from jazzmine.sandbox.builder import SandboxBuilder
 from jazzmine_web.catalog.image_truth import ImageTruth, image_truth
 from jazzmine_web.catalog.models import BuildStatus
 from jazzmine_web.catalog.selectors import sandbox_image_status
 from jazzmine_web.catalog.services import (
     image_build_set_status,
     image_build_start,
-    registry_for_sandbox,
+    sandbox_builder,
     sandbox_create,
     tool_create,
 )
@@ -51,14 +50,21 @@ def fresh(team, engine) -> Iterator[tuple[object, str]]:
         description="Answer pong",
         source=f'def ping() -> ToolResponse:\n    return ToolResponse(success=True, data="{marker}")\n',
     )
-    tag = SandboxBuilder(registry_for_sandbox(sandbox)).image_tag(sandbox.name)
-    yield sandbox, tag
+    tag = sandbox_builder(sandbox).image_tag(sandbox.name)
     repository = tag.rsplit(":", 1)[0]
-    for image in engine.images.list(name=repository):
-        # Only this sandbox's tags: the same image also carries the shared base's tag.
-        for each in image.tags:
-            if each.startswith(repository + ":"):
-                engine.images.remove(each)
+
+    def clear() -> None:
+        for image in engine.images.list(name=repository):
+            # Only this sandbox's tags: the same image also carries the shared base's tag.
+            for each in image.tags:
+                if each.startswith(repository + ":"):
+                    engine.images.remove(each, force=True)
+
+    # Images are filed under the sandbox's id, and a test database gives ids again: what an
+    # earlier test's sandbox of this id left would read as this one's earlier code.
+    clear()
+    yield sandbox, tag
+    clear()
     assert engine.images.get(BASE)
 
 

@@ -12,8 +12,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from jazzmine.sandbox import SandboxBuilder
-from jazzmine_web.catalog.services import registry_for_sandbox
+from jazzmine_web.catalog.services import sandbox_builder
 from jazzmine_web.reviews.models import ReviewPolicy, Submission
 from jazzmine_web.runs.models import Run, RunStatus
 from jazzmine_web.runs.preparation import run_claim_prepare
@@ -60,7 +59,7 @@ def rewrite(client, tool) -> None:
 
 
 def prepare(run):
-    tag = SandboxBuilder(registry_for_sandbox(run.sandbox)).image_tag(run.sandbox.name)
+    tag = sandbox_builder(run.sandbox).image_tag(run.sandbox.name)
     prepared = run_claim_prepare(run_id=run.pk, worker="w1@host", known_images=frozenset({tag}))
     run.refresh_from_db()
     return prepared.request

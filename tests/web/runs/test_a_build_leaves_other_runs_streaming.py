@@ -12,7 +12,7 @@ import uuid
 import docker
 import pytest
 
-from jazzmine.sandbox.builder import REPOSITORY_PREFIX
+from jazzmine.sandbox.builder import KEYED_REPOSITORY_PREFIX
 from jazzmine_web.catalog.services import sandbox_create
 from jazzmine_web.runs.models import Run, RunStatus
 from jazzmine_web.runs.services import run_create
@@ -54,8 +54,8 @@ def test_a_run_keeps_storing_events_while_another_runs_image_builds(
     try:
         assert worker.future(building.pk).result() == RunStatus.SUCCEEDED
         assert worker.future(steady.pk).result() == RunStatus.SUCCEEDED
-    finally:  # a new name every time: its image would stay on the test machine for good
+    finally:  # a new sandbox every time: its image would stay on the test machine for good
         client = docker.from_env()
-        for image in client.images.list(name=f"{REPOSITORY_PREFIX}{fresh.name}"):
+        for image in client.images.list(name=f"{KEYED_REPOSITORY_PREFIX}{fresh.pk}"):
             for tag in image.tags:  # a pool's container may still use it: untagged, pruned
                 client.images.remove(tag, force=True)

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from jazzmine.sandbox import SandboxBuilder
-from jazzmine_web.catalog.services import registry_for_sandbox, secret_value_set
+from jazzmine_web.catalog.services import sandbox_builder, secret_value_set
 from jazzmine_web.runs import preparation
 from jazzmine_web.runs.lifecycle import run_cancel_request
 from jazzmine_web.runs.models import Run, RunStatus
@@ -24,7 +23,7 @@ def queued(sandbox, member) -> Run:
 
 
 def image_of(sandbox) -> str:
-    return SandboxBuilder(registry_for_sandbox(sandbox)).image_tag(sandbox.name)
+    return sandbox_builder(sandbox).image_tag(sandbox.name)
 
 
 def test_a_known_image_makes_the_claim_store_running(ecommerce, member):

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from jazzmine.sandbox import SandboxBuilder
-from jazzmine_web.catalog.services import registry_for_sandbox, secret_value_set, tool_update
+from jazzmine_web.catalog.services import sandbox_builder, secret_value_set, tool_update
 from jazzmine_web.runs.models import RunEvent, RunStatus
 from jazzmine_web.runs.preparation import run_claim_prepare
 from jazzmine_web.runs.services import run_create
@@ -41,7 +40,7 @@ def _peeking(sandbox) -> None:
 def test_the_request_says_which_secret_is_which_tools(ecommerce, member):
     secret_value_set(sandbox=ecommerce, name="MAIL_API_TOKEN", value="mail-s3cret", user=None)
     run = run_create(sandbox=ecommerce, user=member, body=SCRIPT, start=False)
-    tag = SandboxBuilder(registry_for_sandbox(ecommerce)).image_tag(ecommerce.name)
+    tag = sandbox_builder(ecommerce).image_tag(ecommerce.name)
     prepared = run_claim_prepare(run_id=run.pk, worker="w1@host", known_images=frozenset({tag}))
     assert prepared.request.secrets == {"MAIL_API_TOKEN": "mail-s3cret"}
     assert prepared.request.tool_secrets == {"send_receipt": frozenset({"MAIL_API_TOKEN"})}

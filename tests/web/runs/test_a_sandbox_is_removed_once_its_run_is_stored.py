@@ -13,9 +13,8 @@ import time
 
 import pytest
 
-from jazzmine.sandbox import SandboxBuilder
 from jazzmine.sandbox.docker_runner import DockerProcess
-from jazzmine_web.catalog.services import build_policy, registry_for_sandbox
+from jazzmine_web.catalog.services import sandbox_builder
 from jazzmine_web.runs import services
 from jazzmine_web.runs.executor import RunExecutor
 from jazzmine_web.runs.models import RunEvent, RunStatus
@@ -30,9 +29,7 @@ SLOW_STORE_SECONDS = 0.3
 def test_the_sandbox_waits_for_its_runs_last_events_to_be_stored(
     ecommerce, member, base_image, monkeypatch
 ):
-    SandboxBuilder(registry_for_sandbox(ecommerce), policy=build_policy()).ensure_image(
-        ecommerce.name
-    )
+    sandbox_builder(ecommerce).ensure_image(ecommerce.name)
     current: dict[str, object] = {}
     removals: list[tuple[object, bool]] = []  # (run, was its exit stored when removal began)
 

@@ -22,10 +22,9 @@ from asgiref.sync import sync_to_async
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 
-from jazzmine.sandbox import SandboxBuilder
 from jazzmine.sandbox.builder import DERIVED_FROM_LABEL
 from jazzmine.sandbox.docker_runner import POOL_LABEL
-from jazzmine_web.catalog.services import build_policy, registry_for_sandbox, tool_update
+from jazzmine_web.catalog.services import sandbox_builder, tool_update
 from jazzmine_web.runs.models import Run, RunStatus
 from jazzmine_web.runs.services import run_create, run_group, run_start
 from tests.waiting import wait_until
@@ -38,7 +37,7 @@ BODY = "emit_result(1)\n"
 
 def image_made(sandbox) -> str:
     """Make the sandbox's current image here, as another worker on the engine would."""
-    builder = SandboxBuilder(registry_for_sandbox(sandbox), policy=build_policy())
+    builder = sandbox_builder(sandbox)
     return builder.ensure_image(sandbox.name).tag
 
 

@@ -11,8 +11,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from jazzmine.sandbox import SandboxBuilder
-from jazzmine_web.catalog.services import registry_for_sandbox, sandbox_update, secret_value_set
+from jazzmine_web.catalog.services import sandbox_builder, sandbox_update, secret_value_set
 from jazzmine_web.runs.models import Run, RunEvent, RunStatus
 from jazzmine_web.runs.preparation import run_claim_prepare
 from jazzmine_web.runs.services import run_create
@@ -59,7 +58,7 @@ def browser(user) -> Client:
 def prepare(sandbox, user, body: str = SCRIPT):
     """Queue a run as the playground does and prepare it as the worker does."""
     run = run_create(sandbox=sandbox, user=user, body=body, start=False)
-    tag = SandboxBuilder(registry_for_sandbox(sandbox)).image_tag(sandbox.name)
+    tag = sandbox_builder(sandbox).image_tag(sandbox.name)
     prepared = run_claim_prepare(run_id=run.pk, worker="w1@host", known_images=frozenset({tag}))
     run.refresh_from_db()
     return run, prepared.request

@@ -11,10 +11,9 @@ import json
 import pytest
 from django.test import override_settings
 
-from jazzmine.sandbox import SandboxBuilder
 from jazzmine_web.catalog.crypto import encrypt
 from jazzmine_web.catalog.models import SecretValue
-from jazzmine_web.catalog.services import registry_for_sandbox, script_tool_save
+from jazzmine_web.catalog.services import sandbox_builder, script_tool_save
 from jazzmine_web.runs.credentials import run_credentials_issue
 from jazzmine_web.runs.lifecycle import run_cancel
 from jazzmine_web.runs.models import Run, RunEvent, RunStatus
@@ -139,7 +138,7 @@ def test_a_runs_request_gives_each_keychain_token_to_its_tool_alone(shared, memb
     # In the harness a Python tool shares a process with the script tools' wrappers: a token
     # set for the whole run was readable by every tool, though issued for one.
     run = run_create(sandbox=shared, user=member, body="emit_result(1)\n", start=False)
-    tag = SandboxBuilder(registry_for_sandbox(shared)).image_tag(shared.name)
+    tag = sandbox_builder(shared).image_tag(shared.name)
     request = run_claim_prepare(
         run_id=run.pk, worker="w1@host", known_images=frozenset({tag})
     ).request

@@ -1,0 +1,57 @@
+"""The image builder of one sandbox: its images filed under its id, inside the operator's walls.
+
+Sandbox names are unique per team only: two teams' `ecommerce` sandboxes filed by name would
+share one image repository, and each one's builds would prune the other's current image. So
+every builder the web makes comes from here and files a sandbox's images under its database
+id, which no other sandbox ever has and a rename keeps.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+
+from jazzmine.core.tools import ToolRegistry
+from jazzmine.sandbox.builder import BuildPolicy, SandboxBuilder
+from jazzmine.sandbox.wheels import PipIndexes
+
+from ..models import Sandbox
+from .registry import registry_for_sandbox
+from .rules import base_images_allowed
+
+
+def build_policy() -> BuildPolicy:
+    """Return the builder's walls from the deployment settings (base images, pulls, indexes)."""
+    return BuildPolicy(
+        base_images=tuple(base_images_allowed()),
+        allow_pull=bool(settings.JAZZMINE_BASE_IMAGE_PULL),
+        indexes=PipIndexes(
+            index_url=settings.JAZZMINE_PIP_INDEX_URL,
+            extra_index_urls=tuple(settings.JAZZMINE_PIP_EXTRA_INDEX_URLS),
+        ),
+    )
+
+
+def sandbox_image_key(sandbox: Sandbox) -> str:
+    """Return the key a sandbox's images are filed under (`jazzmine/sandbox/<key>`)."""
+    return str(sandbox.pk)
+
+
+def sandbox_builder(
+    sandbox: Sandbox,
+    *,
+    registry: ToolRegistry | None = None,
+    client: Any = None,
+    policy: BuildPolicy | None = None,
+) -> SandboxBuilder:
+    """Return the builder of a sandbox's images: its own repository, the deployment's walls.
+
+    Pass `registry` to reuse one built already (a trial's, with unpublished tools in it).
+    """
+    return SandboxBuilder(
+        registry if registry is not None else registry_for_sandbox(sandbox),
+        client=client,
+        policy=policy or build_policy(),
+        image_keys={sandbox.name: sandbox_image_key(sandbox)},
+    )
