@@ -14,25 +14,44 @@ from .scope import LAZY_IMPORTS
 from .toolbox import ToolBox
 
 
+def site_position(path: list[str]) -> int:
+    """Return where the sandbox's wheels go on `path`: after the standard library.
+
+    Ahead of it, a wheel shipping a module named like one of the standard library's (say
+    `_strptime.py`) would run in its place inside the worker, where every secret of the run
+    is set. Ahead of the interpreter's own packages (dist-packages), though: the sandbox's
+    pinned versions win over whatever the base image happens to ship.
+    """
+    for index, entry in enumerate(path):
+        if os.path.basename(entry.rstrip(os.sep)) in ("site-packages", "dist-packages"):
+            return index
+    return len(path)
+
+
 def run_worker(root: str, request_fd: int, event_fd: int, token: bytes) -> None:
     """The worker: load the tools, say ready, run the one request the relay hands over."""
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
     channel = Channel(event_fd, token)
-    sys.path[:0] = [root, os.path.join(root, "site")]
+    # Modules C code imports lazily on a script's behalf (datetime.strptime imports
+    # _strptime) would be refused imports from the script's frame; load them now, before
+    # `ready`, so that their cost is never part of a dispatch. And before the wheels are on
+    # the path: these come from the standard library, whatever a wheel ships.
+    for name in sorted(LAZY_IMPORTS):
+        __import__(name)
+    sys.path.insert(0, root)
     # Imported here, not at the top: the shared tool modules load only in the worker, from
-    # the runtime root, once its wheels are on the path; the relay never loads them, and a
-    # host-side import of this package must not import the host's tool registry.
+    # the runtime root; the relay never loads them, and a host-side import of this package
+    # must not import the host's tool registry.
     from jazzmine.core.tools import safety
     from jazzmine.core.tools import types as tool_types
 
+    # Only now the sandbox's wheels, for the tools' own imports, and never ahead of the
+    # standard library (`site_position`).
+    site = os.path.join(root, "site")
+    sys.path.insert(site_position(sys.path), site)
     toolbox = ToolBox(root, tool_types)
-    # Modules C code imports lazily on a script's behalf (datetime.strptime imports
-    # _strptime) would be refused imports from the script's frame; load them now, before
-    # `ready`, so that their cost is never part of a dispatch.
-    for name in sorted(LAZY_IMPORTS):
-        __import__(name)
     stdout = LogWriter(channel, "stdout")
     stderr = LogWriter(channel, "stderr")
     emitters = Emitters(channel, stdout)
