@@ -123,6 +123,11 @@ class SandboxAdmin(admin.ModelAdmin):
     list_display = ["name", "team", "backend", "network", "base_image", "updated_at"]
     list_filter = ["team", "backend", "network"]
     search_fields = ["name", "description"]
+    readonly_fields = [
+        "accepted_dependencies",
+        "accepted_dependencies_by",
+        "accepted_dependencies_at",
+    ]
     inlines = [SecretValueInline]
 
     def save_model(self, request: HttpRequest, obj: Sandbox, form: Any, change: bool) -> None:

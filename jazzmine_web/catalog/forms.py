@@ -90,7 +90,13 @@ class SandboxForm(forms.Form):
     team = forms.ModelChoiceField(queryset=Team.objects.none())
     name = forms.CharField(max_length=63, help_text="lowercase letters, digits, '-' or '_'")
     description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
-    dependencies = RequirementsField(required=False, help_text="pip requirements, one per line")
+    dependencies = RequirementsField(
+        required=False,
+        help_text=(
+            "pip requirements, one per line; their code loads into every run, so no secret "
+            "reaches runs until a team admin accepts what anyone else adds"
+        ),
+    )
     secrets = LinesField(required=False, help_text="environment variable names, one per line")
     network = forms.BooleanField(required=False, help_text="allow network access in runs")
     memory_mb = forms.IntegerField(min_value=1, initial=256)

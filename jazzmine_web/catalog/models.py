@@ -30,6 +30,20 @@ class Sandbox(models.Model):
     name = models.CharField(max_length=63)
     description = models.TextField(blank=True)
     dependencies = models.JSONField(default=list, blank=True)
+    # The dependencies a team admin accepted (wrote, or pressed Accept on). Their wheels load
+    # into every run's process, beside the tools: secrets reach a run only while each of
+    # `dependencies` is one of these (`dependencies_accepted`), as they reach a tool only
+    # while its code is the code an admin accepted.
+    accepted_dependencies = models.JSONField(default=list, blank=True, editable=False)
+    accepted_dependencies_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        editable=False,
+    )
+    accepted_dependencies_at = models.DateTimeField(null=True, blank=True, editable=False)
     secrets = models.JSONField(default=list, blank=True)
     network = models.BooleanField(default=False)
     memory_mb = models.PositiveIntegerField(default=256)
@@ -65,6 +79,30 @@ class Sandbox(models.Model):
         SQL is written once (`studio.hotrows`).
         """
         return SANDBOX_TOOLS.all(self.pk)
+
+    @property
+    def dependencies_pending(self) -> list[str]:
+        """Return the dependencies no team admin accepted (a member added or changed them)."""
+        accepted = set(self.accepted_dependencies)
+        return sorted(d for d in self.dependencies if d not in accepted)
+
+    @property
+    def dependencies_accepted(self) -> bool:
+        """Tell whether a team admin accepted every dependency the sandbox has now.
+
+        A dependency is code in every run's process: secrets reach runs only then
+        (`catalog.services.secrets.secrets_gate`). Removing one needs no admin: nothing new
+        loads.
+        """
+        return not self.dependencies_pending
+
+    @property
+    def dependencies_acceptance_problem(self) -> str:
+        """Say why the sandbox's dependencies are not accepted ("" when they are)."""
+        pending = self.dependencies_pending
+        if not pending:
+            return ""
+        return f"no admin has accepted sandbox {self.name}'s dependencies {', '.join(pending)}"
 
     def to_config(self) -> SandboxConfig:
         """Return the core's profile of this sandbox, its numbers clamped to the deployment's.

@@ -12,6 +12,11 @@ urlpatterns = [
     path("catalog/sandboxes/new/", views.sandbox_create, name="sandbox-create"),
     path("catalog/sandboxes/<int:pk>/", views.sandbox_detail, name="sandbox"),
     path("catalog/sandboxes/<int:pk>/edit/", views.sandbox_edit, name="sandbox-edit"),
+    path(
+        "catalog/sandboxes/<int:pk>/accept-dependencies/",
+        views.sandbox_accept_dependencies,
+        name="sandbox-accept-dependencies",
+    ),
     path("catalog/sandboxes/<int:pk>/image/", views.sandbox_image_status, name="sandbox-image"),
     path("catalog/sandboxes/<int:pk>/build/", views.sandbox_build, name="sandbox-build"),
     path("catalog/sandboxes/<int:pk>/secrets/", views.sandbox_secret, name="sandbox-secret"),

@@ -266,6 +266,16 @@ def sandbox_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "catalog/sandbox_detail.html", _sandbox_context(request, sandbox))
 
 
+@require_POST
+def sandbox_accept_dependencies(request: HttpRequest, pk: int) -> HttpResponse:
+    """Accept a sandbox's current dependencies (team admins only): secrets reach its runs again."""
+    sandbox = get_object_or_404(selectors.sandboxes_for_user(request.user), pk=pk)
+    services.sandbox_dependencies_accept(sandbox=sandbox, actor=request.user)
+    accepted = ", ".join(sandbox.dependencies) or "none"
+    messages.success(request, f"Accepted {sandbox.name}'s dependencies: {accepted}.")
+    return redirect("catalog:sandbox", pk=sandbox.pk)
+
+
 @require_GET
 def sandbox_image_status(request: HttpRequest, pk: int) -> HttpResponse:
     """Render the image-status region alone."""

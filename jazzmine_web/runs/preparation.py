@@ -166,7 +166,8 @@ def _run_secrets(
     tool finds the variable missing.
     """
     sandbox = run.sandbox
-    gate = secrets_gate(tools=[row for row in rows if row.published])  # what the run loads
+    # What the run loads: its published tools, and the wheels of the sandbox's image.
+    gate = secrets_gate(tools=[row for row in rows if row.published], sandbox=sandbox)
     declared = {t.name: list(t.secrets) for t in registry.tools(sandbox.name)}
     # Keyed by no tool's name: the sandbox's own secrets, every tool's for the whole run.
     declared[""] = list(registry.get_sandbox(sandbox.name).secrets)

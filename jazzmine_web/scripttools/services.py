@@ -227,7 +227,8 @@ def trial_execute(*, trial_id: Any, interrupt: Interrupt | None = None) -> Trial
         image = _trial_image(tool, script_tool, stop)
         limits = RunLimits.from_sandbox(sandbox.to_config())
         environment: dict[str, str] = {}
-        # The trial runs the script alone: its own acceptance decides its secrets.
+        # The trial runs the script alone, which imports nothing from the image's wheels
+        # (only the harness does): its own acceptance decides its secrets.
         gate = secrets_gate(tools=[tool])
         if gate.tool_allowed(tool.name):
             environment = sandbox_secret_values(sandbox, names=list(script_tool.secrets))

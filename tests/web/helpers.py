@@ -38,24 +38,37 @@ def teammate(team, role: str, username: str = "grace"):
 
 
 def accept_code(sandbox, *names: str) -> None:
-    """Accept the current code of a sandbox's tools (all, or those named), as a team admin
-    would: fixtures that stand for tools an admin set up give them their secrets."""
+    """Accept the current code of a sandbox's tools (all, or those named) and its dependencies,
+    as a team admin would: fixtures that stand for what an admin set up get their secrets."""
     from django.db.models import F
 
     rows = sandbox.tools.all() if not names else sandbox.tools.filter(name__in=names)
     rows.update(always_allow_accepted_checksum=F("checksum"))
+    type(sandbox).objects.filter(pk=sandbox.pk).update(accepted_dependencies=F("dependencies"))
+    sandbox.refresh_from_db()
 
 
 def tool_form_post(client, tool, **changes) -> None:
     """Save a tool through its edit page, as the logged-in person would: the form as the page
     fills it in, with `changes` typed over it (a script tool's page for a script tool)."""
-    import json
-
     url = (
         f"/catalog/tools/{tool.pk}/script/edit/"
         if tool.kind == "script"
         else (f"/catalog/tools/{tool.pk}/edit/")
     )
+    form_post(client, url, **changes)
+
+
+def sandbox_form_post(client, sandbox, **changes) -> None:
+    """Save a sandbox through its edit page, as the logged-in person would: the form as the
+    page fills it in, with `changes` typed over it."""
+    form_post(client, f"/catalog/sandboxes/{sandbox.pk}/edit/", **changes)
+
+
+def form_post(client, url: str, **changes) -> None:
+    """Post the form of a page as it fills it in, with `changes` typed over it; expect a save."""
+    import json
+
     page = client.get(url)
     assert page.status_code == 200, page.status_code
     data = {k: v for k, v in page.context["form"].initial.items() if v is not None}

@@ -34,7 +34,13 @@ from .rules import (
     actor_is_admin,
     base_images_allowed,
 )
-from .sandboxes import sandbox_config_check, sandbox_create, sandbox_delete, sandbox_update
+from .sandboxes import (
+    sandbox_config_check,
+    sandbox_create,
+    sandbox_delete,
+    sandbox_dependencies_accept,
+    sandbox_update,
+)
 from .script_tools import script_tool_check, script_tool_save
 from .secrets import secret_value_clear, secret_value_set
 from .tools import (
@@ -80,6 +86,7 @@ __all__ = [
     "sandbox_config_check",
     "sandbox_create",
     "sandbox_delete",
+    "sandbox_dependencies_accept",
     "sandbox_image_key",
     "sandbox_update",
     "script_tool_check",

@@ -6,8 +6,9 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
+from django.utils import timezone
 
 from jazzmine.core.tools import SandboxConfig
 
@@ -18,6 +19,7 @@ from .rules import (
     ADMIN_SANDBOX_FIELDS,
     BASH_LIMIT_FIELDS,
     SANDBOX_CONFIG_FIELDS,
+    actor_is_admin,
     admin_check,
     backend_network_check,
     base_image_check,
@@ -42,6 +44,49 @@ def sandbox_config_check(*, name: str, **fields: Any) -> SandboxConfig:
         return SandboxConfig(name=name, **fields)
     except (TypeError, ValueError) as exc:
         raise ValidationError(str(exc)) from exc
+
+
+def sandbox_accept_if_admin(*, sandbox: Sandbox, actor: AbstractBaseUser | None) -> None:
+    """Accept the sandbox's dependencies when a team admin wrote this change (not saved here).
+
+    Anyone else's change leaves the acceptance as it was, so a dependency a member adds waits
+    for an admin, and no secret reaches the sandbox's runs meanwhile.
+    """
+    if actor_is_admin(actor=actor, team=sandbox.team):
+        sandbox.accepted_dependencies = list(sandbox.dependencies)
+        sandbox.accepted_dependencies_by = actor  # type: ignore[assignment]
+        sandbox.accepted_dependencies_at = timezone.now()
+
+
+def sandbox_dependencies_accept(*, sandbox: Sandbox, actor: AbstractBaseUser | None) -> Sandbox:
+    """Accept a sandbox's current dependencies (team admins only); audited.
+
+    From then on secrets reach its runs again (as far as its tools' code is accepted), until
+    anyone but an admin adds or changes a dependency.
+    """
+    if actor is None or not actor_is_admin(actor=actor, team=sandbox.team):
+        raise PermissionDenied("Only team admins accept a sandbox's dependencies.")
+    if sandbox.dependencies_accepted:
+        return sandbox
+    before = list(sandbox.accepted_dependencies)
+    with transaction.atomic():
+        sandbox_accept_if_admin(sandbox=sandbox, actor=actor)
+        sandbox.save(
+            update_fields=[
+                "accepted_dependencies",
+                "accepted_dependencies_by",
+                "accepted_dependencies_at",
+                "updated_at",
+            ]
+        )
+        catalog_change_announce(
+            sandbox=sandbox,
+            actor=actor,
+            action="sandbox_changed",
+            target=f"sandbox {sandbox.name}",
+            changes={"accepted_dependencies": (before, list(sandbox.accepted_dependencies))},
+        )
+    return sandbox
 
 
 def _sandbox_defaults() -> dict[str, Any]:
@@ -73,9 +118,9 @@ def sandbox_create(
         raise ValidationError(f"Team {team.slug!r} already has a sandbox named {name!r}")
     values = {f: getattr(checked, f) for f in SANDBOX_CONFIG_FIELDS}
     with transaction.atomic():
-        sandbox = Sandbox.objects.create(
-            team=team, name=name, description=description, **values, **bash
-        )
+        sandbox = Sandbox(team=team, name=name, description=description, **values, **bash)
+        sandbox_accept_if_admin(sandbox=sandbox, actor=actor)
+        sandbox.save()
         catalog_change_announce(
             sandbox=sandbox,
             actor=actor,
@@ -136,6 +181,8 @@ def sandbox_update(
     with transaction.atomic():
         for key, value in changed.items():
             setattr(sandbox, key, value)
+        if "dependencies" in changed:
+            sandbox_accept_if_admin(sandbox=sandbox, actor=actor)
         sandbox.save()
         catalog_change_announce(
             sandbox=sandbox,

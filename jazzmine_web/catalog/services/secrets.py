@@ -70,12 +70,15 @@ class SecretsGate:
     The rule: a secret reaches only code a team admin accepted (`Tool.code_accepted`).
     Python tools share the run's process, so one whose code is not accepted could read any
     variable any other tool is handed, while it runs or from a thread it left: then no
-    secret at all reaches that process (`shut`). A script tool runs as a process of its own
-    that sees only the secrets it declares, so one whose code is not accepted loses just
-    those (`tools`), wherever else they are declared: its runner would pass them on.
+    secret at all reaches that process (`shut`). So do dependencies, whoever declares them:
+    their wheels are unpacked into the one directory the run's process imports from, so a
+    sandbox's dependencies no admin accepted, or a script tool's with code no admin accepted,
+    shut it too. A script tool without dependencies runs as a process of its own that sees
+    only the secrets it declares, so one whose code is not accepted loses just those
+    (`tools`), wherever else they are declared: its runner would pass them on.
     """
 
-    shut: str = ""  # why nothing reaches the process ("" when the Python tools are accepted)
+    shut: str = ""  # why nothing reaches the process ("" when its code is all accepted)
     tools: dict[str, str] = field(default_factory=dict)  # {tool: why its secrets are withheld}
 
     def tool_allowed(self, name: str) -> bool:
@@ -96,16 +99,40 @@ class SecretsGate:
         return why
 
 
-def secrets_gate(*, tools: Iterable[Tool]) -> SecretsGate:
-    """Return the gate of a process that loads `tools` (a run's published tools, a trial's one)."""
+def tool_shares_the_process(tool: Tool) -> bool:
+    """Tell whether a tool's code (or its dependencies' code) loads into the run's process."""
+    return tool.kind != ToolKind.SCRIPT or bool(tool.dependencies)
+
+
+def secrets_gate(*, tools: Iterable[Tool], sandbox: Sandbox | None = None) -> SecretsGate:
+    """Return the gate of a process that loads `tools` (a run's published tools, a trial's one).
+
+    Pass the `sandbox` when the process imports from its image's wheels (a run does; a
+    trial's script does not): then its own dependencies count too.
+    """
     unaccepted = [t for t in tools if not t.code_accepted]
-    python = [t for t in unaccepted if t.kind != ToolKind.SCRIPT]
-    shut = ""
+    # Named one by one: the person reading it knows which code waits for an admin.
+    python = [t.code_acceptance_problem for t in unaccepted if t.kind != ToolKind.SCRIPT]
+    wheels = [
+        t.code_acceptance_problem
+        for t in unaccepted
+        if t.kind == ToolKind.SCRIPT and tool_shares_the_process(t)
+    ]
+    reasons = []
     if python:
-        # Named one by one: the person reading it knows which code waits for an admin.
-        problems = "; ".join(t.code_acceptance_problem for t in python)
-        shut = f"{problems} (Python tools share the run's process)"
-    return SecretsGate(shut=shut, tools={t.name: t.code_acceptance_problem for t in unaccepted})
+        reasons.append(f"{'; '.join(python)} (Python tools share the run's process)")
+    if wheels:
+        reasons.append(
+            f"{'; '.join(wheels)} (a script tool's dependencies load into the run's process)"
+        )
+    if sandbox is not None and not sandbox.dependencies_accepted:
+        reasons.append(
+            f"{sandbox.dependencies_acceptance_problem} (they load into the run's process)"
+        )
+    return SecretsGate(
+        shut="; ".join(reasons),
+        tools={t.name: t.code_acceptance_problem for t in unaccepted},
+    )
 
 
 def secrets_withheld_line(withheld: Mapping[str, str]) -> str:
@@ -122,13 +149,14 @@ def secrets_withheld_line(withheld: Mapping[str, str]) -> str:
 def tool_secrets_withheld(tool: Tool) -> bool:
     """Tell whether a tool's unaccepted code keeps secrets from runs (the tool page says so).
 
-    Its own secrets; and, for a published Python tool, every secret of its sandbox's runs.
+    Its own secrets; and, for a published Python tool or a script tool with dependencies,
+    every secret of its sandbox's runs.
     """
     if tool.code_accepted:
         return False
     if tool.secrets:
         return True
-    if tool.kind == ToolKind.SCRIPT or not tool.published:
+    if not tool_shares_the_process(tool) or not tool.published:
         return False
     sandbox = tool.sandbox
     return bool(sandbox.secrets) or any(t.secrets for t in sandbox.tool_rows() if t.published)
