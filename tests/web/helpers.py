@@ -45,7 +45,7 @@ def accept_code(sandbox, *names: str) -> None:
     rows = sandbox.tools.all() if not names else sandbox.tools.filter(name__in=names)
     rows.update(always_allow_accepted_checksum=F("checksum"))
     type(sandbox).objects.filter(pk=sandbox.pk).update(accepted_dependencies=F("dependencies"))
-    sandbox.refresh_from_db()
+    sandbox.refresh_from_db(fields=["dependencies", "accepted_dependencies"])  # keeps .team
 
 
 def tool_form_post(client, tool, **changes) -> None:

@@ -18,11 +18,10 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
-from jazzmine.sandbox import RunLimits, SandboxBuilder
+from jazzmine.sandbox import RunLimits
 from jazzmine.sandbox.docker_runner import DockerRunner
 from jazzmine_web.catalog.services import (
-    build_policy,
-    registry_for_sandbox,
+    sandbox_builder,
     sandbox_update,
     secret_value_set,
     tool_create,
@@ -86,8 +85,7 @@ def test_a_members_script_tool_dependency_reads_no_secret_until_an_admin_accepts
     try:
         assert trial.passed, (trial.status, trial.message, trial.stderr)
         assert browser(member).post(f"/catalog/tools/{helper.pk}/publish/").status_code == 302
-        builder = SandboxBuilder(registry_for_sandbox(ecommerce), client=docker_client,
-                                 policy=build_policy())  # fmt: skip
+        builder = sandbox_builder(ecommerce, client=docker_client)
         assert builder.ensure_image(ecommerce.name).tag == tag  # the trial's image
 
         def run() -> tuple[list[str], list]:
