@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 import secrets
 from pathlib import Path
 from typing import Any
@@ -122,6 +124,31 @@ def env_database(name: str, *, sqlite_path: Path, test_suffix: str) -> dict[str,
     else:
         raise ImproperlyConfigured(f"{name} must name SQLite or PostgreSQL, not {engine!r}")
     return config
+
+
+# A deployment's name goes into image repositories and Redis keys: one Docker path component.
+_DEPLOYMENT = re.compile(r"^[a-z0-9]+(?:[._-][a-z0-9]+)*$")
+
+
+def deployment_name(name: str, secret_key: str) -> str:
+    """Return the name that keeps this deployment's images, containers and keys its own.
+
+    Deployments may share one Docker engine or one Redis, and their sandbox ids, worker
+    names (`worker1@<host>`) and queues are alike: without a name of their own, one's image
+    prune removes the other's current image and one's worker start removes the other's
+    running containers. Every process of a deployment shares its secret key (required when
+    the data is shared), and no two deployments do, so the default is derived from it.
+    """
+    value = os.environ.get(name, "")
+    if not value:
+        digest = hashlib.sha256(b"jazzmine deployment\0" + secret_key.encode()).hexdigest()
+        return digest[:10]
+    if len(value) > 32 or not _DEPLOYMENT.fullmatch(value):
+        raise ImproperlyConfigured(
+            f"{name}={value!r} must be lowercase letters and digits joined by single "
+            "'.', '_' or '-' (at most 32 characters)"
+        )
+    return value
 
 
 def is_shared_database(config: dict[str, Any]) -> bool:

@@ -10,6 +10,7 @@ from csp.constants import NONE, SELF
 
 from .broker import broker_transport
 from .env import (
+    deployment_name,
     env_bool,
     env_database,
     env_float,
@@ -37,6 +38,9 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 SHARED_DATABASE = is_shared_database(DATABASES["default"])
 
 SECRET_KEY = shared_secret("JAZZMINE_SECRET_KEY", VAR_DIR / "secret_key", shared=SHARED_DATABASE)
+# What keeps this deployment's images, containers and Redis keys apart from another's that
+# shares the Docker engine or the Redis server (see env.deployment_name).
+JAZZMINE_DEPLOYMENT = deployment_name("JAZZMINE_DEPLOYMENT", SECRET_KEY)
 ALLOWED_HOSTS = env_list("JAZZMINE_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("JAZZMINE_CSRF_TRUSTED_ORIGINS", [])
 
@@ -131,7 +135,7 @@ TEMPLATES = [
 # Redis: the Celery broker and the channel layer. Every process of one deployment names the
 # same URL and prefix; a test session takes a prefix of its own (tests/isolation.py).
 JAZZMINE_REDIS_URL = env_str("JAZZMINE_REDIS_URL", "redis://127.0.0.1:6379/0")
-JAZZMINE_REDIS_PREFIX = env_str("JAZZMINE_REDIS_PREFIX", "jazzmine")
+JAZZMINE_REDIS_PREFIX = env_str("JAZZMINE_REDIS_PREFIX", f"jazzmine-{JAZZMINE_DEPLOYMENT}")
 # Blocking reads (the broker's) must not be cut by redis-py's own socket timeout.
 JAZZMINE_REDIS_SOCKET_TIMEOUT = env_float("JAZZMINE_REDIS_SOCKET_TIMEOUT", 30.0, above=5.0)
 # Live messages go through Redis pub/sub: one PUBLISH a send and pushed to each web process,

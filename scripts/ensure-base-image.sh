@@ -26,7 +26,7 @@ elif [ -n "$have" ] || docker image inspect "$TAG" >/dev/null 2>&1; then
   # Sandbox and bash images are named by their own inputs, not the base's: drop the ones built
   # on the old base so that each is rebuilt on the new one when next used.
   docker images --format '{{.Repository}}:{{.Tag}}' \
-    | grep -E '^jazzmine/(sandbox-[^:]+|bash):' | xargs -r docker rmi -f >/dev/null 2>&1 || true
+    | grep -E '^jazzmine/(sandbox-[^:]+|sandbox/[^:]+|bash):' | xargs -r docker rmi -f >/dev/null 2>&1 || true
 fi
 
 # A deployment with a registry may pull its base image first, but only when the operator says so

@@ -122,7 +122,7 @@ def _repository(sandbox_name: str) -> str:
 
 def image_key_check(key: str) -> str:
     """Return an image key that can name a repository; raise ValueError for any other."""
-    if not isinstance(key, str) or len(key) > 64 or not _IMAGE_KEY.match(key):
+    if not isinstance(key, str) or len(key) > 64 or not _IMAGE_KEY.fullmatch(key):
         raise ValueError(
             f"image key {key!r} must be lowercase letters and digits, "
             "joined by single '.', '_' or '-' (at most 64 characters)"

@@ -94,7 +94,7 @@ class WorkerProcess:
 
     def start(self) -> None:
         """Register, remove what an earlier life of this worker left, and start the heartbeat."""
-        owner_set(self.name, self.boot)
+        owner_set(self.name, self.boot, settings.JAZZMINE_DEPLOYMENT)
         started = timezone.now()
         hostname, pid = socket.gethostname(), os.getpid()
         earlier = _in_db(services.worker_earlier_life, name=self.name)
@@ -258,7 +258,12 @@ class WorkerProcess:
                 owners.add(self.name)
             if not owners:
                 return
-            removed = remove_owned(engine_client(), owners, keep_boot=self.boot)
+            removed = remove_owned(
+                engine_client(),
+                owners,
+                deployment=settings.JAZZMINE_DEPLOYMENT,
+                keep_boot=self.boot,
+            )
         except Exception:
             logger.exception("worker %s: could not sweep containers of dead workers", self.name)
             return

@@ -18,11 +18,11 @@ pytestmark = [pytest.mark.e2e, pytest.mark.docker]
 # A sandbox whose code no image exists for yet, so Build really builds (and logs) one.
 MAKE_SANDBOX = """
 from jazzmine_web.catalog.models import Sandbox
-from jazzmine_web.catalog.services import sandbox_create, tool_create
+from jazzmine_web.catalog.services import sandbox_create, sandbox_image_key, tool_create
 sandbox = sandbox_create(team=Sandbox.objects.get(name="ecommerce").team, name=NAME)
 tool_create(sandbox=sandbox, name="ping", description="Answer pong",
             source="def ping() -> ToolResponse:\\n    return ToolResponse(success=True, data=MARK)\\n")
-print(sandbox.pk)
+print(sandbox.pk, sandbox_image_key(sandbox))
 """
 
 AT_BOTTOM = "el => el.scrollHeight - el.scrollTop - el.clientHeight <= 2"
@@ -42,7 +42,8 @@ SCROLL_TO = """async ([el, top]) => {
 def fresh_sandbox(studio_server) -> Iterator[int]:
     name = "follow-" + uuid.uuid4().hex[:8]
     code = MAKE_SANDBOX.replace("NAME", repr(name)).replace("MARK", repr(uuid.uuid4().hex))
-    pk = int(studio_server.manage("shell", "-c", code).strip().splitlines()[-1])
+    pk, key = studio_server.manage("shell", "-c", code).strip().splitlines()[-1].split()
+    pk = int(pk)
     yield pk
     # The server is shared with other browser tests: leave its catalog as the demo made it.
     studio_server.manage(
@@ -51,7 +52,7 @@ def fresh_sandbox(studio_server) -> Iterator[int]:
         f"from jazzmine_web.catalog.models import Sandbox; Sandbox.objects.filter(pk={pk}).delete()",
     )
     client = docker.from_env()
-    repository = f"jazzmine/sandbox/{pk}"  # a sandbox's images are filed under its id
+    repository = f"jazzmine/sandbox/{key}"  # a sandbox's images are filed under its key
     for image in client.images.list(name=repository):
         for tag in image.tags:
             if tag.startswith(repository + ":"):  # never the shared base image's own tag

@@ -124,7 +124,7 @@ def test_the_current_image_stays_however_old_the_engine_says_it_is(
 
 
 def test_an_image_key_must_be_one_part_of_an_image_name():
-    for bad in ("", "A1", "1/2", "-1", "1-", "x" * 65):
+    for bad in ("", "A1", "1/2", "-1", "1-", "x" * 65, "17\n", "1:2", "1--2", "١٧"):
         with pytest.raises(ValueError, match="image key"):
             SandboxBuilder(ToolRegistry(), image_keys={NAME: bad})
     assert SandboxBuilder(ToolRegistry(), image_keys={NAME: "17"}).repository(NAME) == (

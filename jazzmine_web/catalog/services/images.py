@@ -3,7 +3,7 @@
 Sandbox names are unique per team only: two teams' `ecommerce` sandboxes filed by name would
 share one image repository, and each one's builds would prune the other's current image. So
 every builder the web makes comes from here and files a sandbox's images under its database
-id, which no other sandbox ever has and a rename keeps.
+id (after the deployment's name), which no other sandbox ever has and a rename keeps.
 """
 
 from __future__ import annotations
@@ -34,8 +34,12 @@ def build_policy() -> BuildPolicy:
 
 
 def sandbox_image_key(sandbox: Sandbox) -> str:
-    """Return the key a sandbox's images are filed under (`jazzmine/sandbox/<key>`)."""
-    return str(sandbox.pk)
+    """Return the key a sandbox's images are filed under (`jazzmine/sandbox/<key>`).
+
+    Its id, after the deployment's name: another deployment on the same Docker engine has a
+    sandbox of the same id, and must never prune this one's images.
+    """
+    return f"{settings.JAZZMINE_DEPLOYMENT}-{sandbox.pk}"
 
 
 def sandbox_builder(

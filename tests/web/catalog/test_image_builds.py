@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+from django.conf import settings
 
 from jazzmine_web.catalog.models import BuildStatus, ImageBuild
 from jazzmine_web.catalog.selectors import ImageStatus, sandbox_image_status, tool_image_sandboxes
@@ -48,7 +49,7 @@ def test_a_real_build_makes_the_image_up_to_date_until_the_code_changes(ecommerc
     build = image_build_start(sandbox=ecommerce, user=member, background=False)
     build = image_build_run(build_id=build.pk)
     assert build.status == BuildStatus.SUCCEEDED, build.log
-    assert build.tag.startswith(f"jazzmine/sandbox/{ecommerce.pk}:")
+    assert build.tag.startswith(f"jazzmine/sandbox/{settings.JAZZMINE_DEPLOYMENT}-{ecommerce.pk}:")
     assert sandbox_image_status(ecommerce).code == ImageStatus.UP_TO_DATE
     tool = ecommerce.tools.get(name="get_user")
     assert tool_image_sandboxes(tool) == [ecommerce]
