@@ -123,7 +123,16 @@ def decide(request: HttpRequest, submission_id: UUID, action: str) -> HttpRespon
     try:
         if action == "approve":
             services.submission_approve(
-                submission=submission, user=request.user, note=request.POST.get("note", "")
+                submission=submission,
+                user=request.user,
+                note=request.POST.get("note", ""),
+                # What the page listed when it was drawn: the reading may have been refreshed
+                # since (another approval found a new tool). A form without it: the stored one.
+                tools_seen=(
+                    request.POST.getlist("tools_seen")
+                    if "tools_seen_sent" in request.POST
+                    else None
+                ),
             )
         elif action == "edit":
             services.submission_approve_edit(

@@ -56,8 +56,19 @@ class Run(models.Model):
         blank=True,
         help_text=(
             "The tools this run may call, as decided when it was let through: {name: the "
-            "checksum of the code an admin had accepted}; null means all (a person approved "
-            "it, or the sandbox never reviews)."
+            "checksum of the code an admin had accepted}, or the names a reviewer approved "
+            "(see allowed_by_reviewer); null means all (a member ran it from the playground, "
+            "or the sandbox never reviews)."
+        ),
+    )
+    # Which decision `allowed_tools` holds: a reviewer's (the tools the review page listed,
+    # whether or not always allowed) or a policy's (only always-allowed tools, each at the
+    # code an admin accepted). Two decisions, two checks in `runs.preparation`.
+    allowed_by_reviewer = models.BooleanField(
+        default=False,
+        help_text=(
+            "allowed_tools is the list of tools a reviewer was shown and approved, not the "
+            "always-allowed tools a policy let through."
         ),
     )
     notes = models.JSONField(

@@ -195,18 +195,29 @@ def _run_secrets(
 def _allowed_tools(run: Run, rows: list[Tool]) -> frozenset[str] | None:
     """Return the tools a run may call (None: all), as its row records the decision.
 
-    A person's approval (None) is for every tool as they are when it runs. A run let through
-    without one may call the always-allowed tools as they were then: {name: the checksum an
-    admin had accepted}. A tool whose code is no longer that code (a member changed it while
-    the run was queued), or that is no longer always allowed, is dropped, and the harness
-    refuses its calls saying they need a person's approval. Dropped, not the whole run failed:
-    everything that still runs is code an admin accepted, which is all the policy promised,
-    and the script that calls the changed tool learns why at that call, as any script that
-    slips past the reading does; the run's notes say which tool and why.
+    A member's own run (None) may call every tool as they are when it runs. A reviewer's
+    approval (`allowed_by_reviewer`) is for the names the review page listed, and a tool
+    that took another name after it (created, renamed, published) is refused: which tools a
+    script reaches is the reviewer's to decide. By name, not checksum: what a tool does is
+    the catalog's (a member's code change withholds its secrets until an admin accepts it).
+
+    A run let through without a person may call the always-allowed tools as they were then:
+    {name: the checksum an admin had accepted}. A tool whose code is no longer that code (a
+    member changed it while the run was queued), or that is no longer always allowed, is
+    dropped, and the harness refuses its calls saying they need a person's approval.
+    Dropped, not the whole run failed: everything that still runs is code an admin
+    accepted, which is all the policy promised, and the script that calls the changed tool
+    learns why at that call, as any script that slips past the reading does; the run's
+    notes say which tool and why.
     """
     decided = run.allowed_tools
     if decided is None:
         return None
+    if run.allowed_by_reviewer:
+        if isinstance(decided, list) and all(isinstance(name, str) for name in decided):
+            return frozenset(decided)
+        _run_note(run, "no tool may be called: the tools its reviewer approved are unreadable")
+        return frozenset()  # fail closed
     if isinstance(decided, list) and all(isinstance(name, str) for name in decided):
         # Recorded before runs carried checksums: bound to the code accepted now, at least.
         bound: dict[str, str | None] = dict.fromkeys(decided)

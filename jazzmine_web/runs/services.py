@@ -87,13 +87,15 @@ def run_create(
     language: str = Language.PYTHON,
     start: bool = True,
     allowed_tools: Mapping[str, str] | Iterable[str] | None = None,
+    allowed_by_reviewer: bool = False,
 ) -> Run:
     """Validate a script body and queue its run; refuse it with its violations.
 
     Python bodies are assembled with the sandbox's preamble and validated; bash bodies run
     as they are, in bashkit inside the sandbox, after a light check (`bash_check`).
     `allowed_tools` is the decision that let the script run, carried into the sandbox: None
-    (every tool) when a person approved it or the policy never reviews, else the names it may
+    (every tool) when a member runs it themselves or the policy never reviews; with
+    `allowed_by_reviewer`, the names a reviewer was shown and approved; else the names it may
     call (the always-allowed tools, when the policy let it through without a person), best
     as {name: the checksum accepted then}, which the worker holds each tool to.
     """
@@ -121,6 +123,7 @@ def run_create(
                 if isinstance(allowed_tools, Mapping)
                 else sorted(set(allowed_tools))
             ),
+            allowed_by_reviewer=allowed_by_reviewer and allowed_tools is not None,
             # Set with the row: queueing it costs no second write.
             enqueued_at=timezone.now() if start else None,
         )

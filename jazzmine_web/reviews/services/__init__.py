@@ -1,10 +1,11 @@
 """Writes for reviews, one module per job; each one audited; the public names are re-exported here.
 
-`submitting` checks an agent's script and queues or runs it by policy, `deciding` approves or
-rejects a pending one, `edits` approves a reviewer's edit on its own reading, `expiry` expires
-what nobody decided and notes run ends, `withdrawing` lets an agent take back a pending one,
-`unattended` says what a script nobody read may call; `policy` sets how a sandbox is reviewed,
-`audit` writes the trail (and hears catalog changes and every run), `errors` is what they raise.
+`submitting` checks an agent's script and queues or runs it by policy, `deciding` approves a
+pending one (reading it again against the tools of now) or rejects it, `edits` approves a
+reviewer's edit on its own reading, `expiry` expires what nobody decided and notes run ends,
+`withdrawing` lets an agent take back a pending one, `unattended` says what a script nobody
+read may call; `policy` sets how a sandbox is reviewed, `audit` writes the trail (and hears
+catalog changes and every run), `errors` is what they raise.
 
 Importing the package imports every module, so each signal receiver (`audit`'s and
 `submitting`'s) is connected once, when the app's `ready()` imports it.
@@ -20,7 +21,14 @@ from .deciding import (
     submission_reject,
 )
 from .edits import EditReading, EditToolsUnseen, submission_approve_edit, submission_edit_read
-from .errors import EditRefused, ReviewConflict, ReviewError, ReviewForbidden, SubmissionInvalid
+from .errors import (
+    EditRefused,
+    ReviewConflict,
+    ReviewError,
+    ReviewForbidden,
+    SubmissionInvalid,
+    ToolsChanged,
+)
 from .expiry import (
     submission_note_run_finished,
     submission_run_cancel,
@@ -44,6 +52,7 @@ __all__ = [
     "ReviewError",
     "ReviewForbidden",
     "SubmissionInvalid",
+    "ToolsChanged",
     "agent_label",
     "review_settings_set",
     "submission_approve",

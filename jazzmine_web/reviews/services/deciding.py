@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime
+from collections.abc import Collection
+from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
@@ -11,13 +13,19 @@ from django.utils import timezone
 from jazzmine.core.tools.generator import assembled_body
 
 from ...runs.models import code_sha256
-from ...runs.services import script_check
+from ...runs.services import run_tools_called, script_check
 from ...teams.models import Role
 from ...teams.selectors import user_has_team_role, user_holds_team_role_locked
 from ..analysis import normalise_body, same_body
 from ..models import AuditAction, Submission, SubmissionStatus
 from .audit import _audit
-from .errors import EditRefused, ReviewConflict, ReviewForbidden, SubmissionInvalid
+from .errors import (
+    EditRefused,
+    ReviewConflict,
+    ReviewForbidden,
+    SubmissionInvalid,
+    ToolsChanged,
+)
 from .expiry import submissions_expire_overdue
 from .submitting import _after_commit, _approve_and_start
 
@@ -74,9 +82,19 @@ def _claim(
 
 
 def submission_approve(
-    *, submission: Submission, user: AbstractBaseUser, body: str | None = None, note: str = ""
+    *,
+    submission: Submission,
+    user: AbstractBaseUser,
+    body: str | None = None,
+    note: str = "",
+    tools_seen: Collection[str] | None = None,
 ) -> Submission:
-    """Approve a pending script, or a reviewer's edit of it (validated again), and start its run."""
+    """Approve a pending script, or a reviewer's edit of it (validated again), and start its run.
+
+    The script is read again against the sandbox's tools of now: the approval covers, and
+    its run may call, only tools the reviewer was shown. `tools_seen` is what the page
+    listed (None: the reading stored with the submission, or an edit's own reading).
+    """
     submission = submission_refresh(submission=submission)
     submission_decide_check(submission=submission, user=user)
     _check_not_own(submission=submission, user=user)
@@ -94,6 +112,19 @@ def submission_approve(
             raise EditRefused(violations)
     else:
         script = submission.script
+    # What the script calls depends on which tools exist, and that changes while it waits: a
+    # bash script calling `wipe_orders` reads as calling nothing until a member creates a tool
+    # of that name. Read it now, as it would run (a Python body assembled with today's tools).
+    tools = run_tools_called(
+        sandbox=submission.sandbox, body=final_body, language=submission.language
+    )
+    if edited:
+        # `submission_approve_edit` refused an edit calling a tool its page did not list; one
+        # created since that reading (or a caller that passed no list) is left out of the run.
+        seen = {t["name"] for t in tools} if tools_seen is None else set(tools_seen)
+    else:
+        seen = _reading_check(submission=submission, tools=tools, tools_seen=tools_seen)
+    approved_tools = sorted(t["name"] for t in tools if t["name"] in seen)
     status = SubmissionStatus.EDITED_AND_APPROVED if edited else SubmissionStatus.APPROVED
     sha = code_sha256(script)
     with transaction.atomic():
@@ -114,12 +145,50 @@ def submission_approve(
             user=user,
             sha256=sha,
             note=note,
+            data={"tools_approved": approved_tools},
         )
         _approve_and_start(
-            submission=submission, body=final_body, script=script, user=user, source="review"
+            submission=submission,
+            body=final_body,
+            script=script,
+            user=user,
+            source="review",
+            approved_tools=approved_tools,
         )
     _after_commit(submission, webhook_event="submission.decided")
     return submission_refresh(submission=submission)
+
+
+def _reading_check(
+    *, submission: Submission, tools: list[dict[str, Any]], tools_seen: Collection[str] | None
+) -> set[str]:
+    """Return the tools the reviewer was shown, or refuse when the reading now reaches others.
+
+    Shown means listed by the reading stored with the submission (what every review page
+    renders) and, when the page sent its list, on that page too: a page loaded before the
+    reading was refreshed approves nothing it did not show. A tool listed as always allowed
+    that is no longer (its code changed since an admin accepted it) was not asked about
+    either: the page's confirmation names only the tools that need review.
+
+    On refusal the submission stays pending with the new reading stored, so every page now
+    shows what approval would let the script call; nothing else is changed.
+    """
+    stored = {t["name"]: t for t in submission.tools_called}
+    seen = set(stored) if tools_seen is None else set(stored) & set(tools_seen)
+    appeared = sorted(t["name"] for t in tools if t["name"] not in seen)
+    no_longer_allowed = sorted(
+        t["name"]
+        for t in tools
+        if t["name"] in seen and stored[t["name"]].get("always_allow") and not t["always_allow"]
+    )
+    if appeared or no_longer_allowed:
+        Submission.objects.filter(pk=submission.pk, status=SubmissionStatus.PENDING).update(
+            tools_called=tools
+        )
+        submission.tools_called = tools
+        _after_commit(submission, webhook_event=None)
+        raise ToolsChanged(appeared=appeared, no_longer_allowed=no_longer_allowed)
+    return seen
 
 
 def submission_reject(

@@ -89,25 +89,26 @@ def submission_approve_edit(
     _check_not_own(submission=submission, user=user)
     reading = submission_edit_read(submission=submission, body=body)
     if not reading.edited:
-        return submission_approve(submission=submission, user=user, note=note)
+        return submission_approve(
+            submission=submission, user=user, note=note, tools_seen=tools_seen
+        )
     # The page showed the tools of whatever text the reviewer last paused on; an approval
     # must not cover a tool call typed after that (or sent by a page that never updated).
     unseen = sorted({t["name"] for t in reading.tools_called} - set(tools_seen))
     if unseen and not reading.violations:
         raise EditToolsUnseen(reading, unseen)
     with transaction.atomic():
-        approved = submission_approve(submission=submission, user=user, body=body, note=note)
-        names = [t["name"] for t in reading.tools_called]
+        approved = submission_approve(
+            submission=submission, user=user, body=body, note=note, tools_seen=tools_seen
+        )
+        # The approval's own entry names the tools approved (`submission_approve`).
         extra = {
-            AuditAction.EDITED: {
-                "diff": reading.diff,
-                "original_tools": [t["name"] for t in submission.tools_called],
-                "tools_called": reading.tools_called,
-                "tools_added": reading.tools_added,
-            },
-            AuditAction.EDITED_AND_APPROVED: {"tools_approved": names},
+            "diff": reading.diff,
+            "original_tools": [t["name"] for t in submission.tools_called],
+            "tools_called": reading.tools_called,
+            "tools_added": reading.tools_added,
         }
-        for entry in AuditEntry.objects.filter(submission=approved, action__in=list(extra)):
-            entry.data = {**entry.data, **extra[entry.action]}
+        for entry in AuditEntry.objects.filter(submission=approved, action=AuditAction.EDITED):
+            entry.data = {**entry.data, **extra}
             entry.save(update_fields=["data"])
     return approved

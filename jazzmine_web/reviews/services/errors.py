@@ -36,3 +36,26 @@ class EditRefused(ReviewError):
     def __init__(self, violations: list[str]) -> None:
         super().__init__("edit_has_violations", "; ".join(violations))
         self.violations = violations
+
+
+class ToolsChanged(ReviewConflict):
+    """The script reaches tools the reviewer was not shown (they changed since it was read)."""
+
+    def __init__(self, *, appeared: list[str], no_longer_allowed: list[str]) -> None:
+        found = []
+        if appeared:
+            found.append(
+                f"it now calls, or may call, {', '.join(appeared)}, which the list of tools "
+                "you saw did not show"
+            )
+        if no_longer_allowed:
+            verb = "is" if len(no_longer_allowed) == 1 else "are"
+            found.append(f"{', '.join(no_longer_allowed)} {verb} no longer always allowed")
+        super().__init__(
+            "tools_changed",
+            "The sandbox's tools changed since this script was read: "
+            + "; ".join(found)
+            + ". The list of tools it calls is read again; check it, then approve again.",
+        )
+        self.appeared = appeared
+        self.no_longer_allowed = no_longer_allowed

@@ -166,18 +166,29 @@ def _previous(*, sandbox: Sandbox, previous_id: object) -> Submission:
 
 
 def _approve_and_start(
-    *, submission: Submission, body: str, script: str, user: AbstractBaseUser | None, source: str
+    *,
+    submission: Submission,
+    body: str,
+    script: str,
+    user: AbstractBaseUser | None,
+    source: str,
+    approved_tools: list[str] | None = None,
 ) -> Run:
     """Start the run of an approved script and record that the code that runs is the approved code."""
     approved_sha = code_sha256(script)
-    # The run carries the decision that let it through: every tool when a person approved
-    # it or the sandbox never reviews; only the always-allowed ones when the policy let it
-    # through on the reading alone; nothing for any other state (fail closed).
+    # The run carries the decision that let it through: every tool when the sandbox never
+    # reviews; the tools a reviewer was shown when a person approved it (`approved_tools`);
+    # only the always-allowed ones when the policy let it through on the reading alone;
+    # nothing for any other state (fail closed).
+    # A reviewer's approval is not every tool: a tool created (or renamed, or published)
+    # under a name the script calls, between the approval and the worker's preparation of
+    # the run, would otherwise run under a decision that never named it.
     # Each always-allowed tool is bound to the code an admin had accepted (its checksum): the
     # worker drops one whose code changed while the run waited (`runs.preparation`).
-    allowed_tools: dict[str, str] | None = {}
+    allowed_tools: dict[str, str] | list[str] | None = {}
+    by_reviewer = False
     if submission.status in (SubmissionStatus.APPROVED, SubmissionStatus.EDITED_AND_APPROVED):
-        allowed_tools = None
+        allowed_tools, by_reviewer = sorted(set(approved_tools or ())), True
     elif submission.status == SubmissionStatus.AUTO_APPROVED:
         if submission.policy == ReviewPolicy.NEVER:
             allowed_tools = None
@@ -193,6 +204,7 @@ def _approve_and_start(
             source=source,
             language=submission.language,
             allowed_tools=allowed_tools,
+            allowed_by_reviewer=by_reviewer,
         )
     except RunRefused as exc:  # the sandbox's tools changed since the script was checked
         raise EditRefused(exc.violations) from exc

@@ -76,13 +76,16 @@ def test_the_run_carries_each_allowed_tool_with_the_checksum_an_admin_accepted(
     assert run.allowed_tools == {"get_orders": tool.checksum}
     assert prepare(run).allowed_tools == frozenset({"get_orders"}) and run.notes == []
 
-    # A person's approval still means every tool, as they are when the run starts.
+    # A person's approval means the tools they were shown, by name, as they are when the
+    # run starts: a member's rewrite does not take get_orders from it.
     set_policy(auto, ReviewPolicy.ALWAYS)
     state = submit(api, auto, body=ORDERS_ONLY).json()
     assert reviewer_client.post(f"/reviews/{state['id']}/approve/").status_code in (200, 302)
     approved = Run.objects.get(submission__pk=state["id"])
     rewrite(browser(member), tool)
-    assert approved.allowed_tools is None and prepare(approved).allowed_tools is None
+    assert approved.allowed_tools == ["get_orders"] and approved.allowed_by_reviewer
+    assert prepare(approved).allowed_tools == frozenset({"get_orders"})
+    assert approved.notes == []
 
 
 def test_a_tool_a_member_rewrites_while_the_run_is_queued_is_refused_in_that_run(

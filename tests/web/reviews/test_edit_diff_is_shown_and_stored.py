@@ -60,7 +60,10 @@ def test_an_unchanged_edit_is_a_plain_approval(api, ecommerce, reviewer) -> None
     state = submit(api, ecommerce).json()
     submission = Submission.objects.get(pk=state["id"])
     approved = submission_approve_edit(
-        submission=submission, user=reviewer, body=BODY.replace("\n", "\r\n"), tools_seen=[]
+        submission=submission,
+        user=reviewer,
+        body=BODY.replace("\n", "\r\n"),
+        tools_seen=["get_orders"],
     )
     assert approved.status == "approved"
     assert not AuditEntry.objects.filter(submission=approved, action=AuditAction.EDITED).exists()

@@ -35,6 +35,7 @@ def test_an_unpublished_always_allowed_tool_is_not_carried(api, ecommerce) -> No
     ecommerce.tools.filter(name="search_products").update(published=False)
     submit(api, ecommerce, body=ALLOWED_ONLY)
     assert list(Run.objects.get().allowed_tools) == ["get_orders"]
+    assert not Run.objects.get().allowed_by_reviewer
 
 
 def test_a_run_of_a_sandbox_that_never_reviews_may_call_every_tool(api, ecommerce) -> None:
@@ -43,22 +44,29 @@ def test_a_run_of_a_sandbox_that_never_reviews_may_call_every_tool(api, ecommerc
     assert Run.objects.get().allowed_tools is None
 
 
-def test_a_run_a_reviewer_approved_may_call_every_tool(api, ecommerce, reviewer) -> None:
+def test_a_run_a_reviewer_approved_may_call_the_tools_they_were_shown(
+    api, ecommerce, reviewer
+) -> None:
     set_policy(ecommerce, ReviewPolicy.UNLISTED_TOOLS)
     allow_tools(ecommerce, "get_orders")
     state = submit(api, ecommerce, body=BODY + 'emit_log(get_user("U-1").message)\n').json()
     assert state["status"] == "pending"
     submission_approve(submission=Submission.objects.get(pk=state["id"]), user=reviewer)
-    assert Run.objects.get().allowed_tools is None
+    run = Run.objects.get()
+    # Always-allowed or not: the reviewer approved each; and no other tool.
+    assert run.allowed_tools == ["get_orders", "get_user"] and run.allowed_by_reviewer
 
 
-def test_a_reviewer_edit_and_approval_may_call_every_tool(api, ecommerce, reviewer) -> None:
+def test_a_reviewer_edit_and_approval_may_call_the_tools_of_the_edit(
+    api, ecommerce, reviewer
+) -> None:
     state = submit(api, ecommerce).json()
     edited = BODY + 'emit_log(get_user("U-1").message)\n'
     submission_approve(
         submission=Submission.objects.get(pk=state["id"]), user=reviewer, body=edited
     )
-    assert Run.objects.get().allowed_tools is None
+    run = Run.objects.get()
+    assert run.allowed_tools == ["get_orders", "get_user"] and run.allowed_by_reviewer
 
 
 def test_a_member_running_a_script_in_the_playground_may_call_every_tool(ecommerce, member) -> None:
