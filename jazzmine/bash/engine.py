@@ -97,8 +97,8 @@ class BashResult:
 def refusal_message(name: str) -> str:
     """Explain a builtin the run may not call (the harness says the same for Python)."""
     return (
-        f"Tool {name!r} is not allowed in this run: it needs a person's approval, and this "
-        "script was let through without one"
+        f"Tool {name!r} is not allowed in this run: it needs a person's approval, and no "
+        "person approved it for this script"
     )
 
 

@@ -16,9 +16,9 @@ from .refs import _isawaitable
 def refusal_message(name: str) -> str:
     """Explain a call to a tool the run may not make."""
     return (
-        f"Tool {name!r} is not allowed in this run: it needs a person's approval, and this "
-        "script was let through without one. Use only the always-allowed tools, or submit "
-        "the script for review"
+        f"Tool {name!r} is not allowed in this run: it needs a person's approval, and no "
+        "person approved it for this script. Use only the tools this run was allowed, or "
+        "submit the script for review"
     )
 
 

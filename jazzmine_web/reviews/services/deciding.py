@@ -102,21 +102,24 @@ def submission_approve(
     shown = assembled_body(submission.script)
     final_body = shown if body is None else normalise_body(body)
     edited = not same_body(final_body, shown)
-    if edited:
-        if not final_body.strip():
-            raise SubmissionInvalid("missing_field", "The edited script is empty.")
-        script, violations = script_check(
-            sandbox=submission.sandbox, body=final_body, language=submission.language
-        )
-        if violations:
-            raise EditRefused(violations)
-    else:
-        script = submission.script
+    if edited and not final_body.strip():
+        raise SubmissionInvalid("missing_field", "The edited script is empty.")
+    # Assembled again with the sandbox's tools of now, edited or not: a Python script's
+    # preamble lists every tool, so the one stored when the agent sent it is stale as soon as
+    # any tool changes, and the run (which assembles with today's tools) would never match it.
+    # Which tools the body reaches is checked just below; what a tool's code does is the
+    # catalog's acceptance. An unedited body the sandbox's tools no longer accept is refused
+    # here, as its run would be.
+    script, violations = script_check(
+        sandbox=submission.sandbox, body=final_body, language=submission.language
+    )
+    if violations:
+        raise EditRefused(violations)
     # What the script calls depends on which tools exist, and that changes while it waits: a
     # bash script calling `wipe_orders` reads as calling nothing until a member creates a tool
     # of that name. Read it now, as it would run (a Python body assembled with today's tools).
     tools = run_tools_called(
-        sandbox=submission.sandbox, body=final_body, language=submission.language
+        sandbox=submission.sandbox, body=final_body, language=submission.language, script=script
     )
     if edited:
         # `submission_approve_edit` refused an edit calling a tool its page did not list; one

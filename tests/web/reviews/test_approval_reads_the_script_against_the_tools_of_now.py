@@ -318,3 +318,30 @@ def test_a_tool_created_after_the_approval_is_refused_where_the_script_runs(
     assert "wiped" not in events and "wiped" not in str(run.result)
     assert "'wipe_orders' is not allowed in this run" in events
     assert run.status == RunStatus.FAILED and run.allowed_tools == ["get_orders"]
+
+
+@pytest.mark.docker
+@pytest.mark.django_db(transaction=True)
+def test_a_python_script_stays_approvable_after_another_tool_changes(
+    api, ecommerce, member, reviewer, worker
+):
+    # A Python script's preamble lists every tool: the one assembled when the agent sent it
+    # is stale once any tool changes. Before, every approval of it then conflicted
+    # ("approve again"), and so did every approval after that: it could only be rejected.
+    for change in range(2):
+        state = submit(api, ecommerce).json()  # Python: the total of delivered orders
+        assert state["status"] == "pending", state
+        submission = Submission.objects.get(pk=state["id"])
+        if change == 0:
+            add_wipe_orders(ecommerce, member)  # a tool the script does not call
+        else:
+            tool = ecommerce.tools.get(name="get_user")  # renamed: another tool the script
+            tool_update(tool=tool, name="find_user", actor=member)  # does not call
+        approved = submission_approve(submission=submission, user=reviewer)
+        assert approved.run.allowed_tools == ["get_orders"]
+        assert approved.approved_script != submission.script  # assembled with today's tools
+        worker.future(approved.run.pk).result(timeout=240)
+        run = Run.objects.get(pk=approved.run.pk)
+        assert run.status == RunStatus.SUCCEEDED, (run.error, run.result)
+        assert run.result == {"total": 202.25}
+        assert run.code_sha256 == approved.approved_sha256
