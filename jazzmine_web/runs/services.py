@@ -22,6 +22,7 @@ from ..catalog.selectors import tools_called
 from ..catalog.services.registry import registry_for_sandbox
 from ..celery import app as celery_app
 from ..studio.live import group_send
+from ..studio.storable import storable_json
 from .models import Language, Run, RunEvent, RunStatus, code_sha256
 from .signals import run_created, run_finished
 
@@ -272,7 +273,11 @@ def run_record_events(
     with a message saying so, instead of leaving it `running` forever; the first end of a run
     wins, so a later `exit` cannot turn such a run into a success. The worker stops a run
     whose event was refused.
+
+    A NUL character in an event (a script printed one) is stored and sent as U+FFFD
+    (`studio.storable`): output is kept, never refused, and reads the same everywhere.
     """
+    events = storable_json(events)
     try:
         _events_store(run_id, events)
     except Exception as exc:  # any refusal of the database: the run must still end

@@ -34,6 +34,7 @@ from ..catalog.services.tools import tool_publish
 from ..celery import app as celery_app
 from ..runs.models import Run, RunStatus, code_sha256
 from ..studio.claims import heartbeat_cutoff, never_started_cutoff, row_claim
+from ..studio.storable import storable_json, storable_text
 from .models import KeychainToken, TrialRun, TrialState
 from .signals import trial_started
 
@@ -257,16 +258,17 @@ def trial_execute(*, trial_id: Any, interrupt: Interrupt | None = None) -> Trial
             dict(trial.args),
         )  # fmt: skip
         image = ""
+    # What the script wrote is kept whatever it holds: a NUL becomes U+FFFD (`storable`).
     TrialRun.objects.filter(pk=trial_id).update(
         state=TrialState.DONE,
         status=result.status.value,
         passed=result.passed,
         # The person reading why a tool found its variable missing reads it here.
-        message=f"{result.message} ({withheld})" if withheld else result.message,
+        message=storable_text(f"{result.message} ({withheld})" if withheld else result.message),
         exit_code=result.exit_code,
-        stdout=result.stdout,
-        stderr=result.stderr,
-        data=result.data,
+        stdout=storable_text(result.stdout),
+        stderr=storable_text(result.stderr),
+        data=storable_json(result.data),
         duration_ms=result.duration_ms,
         image=image,
         finished_at=timezone.now(),
