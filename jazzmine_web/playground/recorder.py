@@ -12,6 +12,7 @@ from ..reviews.services import NeedsPerson
 from ..runs.models import Run, RunStatus
 from ..runs.services import run_group
 from ..studio.live import GroupWaiter
+from ..studio.storable import storable_json
 from .models import Attempt, AttemptSource, PlaygroundSession
 from .services import attempt_record, attempt_run
 
@@ -40,6 +41,10 @@ class AttemptRecorder:
 
     async def on_event(self, event: dict[str, Any]) -> None:
         """Persist what an event settles, then forward it to the browser."""
+        # The LLM's answer is kept whatever it holds: a NUL becomes U+FFFD (`storable`) in what
+        # is stored and in what the browser is sent alike. The loop itself validates the
+        # answer as it came, NUL and all, and retries with that violation.
+        event = storable_json(event)
         kind = event["type"]
         if kind == "token":
             self.raw.setdefault(event["attempt"], []).append(event["text"])
