@@ -18,6 +18,7 @@ from jazzmine.interrupts import Interrupt
 
 from ...celery import app as celery_app
 from ...studio.claims import heartbeat_cutoff, never_started_cutoff, row_claim
+from ...studio.storable import storable_text
 from .. import live
 from ..models import BuildStatus, ImageBuild, Sandbox
 from .images import sandbox_builder
@@ -134,8 +135,12 @@ def image_builds_of_earlier_life_end(*, worker: str, before: datetime.datetime) 
 
 
 def image_build_append_line(*, build_id: int, line: str) -> int:
-    """Append a line to a build's log, store it, and stream it; return its sequence number."""
-    line = line.rstrip("\n")
+    """Append a line to a build's log, store it, and stream it; return its sequence number.
+
+    The line is output of programs the team chose (pip's, its base image's): a NUL in it is
+    stored and streamed as U+FFFD (`storable`), never a failure of the build.
+    """
+    line = storable_text(line.rstrip("\n"))
     with transaction.atomic():
         ImageBuild.objects.filter(pk=build_id).update(
             log=Concat(F("log"), Value(line + "\n")), line_count=F("line_count") + 1
@@ -150,6 +155,8 @@ def image_build_append_line(*, build_id: int, line: str) -> int:
 
 def image_build_set_status(*, build_id: int, status: str, **fields: Any) -> None:
     """Change a build's status and tell its watchers."""
+    # An error's text may quote what a step wrote (`image_build_append_line`).
+    fields = {k: storable_text(v) if isinstance(v, str) else v for k, v in fields.items()}
     if status in (BuildStatus.SUCCEEDED, BuildStatus.FAILED):
         fields["finished_at"] = timezone.now()
     ImageBuild.objects.filter(pk=build_id).update(status=status, **fields)
