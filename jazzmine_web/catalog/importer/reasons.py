@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from ...studio.untrusted import nul_field, nul_message
 from .literals import NotLiteral, bind, callee_name
 from .problems import ImportProblem
 
@@ -94,9 +95,13 @@ def bind_or_problem(
     problems: list[ImportProblem],
 ) -> dict[str, Any] | None:
     """Return `bind`'s arguments, or None once the problem of a value that is not a literal
-    is recorded: on the value's line (`line` when it has none), headed by `label`."""
+    is recorded: on the value's line (`line` when it has none), headed by `label`.
+
+    A string holding a NUL character (an escape, `"\\x00"`: the file itself has none) is
+    refused too, naming where it is: the catalog can neither store nor look up such text.
+    """
     try:
-        return bind(call, names, what)
+        bound = bind(call, names, what)
     except NotLiteral as exc:
         argument = _argument_name(call, exc.node, names)
         reason = _describe(exc, argument, _argument_value(call, exc.node))
@@ -104,6 +109,11 @@ def bind_or_problem(
             ImportProblem(filename, getattr(exc.node, "lineno", line), f"{label}: {reason}")
         )
         return None
+    field = nul_field(bound)
+    if field is not None:
+        problems.append(ImportProblem(filename, line, f"{label}: {nul_message(field)}"))
+        return None
+    return bound
 
 
 def _describe(exc: NotLiteral, argument: str, value: ast.AST | None = None) -> str:

@@ -11,6 +11,7 @@ from django.db import transaction
 from jazzmine.core.tools import RegisteredTool, SandboxConfig, ToolRegistry
 from jazzmine.scripttools import ScriptTool, register_script_tool
 
+from ...studio.untrusted import nul_field, nul_message
 from ..limits import bound
 from ..models import Sandbox, Tool, ToolKind
 from .audit import tool_audit_state, tool_change_announce
@@ -27,6 +28,11 @@ from .tools import (
 
 def script_tool_check(*, tool: ScriptTool, sandbox_name: str = "default") -> RegisteredTool:
     """Register a script tool in a scratch registry; raise ValidationError on any problem."""
+    # First: the catalog can neither store nor look up text with a NUL (tool.json may spell
+    # one `\u0000`, a script may hold the byte), and no tool needs one.
+    field = nul_field({**tool.to_json_dict(), tool.script_filename: tool.source})
+    if field is not None:
+        raise ValidationError(nul_message(field))
     requirements_checked(tool.dependencies)
     problem = bound("script_timeout_seconds").problem("timeout", tool.timeout)
     if problem:
