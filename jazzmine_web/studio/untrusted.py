@@ -6,9 +6,12 @@ same input with the same reason.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
+from channels.security.websocket import WebsocketDenier
 from django.http import HttpRequest, HttpResponse
+from django.http.cookie import parse_cookie
 
 from .refusals import RefusingMiddleware, refusal_response
 
@@ -64,10 +67,33 @@ def nul_message(field: str) -> str:
 _FORMS = ("application/x-www-form-urlencoded", "multipart/form-data")
 
 
+def nul_header(headers: Iterable[tuple[str, str]]) -> str | None:
+    """Return which header or cookie holds a NUL character ('the sessionid cookie'), or None.
+
+    Headers are stored (a submission's User-Agent, django-axes' log of logins) and cookies
+    looked up (the session's key). The web process's HTTP parser refuses a NUL byte in a
+    header (Twisted answers 400, as RFC 9110 section 5.5 allows), but not a cookie quoted
+    `"a\\000b"`, which Django unquotes the way Python's `http.cookies` does: to a NUL.
+    """
+    for name, value in headers:
+        if NUL in name or NUL in value:
+            named = name.replace(NUL, "\\u0000")
+            return f"the {named} header"
+        if name.lower() == "cookie":
+            for key, item in parse_cookie(value).items():
+                if NUL in key or NUL in item:
+                    named = key.replace(NUL, "\\u0000")
+                    return f"the {named} cookie"
+    return None
+
+
 def nul_in_request(request: HttpRequest) -> str | None:
-    """Return the name of a query or form field (or the path) holding a NUL character."""
+    """Return the name of a query or form field, header (or the path) holding a NUL character."""
     if NUL in request.path:
         return "the path"
+    header = nul_header(request.headers.items())
+    if header is not None:
+        return header
     params = [request.GET]
     # Form bodies only: an API body is JSON, which the API reads and checks itself, and reading
     # POST for any other type would consume the body the view still has to read.
@@ -87,7 +113,7 @@ def nul_refusal(path: str, field: str) -> HttpResponse:
 
 
 class NulRefusalMiddleware(RefusingMiddleware):
-    """Refuse (400) a request whose path, query or form fields hold a NUL character.
+    """Refuse (400) a request whose path, headers, query or form fields hold a NUL character.
 
     Django's form fields refuse NUL already, but pages also read filters and a few fields
     without a form, and any of those reaching PostgreSQL (a filter, a row) was a 500.
@@ -96,3 +122,21 @@ class NulRefusalMiddleware(RefusingMiddleware):
     def refusal(self, request: HttpRequest) -> HttpResponse | None:
         field = nul_in_request(request)
         return nul_refusal(request.path, field) if field is not None else None
+
+
+class WebsocketNulRefusal:
+    """ASGI middleware: refuse a websocket handshake with a NUL character in a header.
+
+    Before anything reads the headers: the session cookie is looked up to find the user.
+    """
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> Any:
+        if scope["type"] == "websocket":
+            pairs = scope.get("headers", [])
+            headers = ((k.decode("latin-1"), v.decode("latin-1")) for k, v in pairs)
+            if nul_header(headers) is not None:
+                return await WebsocketDenier.as_asgi()(scope, receive, send)
+        return await self.app(scope, receive, send)
