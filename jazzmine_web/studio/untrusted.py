@@ -113,7 +113,7 @@ def nul_refusal(path: str, field: str) -> HttpResponse:
 
 
 class NulRefusalMiddleware(RefusingMiddleware):
-    """Refuse (400) a request whose path, headers, query or form fields hold a NUL character.
+    """Refuse (400) a request whose path, headers, cookies, query or form fields hold a NUL.
 
     Django's form fields refuse NUL already, but pages also read filters and a few fields
     without a form, and any of those reaching PostgreSQL (a filter, a row) was a 500.
@@ -125,9 +125,9 @@ class NulRefusalMiddleware(RefusingMiddleware):
 
 
 class WebsocketNulRefusal:
-    """ASGI middleware: refuse a websocket handshake with a NUL character in a header.
+    """ASGI middleware: refuse a websocket handshake with a NUL character in a header or cookie.
 
-    Before anything reads the headers: the session cookie is looked up to find the user.
+    Before anything reads them: the session cookie is looked up to find the user.
     """
 
     def __init__(self, app: Any) -> None:
