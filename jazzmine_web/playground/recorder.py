@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -15,6 +16,22 @@ from ..studio.live import GroupWaiter
 from ..studio.storable import storable_json
 from .models import Attempt, AttemptSource, PlaygroundSession
 from .services import attempt_record, attempt_run
+
+FINISH_REASON_CHARS = Attempt._meta.get_field("finish_reason").max_length
+
+
+def finish_reason_storable(value: Any) -> str:
+    """Return an endpoint's finish_reason as its attempt stores it, and the browser is sent.
+
+    It is any JSON value the endpoint chose; OpenAI's are short words. Anything else is kept
+    as text cut to the column (PostgreSQL refuses a longer one, and the attempt was lost).
+    """
+    if value is None:
+        return ""
+    text = value if isinstance(value, str) else json.dumps(value)
+    if len(text) <= FINISH_REASON_CHARS:
+        return text
+    return text[: FINISH_REASON_CHARS - 1] + "…"
 
 
 class AttemptRecorder:
@@ -46,6 +63,8 @@ class AttemptRecorder:
         # answer as it came, NUL and all, and retries with that violation.
         event = storable_json(event)
         kind = event["type"]
+        if "finish_reason" in event:
+            event = {**event, "finish_reason": finish_reason_storable(event["finish_reason"])}
         if kind == "token":
             self.raw.setdefault(event["attempt"], []).append(event["text"])
         elif kind == "attempt_started":
@@ -72,7 +91,7 @@ class AttemptRecorder:
             raw_answer="".join(self.raw.get(event["attempt"], [])),
             body=event.get("body", ""),
             llm_error=llm_error,
-            finish_reason=event.get("finish_reason") or "",
+            finish_reason=event.get("finish_reason", ""),
             prompt_tokens=event.get("prompt_tokens"),
             completion_tokens=event.get("completion_tokens"),
             generation_seconds=event.get("seconds"),

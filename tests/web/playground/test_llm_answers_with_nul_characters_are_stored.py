@@ -1,4 +1,5 @@
-"""An LLM's answer with NUL characters is stored as an attempt, each NUL as U+FFFD.
+"""An LLM's answer with NUL characters is stored as an attempt, each NUL as U+FFFD; so is any
+finish_reason the endpoint sends, cut to its column.
 
 The answer is the LLM's output, kept as a record: never refused, never lost. PostgreSQL holds
 no NUL in text, so storing the attempt raised there and the generation ended in an error with
@@ -66,3 +67,29 @@ async def test_auto_retries_after_an_answer_with_a_nul(
     # The retry prompt quotes the script and its violation; stored, its NUL reads as U+FFFD.
     assert "NUL" in attempts[1].prompt and f"emit_result('a{R}b')" in attempts[1].prompt
     assert attempts[1].run.status == "succeeded" and attempts[1].run.result == "ab"
+
+
+@pytest.mark.parametrize(
+    ("sent", "kept"),
+    [
+        ("stop", "stop"),
+        ("x" * 200, "x" * 39 + "…"),  # longer than its column: PostgreSQL refused the attempt
+        ({"why": "y" * 60}, '{"why": "' + "y" * 30 + "…"),
+        (7, "7"),
+    ],
+    ids=["a word", "a long text", "an object", "a number"],
+)
+async def test_any_finish_reason_an_endpoint_sends_is_stored_and_shown_alike(
+    ecommerce, member, llm, sent, kept
+) -> None:
+    llm.script(Reply(text="```python\nemit_result(1)\n```", finish_reason=sent))
+    ws = await playground_socket(member)
+    try:
+        await ws.send_json_to({"type": "generate", "sandbox": ecommerce.pk, "task": "Say 1"})
+        messages = await collect_until(ws, "generation_finished", timeout=30)
+    finally:
+        await ws.disconnect()
+    generated = next(m for m in messages if m["type"] == "generated")
+    attempt = await database_sync_to_async(Attempt.objects.get)(pk=generated["attempt_id"])
+    assert attempt.finish_reason == generated["finish_reason"] == kept
+    assert attempt.body == "emit_result(1)"
