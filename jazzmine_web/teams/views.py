@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import shlex
 from typing import Any
 
 from django.contrib import messages
@@ -14,11 +16,49 @@ from django.views.decorators.http import require_http_methods, require_POST
 from .selectors import api_tokens_for_user, teams_for_user
 from .services import api_token_create, api_token_revoke
 
+# What the page's example submits: a script that calls no tool, so it runs in any sandbox.
+EXAMPLE_TASK = "Say hello"
+EXAMPLE_BODY = 'emit_result({"hello": "world"})\n'
 
-def _context(request: HttpRequest, **extra: object) -> dict[str, object]:
+
+def _api_example(request: HttpRequest, issued: Any) -> str:
+    """Return shell commands an agent can paste as they are: list, submit, wait.
+
+    They name this server as the browser reached it, one of the user's own sandboxes (or a
+    placeholder when they have none) and the token just issued (else `$TOKEN`, set by hand).
+    """
+    origin = request.build_absolute_uri("/").rstrip("/")
+    sandbox = (
+        teams_for_user(request.user)
+        .filter(sandboxes__isnull=False)
+        .values_list("slug", "sandboxes__name")
+        .order_by("name", "slug", "sandboxes__name")
+        .first()
+    )
+    ref = "/".join(sandbox) if sandbox else "TEAM/SANDBOX"
+    body = json.dumps({"sandbox": ref, "task": EXAMPLE_TASK, "body": EXAMPLE_BODY})
+    token = issued.raw if issued is not None else "jzm_..."
+    # `-w '\n'`: each answer on a line of its own, as JSON answers end without one.
+    auth = '-H "Authorization: Bearer $TOKEN"'
+    shown = f"curl -s -w '\\n' {auth}"
+    read_id = "python3 -c 'import json, sys; print(json.load(sys.stdin)[\"id\"])'"
+    return "\n".join(
+        [
+            f"TOKEN={shlex.quote(token)}",
+            f"{shown} {origin}/api/v1/sandboxes/",
+            f"ID=$(curl -s {auth} -H 'Content-Type: application/json' \\",
+            f"  -d {shlex.quote(body)} \\",
+            f"  {origin}/api/v1/submissions/ | {read_id})",
+            f'{shown} "{origin}/api/v1/submissions/$ID/wait/?timeout=60&until=final"',
+        ]
+    )
+
+
+def _context(request: HttpRequest, **extra: Any) -> dict[str, object]:
     return {
         "tokens": api_tokens_for_user(request.user),
         "teams": teams_for_user(request.user).prefetch_related("memberships__user"),
+        "api_example": _api_example(request, extra.get("issued")),
         **extra,
     }
 
