@@ -14,7 +14,7 @@ from jazzmine.requirements import RequirementError, requirement_check
 
 from ..teams.models import Team
 from . import services
-from .limits import bound
+from .limits import bound, number_text
 from .models import Backend, Sandbox, ToolKind
 
 
@@ -70,7 +70,7 @@ def bound_number_field(field: forms.Field, name: str) -> None:
     field.widget.attrs.update(min=limits.minimum, max=limits.maximum)
     field.help_text = (
         f"{field.help_text}; " if field.help_text else ""
-    ) + f"between {limits.minimum:g} and {limits.maximum:g}"
+    ) + f"between {number_text(limits.minimum)} and {number_text(limits.maximum)}"
 
 
 def disable_fields(form: forms.Form, names: Any, why: str) -> None:
@@ -132,6 +132,8 @@ class SandboxForm(forms.Form):
     ):
         super().__init__(*args, **kwargs)
         self.fields["team"].queryset = teams
+        if teams.count() == 1:
+            self.fields["team"].initial = teams.first()
         self.instance = instance
         if instance is not None:
             del self.fields["team"]

@@ -25,11 +25,12 @@ class Bound:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             return f"{label} must be a number, not {value!r}"
         if value != value or not self.minimum <= value <= self.maximum:  # NaN fails too
-            return f"{label} must be between {_num(self.minimum)} and {_num(self.maximum)}"
+            return f"{label} must be between {number_text(self.minimum)} and {number_text(self.maximum)}"
         return None
 
 
-def _num(value: float) -> str:
+def number_text(value: float) -> str:
+    """Write a bound as a person types it: 52428800 and 0.05, never 5.24288e+07."""
     return str(int(value)) if float(value).is_integer() else str(value)
 
 
