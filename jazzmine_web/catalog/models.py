@@ -31,9 +31,9 @@ class Sandbox(models.Model):
     description = models.TextField(blank=True)
     dependencies = models.JSONField(default=list, blank=True)
     # The dependencies a team admin accepted (wrote, or pressed Accept on). Their wheels load
-    # into every run's process, beside the tools: secrets reach a run only while each of
-    # `dependencies` is one of these (`dependencies_accepted`), as they reach a tool only
-    # while its code is the code an admin accepted.
+    # into every run's process, beside the tools: secrets reach a run only while
+    # `dependencies` are these (`dependencies_accepted`), as they reach a tool only while its
+    # code is the code an admin accepted.
     accepted_dependencies = models.JSONField(default=list, blank=True, editable=False)
     accepted_dependencies_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -87,22 +87,40 @@ class Sandbox(models.Model):
         return sorted(d for d in self.dependencies if d not in accepted)
 
     @property
+    def dependencies_dropped(self) -> list[str]:
+        """Return the accepted dependencies the sandbox no longer has (someone removed them)."""
+        current = set(self.dependencies)
+        return sorted(d for d in self.accepted_dependencies if d not in current)
+
+    @property
     def dependencies_accepted(self) -> bool:
-        """Tell whether a team admin accepted every dependency the sandbox has now.
+        """Tell whether the sandbox's dependencies are exactly the ones a team admin accepted.
 
         A dependency is code in every run's process: secrets reach runs only then
-        (`catalog.services.secrets.secrets_gate`). Removing one needs no admin: nothing new
-        loads.
+        (`catalog.services.secrets.secrets_gate`). Removing one needs an admin too: pip
+        resolves the list as a whole, so a removed line that pinned another's version (or a
+        package its tools need) lets a version load that no admin saw, say one a member
+        published to the index since.
         """
-        return not self.dependencies_pending
+        return not self.dependencies_pending and not self.dependencies_dropped
 
     @property
     def dependencies_acceptance_problem(self) -> str:
         """Say why the sandbox's dependencies are not accepted ("" when they are)."""
-        pending = self.dependencies_pending
-        if not pending:
-            return ""
-        return f"no admin has accepted sandbox {self.name}'s dependencies {', '.join(pending)}"
+        problems = []
+        if self.dependencies_pending:
+            problems.append(
+                f"no admin has accepted sandbox {self.name}'s dependencies "
+                + ", ".join(self.dependencies_pending)
+            )
+        if self.dependencies_dropped:
+            problems.append(
+                f"sandbox {self.name}'s accepted dependencies "
+                + ", ".join(self.dependencies_dropped)
+                + " were removed since an admin accepted them (what is left may resolve to "
+                "other versions)"
+            )
+        return "; ".join(problems)
 
     def to_config(self) -> SandboxConfig:
         """Return the core's profile of this sandbox, its numbers clamped to the deployment's.

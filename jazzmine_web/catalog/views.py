@@ -149,7 +149,13 @@ def tool_accept(request: HttpRequest, pk: int) -> HttpResponse:
     """Accept a tool's current code (team admins only): its secrets reach it again, and it is
     always allowed if it asks to be."""
     tool = get_object_or_404(selectors.tools_for_user(request.user), pk=pk)
-    services.tool_code_accept(tool=tool, actor=request.user)
+    # The checksum of the code the page showed: what changed since is not accepted unseen.
+    seen = request.POST.get("checksum", "")
+    try:
+        services.tool_code_accept(tool=tool, actor=request.user, seen_checksum=seen)
+    except ValidationError as exc:
+        messages.error(request, _message(exc))
+        return redirect("catalog:tool", pk=tool.pk)
     what = "its secrets reach it" + (", and it is always allowed" if tool.always_allow else "")
     messages.success(request, f"Accepted {tool.name}'s code: {what}.")
     return redirect("catalog:tool", pk=tool.pk)
@@ -270,7 +276,13 @@ def sandbox_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def sandbox_accept_dependencies(request: HttpRequest, pk: int) -> HttpResponse:
     """Accept a sandbox's current dependencies (team admins only): secrets reach its runs again."""
     sandbox = get_object_or_404(selectors.sandboxes_for_user(request.user), pk=pk)
-    services.sandbox_dependencies_accept(sandbox=sandbox, actor=request.user)
+    # The list the page showed: a list changed since is not accepted unseen.
+    seen = request.POST.getlist("dependency")
+    try:
+        services.sandbox_dependencies_accept(sandbox=sandbox, actor=request.user, seen=seen)
+    except ValidationError as exc:
+        messages.error(request, _message(exc))
+        return redirect("catalog:sandbox", pk=sandbox.pk)
     accepted = ", ".join(sandbox.dependencies) or "none"
     messages.success(request, f"Accepted {sandbox.name}'s dependencies: {accepted}.")
     return redirect("catalog:sandbox", pk=sandbox.pk)

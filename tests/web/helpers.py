@@ -48,6 +48,19 @@ def accept_code(sandbox, *names: str) -> None:
     sandbox.refresh_from_db(fields=["dependencies", "accepted_dependencies"])  # keeps .team
 
 
+def tool_accept_post(client, tool):
+    """Press Accept this code on a tool's page: the form carries the checksum the page showed."""
+    tool.refresh_from_db()
+    return client.post(f"/catalog/tools/{tool.pk}/accept/", {"checksum": tool.checksum})
+
+
+def sandbox_accept_post(client, sandbox):
+    """Press Accept these dependencies on a sandbox's page: the form carries the list shown."""
+    sandbox.refresh_from_db(fields=["dependencies"])  # keeps .team
+    url = f"/catalog/sandboxes/{sandbox.pk}/accept-dependencies/"
+    return client.post(url, {"dependency": list(sandbox.dependencies)})
+
+
 def tool_form_post(client, tool, **changes) -> None:
     """Save a tool through its edit page, as the logged-in person would: the form as the page
     fills it in, with `changes` typed over it (a script tool's page for a script tool)."""

@@ -58,14 +58,24 @@ def sandbox_accept_if_admin(*, sandbox: Sandbox, actor: AbstractBaseUser | None)
         sandbox.accepted_dependencies_at = timezone.now()
 
 
-def sandbox_dependencies_accept(*, sandbox: Sandbox, actor: AbstractBaseUser | None) -> Sandbox:
+def sandbox_dependencies_accept(
+    *, sandbox: Sandbox, actor: AbstractBaseUser | None, seen: list[str] | None = None
+) -> Sandbox:
     """Accept a sandbox's current dependencies (team admins only); audited.
 
     From then on secrets reach its runs again (as far as its tools' code is accepted), until
-    anyone but an admin adds or changes a dependency.
+    anyone but an admin adds, changes or removes a dependency. `seen` is the list the admin
+    was shown (None: a caller that read the row itself): a list someone changed since, say a
+    member swapping the package the admin read for another, is refused, never accepted unseen.
     """
     if actor is None or not actor_is_admin(actor=actor, team=sandbox.team):
         raise PermissionDenied("Only team admins accept a sandbox's dependencies.")
+    if seen is not None and list(seen) != list(sandbox.dependencies):
+        raise ValidationError(
+            f"Sandbox {sandbox.name}'s dependencies changed since you looked "
+            f"(now: {', '.join(sandbox.dependencies) or 'none'}); nothing was accepted. "
+            "Read them again before accepting."
+        )
     if sandbox.dependencies_accepted:
         return sandbox
     before = list(sandbox.accepted_dependencies)

@@ -328,14 +328,24 @@ def tool_update(
     )
 
 
-def tool_code_accept(*, tool: Tool, actor: AbstractBaseUser | None) -> Tool:
+def tool_code_accept(
+    *, tool: Tool, actor: AbstractBaseUser | None, seen_checksum: str | None = None
+) -> Tool:
     """Accept a tool's current code (team admins only); audited.
 
     From then on its secrets reach it and, if it asks to be, it is always allowed, until its
-    code changes again by anyone but an admin.
+    code changes again by anyone but an admin. `seen_checksum` is the checksum of the code
+    the admin was shown (None: a caller that read the row itself): code someone changed
+    since, say a member swapping what the admin read for other code, is refused, never
+    accepted unseen.
     """
     if actor is None or not actor_is_admin(actor=actor, team=tool.sandbox.team):
         raise PermissionDenied("Only team admins accept a tool's code.")
+    if seen_checksum is not None and seen_checksum != tool.checksum:
+        raise ValidationError(
+            f"Tool {tool.name}'s code changed since you looked (now {tool.checksum}); "
+            "nothing was accepted. Read it again before accepting."
+        )
     if tool.code_accepted:
         return tool
     before = tool.always_allow_accepted_checksum

@@ -7,6 +7,7 @@ from django.core.exceptions import PermissionDenied
 
 from jazzmine_web.catalog.selectors import tool_is_always_allowed
 from jazzmine_web.catalog.services import tool_always_allow_accept, tool_create, tool_update
+from tests.web.helpers import tool_accept_post
 
 pytestmark = pytest.mark.django_db
 
@@ -58,9 +59,9 @@ def test_an_admin_accepts_a_pending_tool_on_its_page(client, allowed, member, te
     client.force_login(member)
     page = client.get(f"/catalog/tools/{allowed.pk}/").content.decode()
     assert 'id="always-allow-pending"' in page and "accept-always-allow" not in page
-    assert client.post(f"/catalog/tools/{allowed.pk}/accept/").status_code == 403
+    assert tool_accept_post(client, allowed).status_code == 403
     client.force_login(team_admin)
-    client.post(f"/catalog/tools/{allowed.pk}/accept/")
+    tool_accept_post(client, allowed)
     allowed.refresh_from_db()
     assert tool_is_always_allowed(allowed)
     assert 'id="always-allowed"' in client.get(f"/catalog/tools/{allowed.pk}/").content.decode()

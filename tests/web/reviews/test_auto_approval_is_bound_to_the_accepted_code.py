@@ -17,7 +17,7 @@ from jazzmine_web.reviews.models import ReviewPolicy, Submission
 from jazzmine_web.runs.models import Run, RunStatus
 from jazzmine_web.runs.preparation import run_claim_prepare
 from jazzmine_web.teams.models import Role
-from tests.web.helpers import teammate, tool_form_post
+from tests.web.helpers import teammate, tool_accept_post, tool_form_post
 from tests.workers import RunWaiter
 
 from .conftest import allow_tools, set_policy, submit
@@ -111,7 +111,7 @@ def test_an_admin_accepting_the_new_code_does_not_widen_an_approval_given_for_th
     run = queued_auto_approved(api, auto)
     tool = auto.tools.get(name="get_orders")
     rewrite(browser(member), tool)
-    browser(admin).post(f"/catalog/tools/{tool.pk}/accept/")
+    tool_accept_post(browser(admin), tool)
     tool.refresh_from_db()
     assert tool.is_always_allowed  # for scripts submitted from now on
 

@@ -16,7 +16,7 @@ from jazzmine_web.runs.models import Run, RunEvent, RunStatus
 from jazzmine_web.runs.preparation import run_claim_prepare
 from jazzmine_web.runs.services import run_create
 from jazzmine_web.teams.models import Role
-from tests.web.helpers import teammate, tool_form_post
+from tests.web.helpers import teammate, tool_accept_post, tool_form_post
 
 SCRIPT = "emit_result(send_receipt('ORD-1', 'ada@example.com').data)\n"
 MAIL = "mail-s3cret-4242"
@@ -91,12 +91,12 @@ def test_a_members_code_change_keeps_every_secret_from_the_run_until_an_admin_ac
     page = tool_page(browser(member), tool)
     assert "secrets withheld until an admin accepts this code" in page
     assert 'id="accept-code"' not in page  # a member cannot accept
-    assert browser(member).post(f"/catalog/tools/{tool.pk}/accept/").status_code == 403
+    assert tool_accept_post(browser(member), tool).status_code == 403
     assert prepare(shop, member)[1].secrets == {}
 
     admin_browser = browser(admin)
     assert 'id="accept-code"' in tool_page(admin_browser, tool)
-    admin_browser.post(f"/catalog/tools/{tool.pk}/accept/")
+    tool_accept_post(admin_browser, tool)
     assert "secrets withheld" not in tool_page(admin_browser, tool)
     run, request = prepare(shop, member)
     assert request.secrets == {"MAIL_API_TOKEN": MAIL, "SHOP_KEY": SHOP} and run.notes == []
@@ -188,5 +188,5 @@ def test_in_a_real_run_the_members_code_finds_the_token_missing_until_an_admin_a
     page = browser(member).get(f"/runs/{last.pk}/").content.decode()
     assert "Secrets withheld until an admin accepts the code: MAIL_API_TOKEN" in page
 
-    browser(admin).post(f"/catalog/tools/{tool.pk}/accept/")
+    tool_accept_post(browser(admin), tool)
     assert result() == MAIL  # the admin accepted this very code, reading the token included

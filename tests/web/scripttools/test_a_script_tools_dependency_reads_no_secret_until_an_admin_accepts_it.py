@@ -31,7 +31,7 @@ from jazzmine_web.runs.services import run_create
 from jazzmine_web.scripttools.services import trial_execute, trial_start
 from jazzmine_web.teams.models import Role
 from tests.hostile_wheels import LEAK_MARK, hostile_index
-from tests.web.helpers import teammate
+from tests.web.helpers import teammate, tool_accept_post
 
 pytestmark = [pytest.mark.django_db, pytest.mark.docker]
 
@@ -108,7 +108,7 @@ def test_a_members_script_tool_dependency_reads_no_secret_until_an_admin_accepts
         assert [e.data for e in events if e.type == "result"] == [None]
         assert "no admin has accepted tool helper's code yet" in notes[0]
 
-        assert browser(admin).post(f"/catalog/tools/{helper.pk}/accept/").status_code == 302
+        assert tool_accept_post(browser(admin), helper).status_code == 302
         notes, events = run()
         assert notes == []
         assert [e.data for e in events if e.type == "result"] == [SHOP]

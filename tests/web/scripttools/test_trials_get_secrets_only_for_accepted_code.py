@@ -16,7 +16,7 @@ from jazzmine_web.runs.models import Run, RunStatus
 from jazzmine_web.scripttools.models import KeychainToken, TrialRun
 from jazzmine_web.scripttools.services import script_tool_publish, trial_execute
 from jazzmine_web.teams.models import Role
-from tests.web.helpers import teammate, tool_form_post
+from tests.web.helpers import teammate, tool_accept_post, tool_form_post
 
 from .conftest import make_tool
 
@@ -73,7 +73,7 @@ def test_a_member_who_rewrites_the_code_reads_no_secret_from_the_trial(
     assert "secrets withheld until an admin accepts this code" in page
 
     # The admin reads the code and accepts it: from then on its secrets reach it.
-    browser(admin).post(f"/catalog/tools/{mailer.pk}/accept/")
+    tool_accept_post(browser(admin), mailer)
     assert trial_through_the_page(member_browser, mailer).data == {"leak": VALUE}
 
 
