@@ -50,18 +50,18 @@ def _record_line(name: str, data: bytes) -> str:
     return f"{name},sha256={digest},{len(data)}"
 
 
-def hostile_wheel(directory: Path, version: str = "1.0") -> Path:
-    """Write the `jzevil` wheel into `directory` and return its path."""
+def write_wheel(directory: Path, name: str, version: str, files: dict[str, bytes]) -> Path:
+    """Write a pure-Python wheel of `name` holding `files` into `directory`; return its path."""
     directory.mkdir(parents=True, exist_ok=True)
-    path = directory / f"{NAME}-{version}-py3-none-any.whl"
-    info = f"{NAME}-{version}.dist-info"
+    path = directory / f"{name}-{version}-py3-none-any.whl"
+    info = f"{name}-{version}.dist-info"
+    tops = sorted({member.split("/")[0].removesuffix(".py") for member in files})
     files = {
-        "_strptime.py": PAYLOAD.encode(),
-        f"{NAME}/__init__.py": f"VERSION = {version!r}\n".encode(),
-        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {NAME}\nVersion: {version}\n".encode(),
+        **files,
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode(),
         f"{info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: true\n"
         b"Tag: py3-none-any\n",
-        f"{info}/top_level.txt": f"{NAME}\n_strptime\n".encode(),
+        f"{info}/top_level.txt": "".join(f"{top}\n" for top in tops).encode(),
     }
     record = [_record_line(n, d) for n, d in files.items()] + [f"{info}/RECORD,,"]
     files[f"{info}/RECORD"] = ("\n".join(record) + "\n").encode()
@@ -71,10 +71,34 @@ def hostile_wheel(directory: Path, version: str = "1.0") -> Path:
     return path
 
 
+def write_index(root: Path, wheels: dict[str, dict[str, dict[str, bytes]]]) -> str:
+    """Write a PEP 503 index under `root/simple`; return its file:// URL.
+
+    `wheels` is {project: {version: {path in the wheel: bytes}}}.
+    """
+    simple = root / "simple"
+    links = []
+    for name, versions in wheels.items():
+        project = simple / name
+        made = [write_wheel(project, name, v, files) for v, files in versions.items()]
+        (project / "index.html").write_text(
+            "".join(f'<a href="{w.name}">{w.name}</a>\n' for w in made)
+        )
+        links.append(f'<a href="{name}/">{name}</a>\n')
+    (simple / "index.html").write_text("".join(links))
+    return simple.as_uri()
+
+
+def hostile_wheel(directory: Path, version: str = "1.0") -> Path:
+    """Write the `jzevil` wheel into `directory` and return its path."""
+    files = {
+        "_strptime.py": PAYLOAD.encode(),
+        f"{NAME}/__init__.py": f"VERSION = {version!r}\n".encode(),
+    }
+    return write_wheel(directory, NAME, version, files)
+
+
 def hostile_index(root: Path) -> str:
     """Write a PEP 503 index under `root/simple` serving `jzevil`; return its file:// URL."""
-    project = root / "simple" / NAME
-    wheel = hostile_wheel(project)
-    (root / "simple" / "index.html").write_text(f'<a href="{NAME}/">{NAME}</a>\n')
-    (project / "index.html").write_text(f'<a href="{wheel.name}">{wheel.name}</a>\n')
-    return (root / "simple").as_uri()
+    files = {"_strptime.py": PAYLOAD.encode(), f"{NAME}/__init__.py": b"VERSION = '1.0'\n"}
+    return write_index(root, {NAME: {"1.0": files}})

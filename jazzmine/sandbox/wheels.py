@@ -125,9 +125,17 @@ PROBE = (
 )
 
 
-def requirements_key(requirements: list[str], target: WheelTarget | None = None) -> str:
-    """Return 16 hex chars naming a requirement set (order-insensitive) for a target."""
-    parts = [sorted(requirements), target.key if target else ""]
+def requirements_key(
+    requirements: list[str], target: WheelTarget | None = None, indexes: PipIndexes | None = None
+) -> str:
+    """Return 16 hex chars naming a requirement set (order-insensitive) for a target and indexes.
+
+    The indexes too: the same `foo==1.0` is another package on another index (a company's
+    own next to PyPI), so wheels fetched from one are never reused for a build that reads
+    another, whether the operator changed the index or two deployments share the cache.
+    """
+    where = indexes.pip_args() if indexes is not None else []
+    parts = [sorted(requirements), target.key if target else "", where]
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:16]
 
 
@@ -170,7 +178,7 @@ def download_wheels(
         ) from None
     target = target or WheelTarget.of_host()
     indexes = indexes or PipIndexes()
-    dest = cache_dir / "wheels" / requirements_key(requirements, target)
+    dest = cache_dir / "wheels" / requirements_key(requirements, target, indexes)
     if (dest / ".complete").exists():
         log(f"wheels: reusing cached wheels for {', '.join(requirements)}")
         return dest
