@@ -84,7 +84,7 @@ def run_worker(root: str, request_fd: int, event_fd: int, token: bytes) -> None:
 def main(argv: list[str]) -> int:
     """Fork the worker, hand it the request, relay what it reports."""
     root = argv[1] if len(argv) > 1 else SANDBOX_ROOT
-    sys.path[:0] = [HERE, os.path.join(HERE, "site"), root, os.path.join(root, "site")]
+    sys.path[:0] = [HERE, root]
     from jazzmine.sandbox.harness import (
         fork_worker,
         read_line,
@@ -92,6 +92,14 @@ def main(argv: list[str]) -> int:
         worker_lines,
         worker_status,
     )
+    from jazzmine.sandbox.harness.worker import site_position
+
+    # The wheels (bashkit's, then the sandbox's) after the standard library, as in the
+    # harness: ahead of it, a wheel shipping a module named like one of the standard
+    # library's (say `_strptime.py`) would run in its place in the worker, where every secret
+    # of the run is set, whether or not a tool imports that package.
+    position = site_position(sys.path)
+    sys.path[position:position] = [os.path.join(HERE, "site"), os.path.join(root, "site")]
 
     # Tools may print: fd 1 becomes stderr so nothing they write can forge a protocol line.
     proto, in_fd = take_host_channel()
