@@ -6,6 +6,8 @@ import asyncio
 import builtins
 import json
 import os
+import shutil
+import tempfile
 from collections.abc import Callable
 from typing import Any
 
@@ -128,8 +130,17 @@ class ToolBox:
             # Enforced here, where the code runs, whatever the host's reading of the script.
             if self.refused(name):
                 return self._failure(refusal_message(name))
-            own = self._scoped.get(name)
-            earlier = _environ_set(own) if own else None
+            # Every call shares the sandbox's writable temp dir, so what one tool leaves there
+            # must not run in the next one's interpreter (with the next one's secrets): a HOME
+            # of its own per call (python3 runs `.pth` files and `usercustomize` from the user
+            # site under HOME; node looks for packages there too), and no node_modules
+            # directory left where node looks for the packages a script requires.
+            try:
+                node_modules_move_aside()
+                home = tempfile.mkdtemp(prefix="home-")
+            except OSError as exc:
+                return self._failure(f"Tool {name!r} was not run: {exc}")
+            earlier = _environ_set({**self._scoped.get(name, {}), "HOME": home})
             try:
                 value = function(*args, **kwargs)
                 if _isawaitable(value):
@@ -138,11 +149,11 @@ class ToolBox:
             except BaseException as exc:  # includes SystemExit from a tool: still a response
                 return self._failure(f"Tool {name!r} raised {type(exc).__name__}: {exc}")
             finally:
-                # Nothing the tool started watches the next tool (reaper.py), and its own
-                # secrets leave the environment with it.
+                # Nothing the tool started watches the next tool (reaper.py), its own secrets
+                # leave the environment with it, and its HOME goes.
                 end_descendants()
-                if earlier is not None:
-                    _environ_restore(earlier)
+                _environ_restore(earlier)
+                shutil.rmtree(home, ignore_errors=True)
 
         call.__name__ = name
         call.__doc__ = getattr(function, "__doc__", None)
@@ -163,6 +174,32 @@ class ToolBox:
             return await awaitable
 
         return self._loop.run_until_complete(wrapper())
+
+
+def node_modules_move_aside() -> None:
+    """Move every node_modules an earlier call could have left where node looks for packages.
+
+    Node looks in `node_modules` of the script's directory and of every directory above it,
+    and a script tool's directory is made in the temp dir, which every call may write to.
+    Moved, not removed: however its files are made, a rename of the directory itself works.
+    Raises OSError when one cannot be moved (the call is refused then).
+    """
+    directory = tempfile.gettempdir()
+    while True:
+        planted = os.path.join(directory, "node_modules")
+        if os.path.lexists(planted) and os.access(directory, os.W_OK):
+            aside = tempfile.mkdtemp(prefix="left-")
+            try:
+                os.rename(planted, os.path.join(aside, "node_modules"))
+            except OSError as exc:
+                raise OSError(
+                    f"{planted}, which an earlier tool call left where node looks for "
+                    f"packages, could not be moved aside ({exc.strerror})"
+                ) from None
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return
+        directory = parent
 
 
 def _environ_set(values: dict[str, str]) -> dict[str, str | None]:
