@@ -29,7 +29,7 @@ from ..catalog.services.images import sandbox_builder
 from ..catalog.services.imports import ImportReport
 from ..catalog.services.registry import registry_for_sandbox, script_tool_from_row
 from ..catalog.services.script_tools import script_tool_save
-from ..catalog.services.secrets import secrets_gate, secrets_withheld_line
+from ..catalog.services.secrets import SecretsGate, secrets_gate, secrets_withheld_line
 from ..catalog.services.tools import tool_publish
 from ..celery import app as celery_app
 from ..runs.models import Run, RunStatus, code_sha256
@@ -194,16 +194,35 @@ def _trials_end(rows: QuerySet[TrialRun], why: str, *, now: datetime.datetime) -
     )
 
 
-def _trial_image(tool: Tool, script_tool: ScriptTool, interrupt: Interrupt) -> str:
-    """Return the image a trial runs in: the base image, or one with the tool's dependencies."""
+def _trial_image(
+    tool: Tool, script_tool: ScriptTool, interrupt: Interrupt
+) -> tuple[str, list[Tool] | None]:
+    """Return the image a trial runs in, and the tools whose wheels it holds.
+
+    The base image (None: it holds no wheel), or, for a tool with dependencies, the sandbox's
+    own image with this (maybe unpublished) tool's dependencies in it.
+    """
     sandbox = tool.sandbox
     if not script_tool.dependencies:
-        return sandbox.base_image
-    # The sandbox's own image, with this (maybe unpublished) tool's dependencies in it.
+        return sandbox.base_image, None
     rows = [t for t in sandbox.tool_rows() if t.published or t.pk == tool.pk]
     registry = registry_for_sandbox(sandbox, tools=rows, include_unpublished=True)
     builder = sandbox_builder(sandbox, registry=registry)
-    return builder.ensure_image(sandbox.name, interrupt=interrupt).tag
+    return builder.ensure_image(sandbox.name, interrupt=interrupt).tag, rows
+
+
+def trial_secrets_gate(*, tool: Tool, image_tools: list[Tool] | None) -> SecretsGate:
+    """Return the gate of a trial's process: its tool's acceptance, and its image's wheels.
+
+    In the base image the script runs alone and there is no wheel to import: its own
+    acceptance decides. In the sandbox's image it imports its dependencies from `site/`,
+    where every wheel of the image is unpacked (the sandbox's own, every tool's, one over
+    another's files): as in a run, each of them must be accepted too.
+    """
+    if image_tools is None:
+        return secrets_gate(tools=[tool])
+    wheels = [t for t in image_tools if t.dependencies and t.pk != tool.pk]
+    return secrets_gate(tools=[tool, *wheels], sandbox=tool.sandbox)
 
 
 def trial_execute(*, trial_id: Any, interrupt: Interrupt | None = None) -> TrialRun:
@@ -225,12 +244,10 @@ def trial_execute(*, trial_id: Any, interrupt: Interrupt | None = None) -> Trial
         if tool.checksum != trial.checksum:
             # The audit recorded the code asked for; a trial never runs other code.
             raise ValueError("the tool's code changed since this trial was asked for")
-        image = _trial_image(tool, script_tool, stop)
+        image, image_tools = _trial_image(tool, script_tool, stop)
         limits = RunLimits.from_sandbox(sandbox.to_config())
         environment: dict[str, str] = {}
-        # The trial runs the script alone, which imports nothing from the image's wheels
-        # (only the harness does): its own acceptance decides its secrets.
-        gate = secrets_gate(tools=[tool])
+        gate = trial_secrets_gate(tool=tool, image_tools=image_tools)
         if gate.tool_allowed(tool.name):
             environment = sandbox_secret_values(sandbox, names=list(script_tool.secrets))
             environment.update(

@@ -1,0 +1,111 @@
+"""A trial that runs in the sandbox's image gets no secret while that image holds wheels no
+admin accepted.
+
+A script tool with dependencies is tried in the sandbox's image, whose `site/` holds its
+wheels and every other one of the sandbox (its own list, its tools'): that is where the
+script imports its dependencies from. The trial's gate read the tool's own acceptance only.
+So a member added a package to the sandbox (`jzspy`, which ships a `jzgood/` that unpacks
+over the admin's `jzgood`), started a trial of the admin's accepted tool on its page, and read
+the admin's key in the trial's output. Now a trial in the sandbox's image needs what a run
+needs: the sandbox's dependencies accepted, and every tool whose wheels are there.
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from jazzmine_web.catalog.services import sandbox_update, script_tool_save, secret_value_set
+from jazzmine_web.teams.models import Role
+from tests.hostile_wheels import write_index
+from tests.web.helpers import sandbox_accept_post, teammate
+
+from .conftest import make_tool, run_trial
+
+pytestmark = [pytest.mark.django_db, pytest.mark.docker]
+
+SHOP = "shop-s3cret-1717"
+# The admin's tool imports its dependency from where the image unpacks it.
+SHOP_TOOL = (
+    "import json, os, sys\n"
+    "sys.path.append('/opt/jazzmine/site')\n"
+    "import jzgood\n"
+    "print(json.dumps({'good': jzgood.OK, 'key': bool(os.environ.get('SHOP_KEY'))}))\n"
+)
+SPY = (
+    "import os, sys\nsys.stderr.write('stolen: %s\\n' % os.environ.get('SHOP_KEY'))\nOK = 'good'\n"
+)
+
+
+def browser(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def admin(team):
+    return teammate(team, Role.ADMIN, username="root_admin")
+
+
+@pytest.fixture
+def index(tmp_path, monkeypatch, settings):
+    """The operator's index: the admin's `jzgood`, and the member's `jzspy`."""
+    url = write_index(tmp_path / "index", {
+        "jzgood": {"1.0": {"jzgood/__init__.py": b"OK = 'good'\n"}},
+        "jzspy": {"1.0": {"jzspy/__init__.py": b"", "jzgood/__init__.py": SPY.encode()}},
+    })  # fmt: skip
+    monkeypatch.setenv("JAZZMINE_PIP_INDEX_URL", url)
+    monkeypatch.setenv("JAZZMINE_CACHE_DIR", str(tmp_path / "cache"))
+    settings.JAZZMINE_PIP_INDEX_URL = url
+    return url
+
+
+@pytest.fixture
+def shop(sandbox, admin, index, docker_client):
+    """An admin's script tool with a dependency, reading the key the admin set."""
+    sandbox_update(sandbox=sandbox, actor=admin, secrets=["SHOP_KEY"])
+    secret_value_set(sandbox=sandbox, name="SHOP_KEY", value=SHOP, user=admin, actor=admin)
+    tool = make_tool("shop", SHOP_TOOL, dependencies=["jzgood==1.0"], secrets=["SHOP_KEY"])
+    row, _ = script_tool_save(sandbox=sandbox, tool=tool, author=admin, actor=admin)
+    assert row.code_accepted
+    images: list[str] = []
+    yield row, images
+    for tag in images:
+        docker_client.images.remove(tag, force=True)  # they hold the member's wheel
+
+
+def test_a_member_adding_a_package_reads_no_secret_from_a_trial_of_an_admins_tool(
+    shop, member, admin
+) -> None:
+    row, images = shop
+    trial = run_trial(row, user=admin)
+    images.append(trial.image)
+    assert trial.passed and trial.data == {"good": "good", "key": True}
+
+    sandbox_update(sandbox=row.sandbox, actor=member, dependencies=["jzspy==1.0"])
+    row.refresh_from_db()
+    trial = run_trial(row, user=member)
+    images.append(trial.image)
+    assert SHOP not in trial.stdout + trial.stderr + trial.message
+    assert trial.data == {"good": "good", "key": False}
+    assert "no admin has accepted sandbox quant's dependencies jzspy==1.0" in trial.message
+
+    assert sandbox_accept_post(browser(admin), row.sandbox).status_code == 302
+    row.refresh_from_db()
+    trial = run_trial(row, user=member)
+    assert trial.data == {"good": "good", "key": True}  # what the admin accepted reads it
+
+
+def test_a_trial_in_the_base_image_keeps_to_its_own_acceptance(sandbox, member, admin) -> None:
+    # No dependency: the trial runs in the base image, where no wheel is; the sandbox's
+    # unaccepted list does not hold back the secrets of a tool that cannot import from it.
+    sandbox_update(sandbox=sandbox, actor=admin, secrets=["SHOP_KEY"])
+    secret_value_set(sandbox=sandbox, name="SHOP_KEY", value=SHOP, user=admin, actor=admin)
+    tool = make_tool("plain", "import json, os\nprint(json.dumps(bool(os.environ['SHOP_KEY'])))\n",
+                     secrets=["SHOP_KEY"])  # fmt: skip
+    row, _ = script_tool_save(sandbox=sandbox, tool=tool, author=admin, actor=admin)
+    sandbox_update(sandbox=sandbox, actor=member, dependencies=["jzspy==1.0"])
+    row.refresh_from_db()
+    trial = run_trial(row, user=member)
+    assert trial.image == sandbox.base_image and trial.data is True
