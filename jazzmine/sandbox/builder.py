@@ -189,11 +189,16 @@ class SandboxBuilder:
         return KEYED_REPOSITORY_PREFIX + key if key is not None else _repository(sandbox_name)
 
     def image_tag(self, sandbox_name: str) -> str:
-        """Return the tag of a sandbox's image: its checksum plus the runtime and base version."""
+        """Return the tag of a sandbox's image: its digest plus the runtime and base version.
+
+        The whole digest: a run reuses whatever image has its tag, so a tag that two contents
+        could share (a 16-hex checksum collides after some 2^32 tries) would let a member's
+        image built for unaccepted code serve the runs of the code an admin accepted.
+        """
         config = self.registry.get_sandbox(sandbox_name)
-        checksum = self.registry.sandbox_checksum(sandbox_name)
+        digest = self.registry.sandbox_digest(sandbox_name)
         runtime = hashlib.sha256(f"{runtime_version()}|{config.base_image}".encode()).hexdigest()
-        return f"{self.repository(sandbox_name)}:{checksum}-{runtime[:8]}"
+        return f"{self.repository(sandbox_name)}:{digest}-{runtime[:8]}"
 
     def check_allowed(self, sandbox_name: str) -> None:
         """Refuse a sandbox whose base image the operator did not list (raises BuildError).

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import keyword
 import textwrap
+from typing import Any
 
 from jazzmine.core.tools.registry import RegisteredTool, ToolRegistry
 
@@ -90,8 +91,13 @@ def {name}(*args, **kwargs) -> ToolResponse:
 '''
 
 
-def function_source(tool: ScriptTool) -> str:
-    """Return the source of a Python tool function that runs the script tool in the sandbox."""
+def runner_fields(tool: ScriptTool) -> dict[str, Any]:
+    """Return what the generated function is made of, besides its template.
+
+    Everything of a script tool that shapes the code a run loads is in here (and its
+    dependencies, apart): what an admin's acceptance binds to (the catalog's
+    `Tool.code_digest`), and what stays the same when only the template changes.
+    """
     if not tool.name.isidentifier() or keyword.iskeyword(tool.name):
         raise ValueError(f"script tool name {tool.name!r} cannot name a Python function")
     # Required parameters first: that is the order a positional call most likely means.
@@ -102,22 +108,23 @@ def function_source(tool: ScriptTool) -> str:
     passed_env = tuple(dict.fromkeys((*PASSED_ENV, *own)))
     summary = (tool.description.strip().splitlines() or [tool.name])[0]
     doc = summary.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
-    return (
-        textwrap.dedent(_TEMPLATE)
-        .lstrip()
-        .format(
-            name=tool.name,
-            doc=doc,
-            names=[*required, *optional],
-            runtime=tool.runtime,
-            filename=tool.script_filename,
-            timeout=float(tool.timeout),
-            passed_env=passed_env,
-            token_env=KEYCHAIN_TOKEN_PREFIX + tool.name,
-            keychain_token=KEYCHAIN_TOKEN_ENV,
-            source=tool.source,
-        )
-    )
+    return {
+        "name": tool.name,
+        "doc": doc,
+        "names": [*required, *optional],
+        "runtime": tool.runtime,
+        "filename": tool.script_filename,
+        "timeout": float(tool.timeout),
+        "passed_env": passed_env,
+        "token_env": KEYCHAIN_TOKEN_PREFIX + tool.name,
+        "keychain_token": KEYCHAIN_TOKEN_ENV,
+        "source": tool.source,
+    }
+
+
+def function_source(tool: ScriptTool) -> str:
+    """Return the source of a Python tool function that runs the script tool in the sandbox."""
+    return textwrap.dedent(_TEMPLATE).lstrip().format(**runner_fields(tool))
 
 
 def register_script_tool(

@@ -57,6 +57,7 @@ class ToolAdmin(admin.ModelAdmin):
         "function_name",
         "is_async",
         "always_allow_accepted_checksum",
+        "accepted_code_digest",
         "always_allow_accepted_by",
         "always_allow_accepted_at",
         "created_at",

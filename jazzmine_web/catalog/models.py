@@ -10,6 +10,7 @@ from jazzmine.core.tools.registry import DEFAULT_BASE_IMAGE
 
 from ..studio.hotrows import Rows
 from ..teams.models import Team
+from .code_digest import tool_code_digest
 from .limits import clamped
 
 
@@ -191,6 +192,9 @@ class Tool(models.Model):
         editable=False,
     )
     always_allow_accepted_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # The whole SHA-256 of the code accepted (`code_digest`): the checksum alone, 16 hex
+    # chars, would let two versions of one checksum pass for each other.
+    accepted_code_digest = models.CharField(max_length=64, blank=True, editable=False)
     tags = models.JSONField(default=list, blank=True)
     # ",tag1,tag2," so a tag filter is one indexed-ish LIKE on every database.
     tags_index = models.CharField(max_length=500, blank=True, editable=False, db_index=True)
@@ -225,7 +229,14 @@ class Tool(models.Model):
         return bool(
             self.always_allow_accepted_checksum
             and self.always_allow_accepted_checksum == self.checksum
+            and self.accepted_code_digest
+            and self.accepted_code_digest == self.code_digest
         )
+
+    @property
+    def code_digest(self) -> str:
+        """Return the SHA-256 of everything that decides the code this tool loads into runs."""
+        return tool_code_digest(self)
 
     @property
     def code_acceptance_problem(self) -> str:

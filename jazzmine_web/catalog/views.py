@@ -149,10 +149,10 @@ def tool_accept(request: HttpRequest, pk: int) -> HttpResponse:
     """Accept a tool's current code (team admins only): its secrets reach it again, and it is
     always allowed if it asks to be."""
     tool = get_object_or_404(selectors.tools_for_user(request.user), pk=pk)
-    # The checksum of the code the page showed: what changed since is not accepted unseen.
-    seen = request.POST.get("checksum", "")
+    # The digest of the code the page showed: what changed since is not accepted unseen.
+    seen = request.POST.get("digest", "")
     try:
-        services.tool_code_accept(tool=tool, actor=request.user, seen_checksum=seen)
+        services.tool_code_accept(tool=tool, actor=request.user, seen_digest=seen)
     except ValidationError as exc:
         messages.error(request, _message(exc))
         return redirect("catalog:tool", pk=tool.pk)

@@ -40,18 +40,17 @@ def teammate(team, role: str, username: str = "grace"):
 def accept_code(sandbox, *names: str) -> None:
     """Accept the current code of a sandbox's tools (all, or those named) and its dependencies,
     as a team admin would: fixtures that stand for what an admin set up get their secrets."""
-    from django.db.models import F
 
     rows = sandbox.tools.all() if not names else sandbox.tools.filter(name__in=names)
-    rows.update(always_allow_accepted_checksum=F("checksum"))
+    code_accepted_mark(rows)
     type(sandbox).objects.filter(pk=sandbox.pk).update(accepted_dependencies=F("dependencies"))
     sandbox.refresh_from_db(fields=["dependencies", "accepted_dependencies"])  # keeps .team
 
 
 def tool_accept_post(client, tool):
-    """Press Accept this code on a tool's page: the form carries the checksum the page showed."""
+    """Press Accept this code on a tool's page: the form carries the digest the page showed."""
     tool.refresh_from_db()
-    return client.post(f"/catalog/tools/{tool.pk}/accept/", {"checksum": tool.checksum})
+    return client.post(f"/catalog/tools/{tool.pk}/accept/", {"digest": tool.code_digest})
 
 
 def sandbox_accept_post(client, sandbox):
@@ -192,6 +191,14 @@ def sandbox_form(**changes) -> dict:
 
 def allow_tools(sandbox, *names: str) -> None:
     """Mark tools always-allowed, as asked for and accepted by an admin for their current code."""
-    Tool.objects.filter(sandbox=sandbox, name__in=names).update(
-        always_allow=True, always_allow_accepted_checksum=F("checksum")
-    )
+    rows = Tool.objects.filter(sandbox=sandbox, name__in=names)
+    rows.update(always_allow=True)
+    code_accepted_mark(rows)
+
+
+def code_accepted_mark(rows) -> None:
+    """Mark the tools' current code accepted, as an admin's Accept does (fixtures, no audit)."""
+    for row in rows:
+        type(row).objects.filter(pk=row.pk).update(
+            always_allow_accepted_checksum=row.checksum, accepted_code_digest=row.code_digest
+        )

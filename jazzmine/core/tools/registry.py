@@ -64,13 +64,23 @@ class SandboxConfig:
         self.secrets = list(self.secrets)
 
 
-def _digest(*parts: str) -> str:
-    """Return 16 hex chars of SHA-256 over the parts, unambiguously separated."""
+def _full_digest(*parts: str) -> str:
+    """Return the SHA-256 over the parts, unambiguously separated (64 hex chars)."""
     h = hashlib.sha256()
     for part in parts:
         h.update(part.encode())
         h.update(b"\x00")
-    return h.hexdigest()[:16]
+    return h.hexdigest()
+
+
+def _digest(*parts: str) -> str:
+    """Return 16 hex chars of `_full_digest`: a short name for pages, versions and builds.
+
+    Never what decides which code runs or which image a run gets: 64 bits collide after some
+    2^32 tries, few enough for a member to make two sources of one checksum, have an admin
+    accept the harmless one and run the other (`digest`, `sandbox_digest` decide).
+    """
+    return _full_digest(*parts)[:16]
 
 
 @dataclass
@@ -86,10 +96,12 @@ class RegisteredTool:
     function_name: str
     is_async: bool
     checksum: str = ""
+    digest: str = ""  # the full SHA-256 `checksum` starts with
 
     def __post_init__(self) -> None:
         # Code and dependencies only: editing a description must not force an image rebuild.
-        self.checksum = _digest(self.source, json.dumps(sorted(set(self.dependencies))))
+        self.digest = _full_digest(self.source, json.dumps(sorted(set(self.dependencies))))
+        self.checksum = self.digest[:16]
 
     @property
     def name(self) -> str:
@@ -387,10 +399,18 @@ class ToolRegistry:
         return {name: names for name, names in scoped.items() if names}
 
     def sandbox_checksum(self, sandbox_name: str) -> str:
-        """Return a hash of everything baked into the sandbox's image: tool code and deps."""
+        """Return a short hash of everything baked into the sandbox's image (for pages)."""
+        return self.sandbox_digest(sandbox_name)[:16]
+
+    def sandbox_digest(self, sandbox_name: str) -> str:
+        """Return the SHA-256 of everything baked into the sandbox's image: tool code and deps.
+
+        The image's tag carries it whole: an image is reused for any registry whose digest
+        is the same, so a short one would let two contents share an image.
+        """
         parts = [json.dumps(self.aggregate_dependencies(sandbox_name))]
-        parts.extend(f"{t.name}={t.checksum}" for t in self.tools(sandbox_name))
-        return _digest(*parts)
+        parts.extend(f"{t.name}={t.digest}" for t in self.tools(sandbox_name))
+        return _full_digest(*parts)
 
     def build_tools_prompt(self, sandbox_name: str | None = None) -> str:
         """Return the XML block describing the tools of a sandbox (or all), cached."""

@@ -114,8 +114,11 @@ def script_tool_save(
         prompt_changed = tool_prompt(existing) != registered.tool.build_prompt()
         admin_check(actor=actor, team=sandbox.team, fields=set(changed) & set(ADMIN_TOOL_FIELDS))
         before = tool_audit_state(existing)
+        digest_before = existing.code_digest
         for key, value in changed.items():
             setattr(existing, key, value)
+        # By what the checksum reads, not by the checksum alone: two codes can share 16 hex.
+        code_changed = code_changed or existing.code_digest != digest_before
         existing.kind = ToolKind.SCRIPT
         existing.function_name = registered.function_name
         existing.checksum = registered.checksum

@@ -42,6 +42,7 @@ def tool_accept_if_admin(*, tool: Tool, actor: AbstractBaseUser | None) -> None:
     """
     if actor_is_admin(actor=actor, team=tool.sandbox.team):
         tool.always_allow_accepted_checksum = tool.checksum
+        tool.accepted_code_digest = tool.code_digest
         tool.always_allow_accepted_by = actor  # type: ignore[assignment]
         tool.always_allow_accepted_at = timezone.now()
 
@@ -300,7 +301,11 @@ def tool_update(
         raise ValidationError(
             f"Sandbox {tool.sandbox.name!r} already has a tool named {merged['name']!r}"
         )
-    code_changed = registered.checksum != tool.checksum
+    # By what the checksum reads, not by the checksum alone: two codes can share 16 hex chars.
+    code_changed = registered.checksum != tool.checksum or (
+        merged["source"] != tool.source
+        or sorted(set(merged["dependencies"])) != sorted(set(tool.dependencies))
+    )
     prompt_changed = tool_prompt(tool) != registered.tool.build_prompt()
     before = tool_audit_state(tool)
     with transaction.atomic():
@@ -329,19 +334,19 @@ def tool_update(
 
 
 def tool_code_accept(
-    *, tool: Tool, actor: AbstractBaseUser | None, seen_checksum: str | None = None
+    *, tool: Tool, actor: AbstractBaseUser | None, seen_digest: str | None = None
 ) -> Tool:
     """Accept a tool's current code (team admins only); audited.
 
     From then on its secrets reach it and, if it asks to be, it is always allowed, until its
-    code changes again by anyone but an admin. `seen_checksum` is the checksum of the code
+    code changes again by anyone but an admin. `seen_digest` is the `code_digest` of the code
     the admin was shown (None: a caller that read the row itself): code someone changed
     since, say a member swapping what the admin read for other code, is refused, never
     accepted unseen.
     """
     if actor is None or not actor_is_admin(actor=actor, team=tool.sandbox.team):
         raise PermissionDenied("Only team admins accept a tool's code.")
-    if seen_checksum is not None and seen_checksum != tool.checksum:
+    if seen_digest is not None and seen_digest != tool.code_digest:
         raise ValidationError(
             f"Tool {tool.name}'s code changed since you looked (now {tool.checksum}); "
             "nothing was accepted. Read it again before accepting."
@@ -354,6 +359,7 @@ def tool_code_accept(
         tool.save(
             update_fields=[
                 "always_allow_accepted_checksum",
+                "accepted_code_digest",
                 "always_allow_accepted_by",
                 "always_allow_accepted_at",
             ]

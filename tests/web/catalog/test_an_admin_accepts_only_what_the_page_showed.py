@@ -79,17 +79,17 @@ def test_code_a_member_swapped_after_the_admin_looked_is_not_accepted(
     tool = ecommerce.tools.get(name="send_receipt")
     tool_form_post(browser(member), tool, source=HARMLESS)
     tool.refresh_from_db()
-    looked_at = tool.checksum
+    looked_at = tool.code_digest
     client = browser(admin)
     url = f"/catalog/tools/{tool.pk}/"
     action, shown = accept_form(client.get(url).content.decode(), url + "accept/")
-    assert shown["checksum"] == [looked_at]
+    assert shown["digest"] == [looked_at]
 
     tool_form_post(browser(member), tool, source=LEAKING)
     response = client.post(action, shown, follow=True)
     assert "changed since you looked" in response.content.decode()
     tool.refresh_from_db()
-    assert tool.checksum != looked_at and not tool.code_accepted
+    assert tool.code_digest != looked_at and not tool.code_accepted
 
     action, shown = accept_form(client.get(url).content.decode(), url + "accept/")
     client.post(action, shown)

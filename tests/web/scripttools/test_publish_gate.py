@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from django.db.models import F
 from django.urls import reverse
 
 from jazzmine_web.catalog.models import Tool
@@ -11,6 +10,7 @@ from jazzmine_web.catalog.selectors import tools_prompt_payload
 from jazzmine_web.catalog.services import registry_for_sandbox, script_tool_save
 from jazzmine_web.scripttools.models import TrialRun
 from jazzmine_web.scripttools.services import PublishRefused, script_tool_publish
+from tests.web.helpers import code_accepted_mark
 
 from .conftest import rsi_tool
 
@@ -84,7 +84,7 @@ def test_the_review_policy_reads_always_allow_of_published_script_tools_only(
     called = run_tools_called(sandbox=sandbox, body=body, language="bash")
     # tool.json asks for always_allow; it counts only once an admin accepts this code.
     assert called[0]["always_allow"] is False
-    Tool.objects.filter(pk=rsi_row.pk).update(always_allow_accepted_checksum=F("checksum"))
+    code_accepted_mark(Tool.objects.filter(pk=rsi_row.pk))
     called = run_tools_called(sandbox=sandbox, body=body, language="bash")
     assert called == [
         {

@@ -1,0 +1,37 @@
+"""The digest an admin's acceptance of a tool's code binds to: SHA-256 of all that shapes it."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from jazzmine.scripttools.adapter import runner_fields
+
+
+def tool_code_digest(row: Any) -> str:
+    """Return the SHA-256 of what decides the code a tool row loads into runs ("" if unknown).
+
+    A Python tool: its source and dependencies, what the core's checksum reads. A script
+    tool: every field its runner is made of (`runner_fields`: the script, its runtime, its
+    arguments, its timeout, the secrets it is handed...) and its dependencies; not the
+    template they are put in, which is ours, so an upgrade leaves acceptances as they are.
+    Whole: `Tool.checksum` is 16 hex chars, which collide after some 2^32 tries, few enough
+    for a member to make two versions of one checksum, have an admin accept the harmless one
+    and swap in the other. Takes any row with the Tool's columns (a migration's too).
+    """
+    from .services.registry import script_tool_from_row  # it reads the models
+
+    dependencies = sorted(set(row.dependencies or []))
+    if row.kind == "script":
+        tool = script_tool_from_row(row)
+        if tool is None:
+            return ""  # not a whole script tool: nothing to bind an acceptance to
+        try:
+            payload: list[Any] = ["script", runner_fields(tool), dependencies]
+        except ValueError:
+            return ""
+    else:
+        payload = ["python", row.source, dependencies]
+    text = json.dumps(payload, sort_keys=True, ensure_ascii=True)
+    return hashlib.sha256(text.encode()).hexdigest()
