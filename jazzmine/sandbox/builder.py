@@ -22,7 +22,18 @@ from .commands import run_logged
 from .engine import engine_client
 from .errors import BuildError
 from .runtime import runtime_version, stage_runtime
-from .wheels import PROBE, PipIndexes, WheelTarget, download_wheels, unpack_wheels
+from .wheels import (
+    PROBE,
+    WHEELS_LABEL,
+    WHEELS_LIST_LABEL,
+    PipIndexes,
+    WheelTarget,
+    download_wheels,
+    unpack_wheels,
+    wheel_lines,
+    wheels_digest,
+    wheels_from_labels,
+)
 from .workdirs import workdir_held
 
 LogFn = Callable[[str], None]
@@ -95,6 +106,9 @@ class BuildResult:
     tag: str
     built: bool
     seconds: float
+    # The wheel files in the image ("name sha256", sorted); None: an image made before images
+    # recorded them (its label is missing), so nobody can tell.
+    wheels: tuple[str, ...] | None = ()
 
 
 def _default_cache_dir() -> Path:
@@ -241,11 +255,23 @@ class SandboxBuilder:
         with self._lock_for(tag):
             if self.image_exists(tag):
                 log(f"image {tag} is up to date")
-                return BuildResult(tag=tag, built=False, seconds=time.monotonic() - started)
-            self._build(sandbox_name, tag, log, stop)
+                wheels = self.image_wheels(tag)
+                return BuildResult(tag=tag, built=False, seconds=time.monotonic() - started,
+                                   wheels=None if wheels is None else tuple(wheels))  # fmt: skip
+            wheels = self._build(sandbox_name, tag, log, stop)
         # made: nothing left to stop
         self.prune(sandbox_name, keep=KEEP_IMAGES, log=on_log, current=tag)
-        return BuildResult(tag=tag, built=True, seconds=time.monotonic() - started)
+        return BuildResult(
+            tag=tag, built=True, seconds=time.monotonic() - started, wheels=tuple(wheels)
+        )
+
+    def image_wheels(self, tag: str) -> list[str] | None:
+        """Return the wheel files an image holds, from its labels (None: it does not say)."""
+        try:
+            attrs = self.client.api.inspect_image(tag)
+        except docker.errors.ImageNotFound:
+            return None
+        return wheels_from_labels((attrs.get("Config") or {}).get("Labels"))
 
     def prune(
         self,
@@ -308,16 +334,46 @@ class SandboxBuilder:
         Wheels are chosen for `target`, the interpreter that will load them (this host's,
         for bubblewrap, unless told otherwise).
         """
+        self._stage(sandbox_name, dest, on_log=on_log, target=target, interrupt=interrupt)
+        return dest
+
+    def _stage(
+        self,
+        sandbox_name: str,
+        dest: Path,
+        *,
+        on_log: LogFn | None = None,
+        target: WheelTarget | None = None,
+        interrupt: Interrupt | None = None,
+    ) -> list[str]:
+        """Stage like `stage`; return the wheel files unpacked ("name sha256", sorted)."""
         log = on_log or (lambda _line: None)
         stage_runtime(dest, self.registry.tools(sandbox_name))
         requirements = self.registry.aggregate_dependencies(sandbox_name)
-        if requirements:
-            wheel_dir = download_wheels(
-                requirements, self.cache_dir, log, target=target, indexes=self.policy.indexes,
-                interrupt=interrupt,
-            )  # fmt: skip
-            unpack_wheels(wheel_dir, dest / "site", log, target=target)
-        return dest
+        if not requirements:
+            return []
+        wheel_dir = download_wheels(
+            requirements, self.cache_dir, log, target=target, indexes=self.policy.indexes,
+            interrupt=interrupt,
+        )  # fmt: skip
+        # Hashed before unpacking, from the very files unpacked: what the label says is them.
+        lines = wheel_lines(wheel_dir)
+        unpack_wheels(wheel_dir, dest / "site", log, target=target)
+        for line in lines:  # one line a wheel: a person reads what the image holds
+            log(f"wheel: {line}")
+        return lines
+
+    def staged_wheels(self, sandbox_name: str, *, target: WheelTarget | None = None) -> list[str]:
+        """Return the wheel files `stage` unpacks for a target ("name sha256", sorted).
+
+        Read from the cache `stage` filled (complete sets are never changed in place).
+        """
+        requirements = self.registry.aggregate_dependencies(sandbox_name)
+        if not requirements:
+            return []
+        wheel_dir = download_wheels(requirements, self.cache_dir, lambda _line: None,
+                                    target=target, indexes=self.policy.indexes)  # fmt: skip
+        return wheel_lines(wheel_dir)
 
     def wheel_target(self, base_image: str) -> WheelTarget:
         """Return what the base image's python3 is, asking the image itself once."""
@@ -366,7 +422,7 @@ class SandboxBuilder:
             raise BuildError(step="base image", message=f"could not make {base_image}",
                              log_tail=tail)  # fmt: skip
 
-    def _build(self, sandbox_name: str, tag: str, log: LogFn, interrupt: Interrupt) -> None:
+    def _build(self, sandbox_name: str, tag: str, log: LogFn, interrupt: Interrupt) -> list[str]:
         config = self.registry.get_sandbox(sandbox_name)
         log(f"building {tag} for sandbox {sandbox_name!r}")
         self._ensure_base(config.base_image, log, interrupt)
@@ -375,11 +431,13 @@ class SandboxBuilder:
             if self.registry.aggregate_dependencies(sandbox_name):
                 target = self.wheel_target(config.base_image)
                 log(f"dependencies: wheels for {target.key} (read from {config.base_image})")
-            self.stage(
+            wheels = self._stage(
                 sandbox_name, context / "runtime", on_log=log, target=target, interrupt=interrupt
             )
+            log(f"wheels: {len(wheels)} file(s), digest {wheels_digest(wheels)}")
             (context / "Dockerfile").write_text(self._dockerfile(config.base_image))
-            self._docker_build(context, tag, sandbox_name, log, interrupt)
+            self._docker_build(context, tag, sandbox_name, log, interrupt, wheels=wheels)
+        return wheels
 
     def _dockerfile(self, base_image: str) -> str:
         return (
@@ -393,7 +451,14 @@ class SandboxBuilder:
         )
 
     def _docker_build(
-        self, context: Path, tag: str, sandbox_name: str, log: LogFn, interrupt: Interrupt
+        self,
+        context: Path,
+        tag: str,
+        sandbox_name: str,
+        log: LogFn,
+        interrupt: Interrupt,
+        *,
+        wheels: list[str] | None = None,
     ) -> None:
         """Build the image of a staged context, streaming the engine's log.
 
@@ -405,6 +470,9 @@ class SandboxBuilder:
         tail: list[str] = []
         running: list[str] = []  # the container of the step the engine runs now, if any
         labels = {"jazzmine.sandbox": sandbox_name, "jazzmine.runtime": runtime_version()}
+        wheels = sorted(wheels or [])
+        labels[WHEELS_LABEL] = wheels_digest(wheels)
+        labels[WHEELS_LIST_LABEL] = "\n".join(wheels)
         if sandbox_name in self.image_keys:
             labels[IMAGE_KEY_LABEL] = self.image_keys[sandbox_name]
 

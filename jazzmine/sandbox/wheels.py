@@ -226,6 +226,44 @@ def _download(
         )
 
 
+# On a sandbox image: the digest of the wheel files unpacked into it (`wheels_digest`), and
+# their list. A run's secrets follow the digest an admin accepted, so the worker reads what
+# the image it runs holds, whatever the requirement strings say (the same pinned version can
+# be another file: a newer build tag, a more specific platform wheel, a changed index).
+WHEELS_LABEL = "jazzmine.wheels"
+WHEELS_LIST_LABEL = "jazzmine.wheels.list"
+
+
+def wheel_lines(wheel_dir: Path) -> list[str]:
+    """Return "file-name sha256" of each wheel in a directory, sorted."""
+    lines = []
+    for path in sorted(wheel_dir.glob("*.whl")):
+        digest = hashlib.sha256()
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        lines.append(f"{path.name} {digest.hexdigest()}")
+    return sorted(lines)
+
+
+def wheels_digest(lines: list[str] | tuple[str, ...]) -> str:
+    """Return the SHA-256 of a wheel list (sorted "name sha256" lines; none: a fixed value)."""
+    return hashlib.sha256("".join(f"{line}\n" for line in sorted(lines)).encode()).hexdigest()
+
+
+def wheels_from_labels(labels: dict[str, str] | None) -> list[str] | None:
+    """Return an image's wheel list from its labels; None when it has none or they disagree.
+
+    The list is checked against the digest: a label edited by hand is not believed.
+    """
+    labels = labels or {}
+    digest, text = labels.get(WHEELS_LABEL), labels.get(WHEELS_LIST_LABEL)
+    if digest is None or text is None:
+        return None
+    lines = sorted(line for line in text.split("\n") if line)
+    return lines if wheels_digest(lines) == digest else None
+
+
 def unpack_wheels(
     wheel_dir: Path, site_dir: Path, log: LogFn, *, target: WheelTarget | None = None
 ) -> list[str]:

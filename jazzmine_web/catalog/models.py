@@ -45,6 +45,12 @@ class Sandbox(models.Model):
         editable=False,
     )
     accepted_dependencies_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # The wheel files ("name sha256", sorted) a team admin accepted with them, read from a
+    # built image the Accept page listed. The list above names versions, not files: pip may
+    # pick another file for the same pin, and dependencies of dependencies are not pinned,
+    # so a run gets secrets only from an image holding exactly these (`wheels_accepted_problem`).
+    # None: no admin has seen the files (an admin's own edit of the list binds none).
+    accepted_wheels = models.JSONField(null=True, blank=True, default=None, editable=False)
     secrets = models.JSONField(default=list, blank=True)
     network = models.BooleanField(default=False)
     memory_mb = models.PositiveIntegerField(default=256)
@@ -353,6 +359,9 @@ class ImageBuild(models.Model):
     line_count = models.PositiveIntegerField(default=0)
     error = models.TextField(blank=True)
     built = models.BooleanField(default=False, help_text="False when the image already existed.")
+    # The wheel files in the image ("name sha256", sorted), as its builder reported them;
+    # None: not known (the build failed, or the image predates wheel labels).
+    wheels = models.JSONField(null=True, blank=True, default=None)
     requested_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )

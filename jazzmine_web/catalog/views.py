@@ -262,6 +262,22 @@ def _sandbox_context(request: HttpRequest, sandbox: Sandbox) -> dict:
         "image": selectors.sandbox_image_status(sandbox, registry=registry),
         "prompt": registry.build_tools_prompt(sandbox.name),
         "can_administer": services.actor_is_admin(actor=request.user, team=sandbox.team),
+        **_wheels_context(sandbox),
+    }
+
+
+def _wheels_context(sandbox: Sandbox) -> dict:
+    """What the page says of the wheel files an admin accepts with the dependencies."""
+    wheels, digest = services.sandbox_wheels_shown(sandbox=sandbox)
+    has_dependencies = bool(
+        services.registry_for_sandbox(sandbox).aggregate_dependencies(sandbox.name)
+    )
+    return {
+        "built_wheels": wheels,
+        "built_wheels_digest": digest,
+        # Files in the built image no admin accepted (or no build known to read them from).
+        "wheels_pending": has_dependencies
+        and (wheels is None or (bool(wheels) and wheels != sandbox.accepted_wheels)),
     }
 
 
@@ -278,13 +294,20 @@ def sandbox_accept_dependencies(request: HttpRequest, pk: int) -> HttpResponse:
     sandbox = get_object_or_404(selectors.sandboxes_for_user(request.user), pk=pk)
     # The list the page showed: a list changed since is not accepted unseen.
     seen = request.POST.getlist("dependency")
+    # The digest of the wheel files it listed ("" when it listed none): a form without it
+    # is taken as one that showed none, so a build that finished meanwhile is not accepted.
+    seen_wheels = request.POST.get("wheels", "")
     try:
-        services.sandbox_dependencies_accept(sandbox=sandbox, actor=request.user, seen=seen)
+        services.sandbox_dependencies_accept(
+            sandbox=sandbox, actor=request.user, seen=seen, seen_wheels=seen_wheels
+        )
     except ValidationError as exc:
         messages.error(request, _message(exc))
         return redirect("catalog:sandbox", pk=sandbox.pk)
     accepted = ", ".join(sandbox.dependencies) or "none"
-    messages.success(request, f"Accepted {sandbox.name}'s dependencies: {accepted}.")
+    files = sandbox.accepted_wheels
+    bound = f" and {len(files)} wheel file(s)" if files else " (no wheel files: build first)"
+    messages.success(request, f"Accepted {sandbox.name}'s dependencies: {accepted}{bound}.")
     return redirect("catalog:sandbox", pk=sandbox.pk)
 
 

@@ -38,7 +38,7 @@ from jazzmine.sandbox.workdirs import workdir_remove
 from . import services
 from .credentials import run_credentials_revoke
 from .models import RunStatus
-from .preparation import Prepared, run_claim_prepare, sandbox_current_image
+from .preparation import Prepared, run_claim_prepare, run_wheels_gate, sandbox_current_image
 from .recorder import EventRecorder
 from .selectors import run_status_outcome
 
@@ -203,6 +203,8 @@ class RunExecutor:
                 except Exception as exc:
                     await self._prepare_failed(run_id, exc)
                     return RunStatus.FAILED
+            if prepared.wheels_check:
+                prepared = await self._wheels_gate(prepared)
             if prepared.bash is not None:
                 return await self._execute_bash(prepared)
             return await self._execute_python(prepared)
@@ -231,6 +233,23 @@ class RunExecutor:
                 # Shielded: a cancel that lands now must not leave the run's tokens alive.
                 await asyncio.shield(self._in_db(run_credentials_revoke, run_id=run_id))
                 _runtime_dir_remove(claim)
+
+    async def _wheels_gate(self, prepared: Prepared) -> Prepared:
+        """Read the wheels of the image the run starts; withhold its secrets unless accepted.
+
+        Read from the engine for every such run (one inspect, a few ms, only for sandboxes
+        with dependencies and secrets), not cached by tag: a tag is remade with other files
+        when its image was removed and the index changed since, by this worker or another.
+        """
+        source = prepared.image_source
+        assert source is not None
+        loop = asyncio.get_running_loop()
+        try:
+            wheels = await loop.run_in_executor(None, source.builder.image_wheels, source.tag)
+        except Exception:
+            logger.exception("run %s: cannot read its image's wheels", prepared.run_id)
+            wheels = None  # fail closed: nobody can tell what it holds
+        return await self._in_db(run_wheels_gate, prepared=prepared, image_wheels=wheels)
 
     async def _prepare_failed(self, run_id: Any, exc: Exception) -> None:
         outcome = Outcome.ENGINE_UNAVAILABLE if _is_engine_error(exc) else Outcome.BUILD_FAILED

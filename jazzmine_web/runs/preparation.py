@@ -6,10 +6,13 @@ values; the executor's loop only starts sandboxes and records events.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from django.db import transaction
 
 from jazzmine.bash import BashLimits, ToolSpec, specs_for_sandbox
 from jazzmine.sandbox import RunLimits, RunRequest, SandboxBuilder
@@ -18,7 +21,11 @@ from jazzmine.sandbox.bwrap import stage_run_dir
 from ..catalog.models import SANDBOX, Sandbox, Tool
 from ..catalog.selectors import sandbox_secret_values
 from ..catalog.services import registry_for_sandbox, sandbox_builder, script_tool_from_row
-from ..catalog.services.secrets import secrets_gate, secrets_withheld_line
+from ..catalog.services.secrets import (
+    secrets_gate,
+    secrets_withheld_line,
+    wheels_accepted_problem,
+)
 from .credentials import run_credentials_issue, run_credentials_tools
 from .lifecycle import run_claim, run_claimable
 from .models import Run
@@ -68,6 +75,10 @@ class Prepared:
     image_known: bool = False
     # What the run was refused while it was prepared (stored already): told with RUNNING.
     notes: tuple[str, ...] = ()
+    # Whether the worker must read the wheels of the image it runs before any secret goes
+    # in (`run_wheels_gate`), and the wheel files an admin accepted for the sandbox.
+    wheels_check: bool = False
+    accepted_wheels: tuple[str, ...] | None = None
 
     @property
     def running(self) -> bool:
@@ -131,8 +142,13 @@ def run_claim_prepare(*, run_id: Any, worker: str, known_images: frozenset[str])
         allowed_tools=_allowed_tools(run, rows),
     )
     limits = run_limits_for(sandbox)
+    check, accepted = _wheels_to_check(sandbox, registry, request)
     if not docker:
         runtime_dir = stage_run_dir(builder, sandbox.name)  # the run removes it when it ends
+        if check:
+            # The directory was staged from the cached wheels of this host's target: those
+            # are the files the run imports.
+            request = _wheels_gate(run, request, accepted, builder.staged_wheels(sandbox.name))
         return Prepared(
             run_id, sandbox.pk, "bwrap", f"bwrap:{runtime_dir}", runtime_dir, limits, request,
             notes=tuple(run.notes),
@@ -140,7 +156,68 @@ def run_claim_prepare(*, run_id: Any, worker: str, known_images: frozenset[str])
     return Prepared(
         run_id, sandbox.pk, "docker", tag, None, limits, request,
         image_source=source, image_known=running, notes=tuple(run.notes),
+        wheels_check=check, accepted_wheels=accepted,
     )  # fmt: skip
+
+
+def _wheels_to_check(
+    sandbox: Sandbox, registry: Any, request: RunRequest
+) -> tuple[bool, tuple[str, ...] | None]:
+    """Tell whether a run's image wheels must be read before it starts, and what was accepted.
+
+    Only when secrets would go in and the image holds wheels (the sandbox's or its tools'
+    dependencies): a sandbox without dependencies has no wheel to accept.
+    """
+    if not (request.secrets or request.tool_secrets):
+        return False, None
+    if not registry.aggregate_dependencies(sandbox.name):
+        return False, None
+    accepted = sandbox.accepted_wheels
+    return True, (tuple(accepted) if accepted is not None else None)
+
+
+def _wheels_gate(
+    run: Any, request: RunRequest, accepted: tuple[str, ...] | None, image: list[str] | None
+) -> RunRequest:
+    """Return the request with no secret unless the wheels run are the ones an admin accepted.
+
+    Noted on the run (`run` a Run row or its id) in words the person reading it acts on.
+    """
+    problem = wheels_accepted_problem(
+        accepted=list(accepted) if accepted is not None else None, image=image
+    )
+    if not problem:
+        return request
+    names = sorted({*request.secrets, *(n for s in request.tool_secrets.values() for n in s)})
+    note = f"secrets withheld ({', '.join(names)}): {problem}"
+    if isinstance(run, Run):
+        _run_note(run, note)
+    else:
+        run_note_add(run_id=run, note=note)
+    return dataclasses.replace(request, secrets={}, tool_secrets={})
+
+
+def run_wheels_gate(*, prepared: Prepared, image_wheels: list[str] | None) -> Prepared:
+    """Apply the wheel check to a Docker run once its image is known (on the DB thread).
+
+    `image_wheels` is what the label of the image the run starts says it holds. Read by the
+    worker from the image itself, not from a build row: the image is what loads.
+    """
+    if not prepared.wheels_check:
+        return prepared
+    request = _wheels_gate(prepared.run_id, prepared.request, prepared.accepted_wheels,
+                           image_wheels)  # fmt: skip
+    if request is prepared.request:
+        return prepared
+    notes = tuple(Run.objects.filter(pk=prepared.run_id).values_list("notes", flat=True).get())
+    return dataclasses.replace(prepared, request=request, notes=notes, wheels_check=False)
+
+
+def run_note_add(*, run_id: Any, note: str) -> None:
+    """Store a note on a run by id (one more thing it was refused, and why)."""
+    with transaction.atomic():
+        run = Run.objects.select_for_update().get(pk=run_id)
+        _run_note(run, note)
 
 
 def sandbox_current_image(*, sandbox_id: int) -> tuple[str, RunLimits] | None:
@@ -290,7 +367,9 @@ def _prepare_bash(
         tool_secrets=tool_secrets,
     )
     plan = BashPlan(specs=specs, limits=bash_limits)
+    check, accepted = _wheels_to_check(sandbox, registry, request)
     return Prepared(
         run.pk, sandbox.pk, "docker", tag, None, run_limits_for(sandbox), request,
         bash=plan, image_source=source, image_known=known, notes=tuple(run.notes),
+        wheels_check=check, accepted_wheels=accepted,
     )  # fmt: skip

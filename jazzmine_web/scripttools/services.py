@@ -29,7 +29,12 @@ from ..catalog.services.images import sandbox_builder
 from ..catalog.services.imports import ImportReport
 from ..catalog.services.registry import registry_for_sandbox, script_tool_from_row
 from ..catalog.services.script_tools import script_tool_save
-from ..catalog.services.secrets import SecretsGate, secrets_gate, secrets_withheld_line
+from ..catalog.services.secrets import (
+    SecretsGate,
+    secrets_gate,
+    secrets_withheld_line,
+    wheels_accepted_problem,
+)
 from ..catalog.services.tools import tool_publish
 from ..celery import app as celery_app
 from ..runs.models import Run, RunStatus, code_sha256
@@ -196,19 +201,22 @@ def _trials_end(rows: QuerySet[TrialRun], why: str, *, now: datetime.datetime) -
 
 def _trial_image(
     tool: Tool, script_tool: ScriptTool, interrupt: Interrupt
-) -> tuple[str, list[Tool] | None]:
-    """Return the image a trial runs in, and the tools whose wheels it holds.
+) -> tuple[str, list[Tool] | None, list[str] | None]:
+    """Return the image a trial runs in, the tools whose wheels it holds, and those wheels.
 
     The base image (None: it holds no wheel), or, for a tool with dependencies, the sandbox's
-    own image with this (maybe unpublished) tool's dependencies in it.
+    own image with this (maybe unpublished) tool's dependencies in it; its wheel files as its
+    label says (None: it does not say).
     """
     sandbox = tool.sandbox
     if not script_tool.dependencies:
-        return sandbox.base_image, None
+        return sandbox.base_image, None, []
     rows = [t for t in sandbox.tool_rows() if t.published or t.pk == tool.pk]
     registry = registry_for_sandbox(sandbox, tools=rows, include_unpublished=True)
     builder = sandbox_builder(sandbox, registry=registry)
-    return builder.ensure_image(sandbox.name, interrupt=interrupt).tag, rows
+    result = builder.ensure_image(sandbox.name, interrupt=interrupt)
+    wheels = None if result.wheels is None else list(result.wheels)
+    return result.tag, rows, wheels
 
 
 def trial_secrets_gate(*, tool: Tool, image_tools: list[Tool] | None) -> SecretsGate:
@@ -244,10 +252,16 @@ def trial_execute(*, trial_id: Any, interrupt: Interrupt | None = None) -> Trial
         if tool.checksum != trial.checksum:
             # The audit recorded the code asked for; a trial never runs other code.
             raise ValueError("the tool's code changed since this trial was asked for")
-        image, image_tools = _trial_image(tool, script_tool, stop)
+        image, image_tools, image_wheels = _trial_image(tool, script_tool, stop)
         limits = RunLimits.from_sandbox(sandbox.to_config())
         environment: dict[str, str] = {}
         gate = trial_secrets_gate(tool=tool, image_tools=image_tools)
+        if image_tools is not None and not gate.shut:
+            # As a run: the files in the image must be the ones an admin accepted, not only
+            # the names and versions (`wheels_accepted_problem`).
+            problem = wheels_accepted_problem(accepted=sandbox.accepted_wheels, image=image_wheels)
+            if problem:
+                gate = SecretsGate(shut=problem, tools=gate.tools)
         if gate.tool_allowed(tool.name):
             environment = sandbox_secret_values(sandbox, names=list(script_tool.secrets))
             environment.update(

@@ -72,6 +72,22 @@ def image_build_start(
     return build
 
 
+def sandbox_built_wheels(*, sandbox: Sandbox) -> list[str] | None:
+    """Return the wheel files of the newest succeeded build of the sandbox as it is now.
+
+    What the Accept button binds: the image of the current dependencies and tools (same
+    checksum). None when no such build is known, or it does not say which wheels it holds.
+    """
+    checksum = registry_for_sandbox(sandbox).sandbox_checksum(sandbox.name)
+    build = (
+        sandbox.builds.filter(status=BuildStatus.SUCCEEDED, checksum=checksum)
+        .exclude(wheels=None)
+        .order_by("-finished_at", "-pk")
+        .first()
+    )
+    return None if build is None else list(build.wheels)
+
+
 def image_build_claim(*, build_id: int, worker: str) -> bool:
     """Make a queued build this worker's; False when another worker (or the reaper) got it."""
     rows = ImageBuild.objects.filter(pk=build_id, status=BuildStatus.QUEUED)
@@ -197,8 +213,13 @@ def image_build_run(
         image_build_append_line(
             build_id=build_id, line=f"image {result.tag} ready ({result.seconds:.1f} s)"
         )
+        wheels = getattr(result, "wheels", None)  # a test's builder may not say
         image_build_set_status(
-            build_id=build_id, status=BuildStatus.SUCCEEDED, tag=result.tag, built=result.built
+            build_id=build_id,
+            status=BuildStatus.SUCCEEDED,
+            tag=result.tag,
+            built=result.built,
+            wheels=None if wheels is None else sorted(wheels),
         )
     build.refresh_from_db()
     return build

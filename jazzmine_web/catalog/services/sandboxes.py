@@ -11,10 +11,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from jazzmine.core.tools import SandboxConfig
+from jazzmine.sandbox.wheels import wheels_digest
 
 from ...teams.models import Team
 from ..models import Sandbox
 from .audit import catalog_change_announce
+from .builds import sandbox_built_wheels
 from .rules import (
     ADMIN_SANDBOX_FIELDS,
     BASH_LIMIT_FIELDS,
@@ -51,22 +53,49 @@ def sandbox_accept_if_admin(*, sandbox: Sandbox, actor: AbstractBaseUser | None)
 
     Anyone else's change leaves the acceptance as it was, so a dependency a member adds waits
     for an admin, and no secret reaches the sandbox's runs meanwhile.
+
+    The admin's edit accepts the list, never files: no image of it exists yet, so nobody has
+    seen which wheels pip will pick for it (nor the unpinned dependencies of dependencies).
+    The accepted wheels are cleared, and secrets reach runs again once the admin presses
+    Accept on the page listing the built image's wheels. Binding the first build's files
+    automatically would accept exactly what the hole is about (whatever the index served
+    that day) with no person reading it; one more click after a build is the price.
     """
     if actor_is_admin(actor=actor, team=sandbox.team):
         sandbox.accepted_dependencies = list(sandbox.dependencies)
         sandbox.accepted_dependencies_by = actor  # type: ignore[assignment]
         sandbox.accepted_dependencies_at = timezone.now()
+        sandbox.accepted_wheels = None
+
+
+def sandbox_wheels_shown(*, sandbox: Sandbox) -> tuple[list[str] | None, str]:
+    """Return the wheel files the Accept button binds (None: no build known) and their digest.
+
+    The digest is "" when no build of the sandbox as it is now is known: the page says to
+    build first, and the form carries "" so that a build finishing meanwhile is not accepted
+    unseen.
+    """
+    wheels = sandbox_built_wheels(sandbox=sandbox)
+    return wheels, (wheels_digest(wheels) if wheels is not None else "")
 
 
 def sandbox_dependencies_accept(
-    *, sandbox: Sandbox, actor: AbstractBaseUser | None, seen: list[str] | None = None
+    *,
+    sandbox: Sandbox,
+    actor: AbstractBaseUser | None,
+    seen: list[str] | None = None,
+    seen_wheels: str | None = None,
 ) -> Sandbox:
-    """Accept a sandbox's current dependencies (team admins only); audited.
+    """Accept a sandbox's current dependencies and its built image's wheels (admins only).
 
     From then on secrets reach its runs again (as far as its tools' code is accepted), until
-    anyone but an admin adds, changes or removes a dependency. `seen` is the list the admin
-    was shown (None: a caller that read the row itself): a list someone changed since, say a
-    member swapping the package the admin read for another, is refused, never accepted unseen.
+    anyone but an admin adds, changes or removes a dependency, or a run's image holds other
+    wheel files. `seen` is the list the admin was shown, `seen_wheels` the digest of the wheel
+    files the page listed ("" for none; None: a caller that read the rows itself): anything
+    changed since, say a member swapping the package the admin read for another or a rebuild
+    that fetched other files, is refused, never accepted unseen. With no build of the current
+    dependencies known, the list alone is accepted (as an admin's edit does) and no wheel is
+    bound: runs get no secret until the admin accepts again after a build.
     """
     if actor is None or not actor_is_admin(actor=actor, team=sandbox.team):
         raise PermissionDenied("Only team admins accept a sandbox's dependencies.")
@@ -76,16 +105,26 @@ def sandbox_dependencies_accept(
             f"(now: {', '.join(sandbox.dependencies) or 'none'}); nothing was accepted. "
             "Read them again before accepting."
         )
-    if sandbox.dependencies_accepted:
+    wheels, digest = sandbox_wheels_shown(sandbox=sandbox)
+    if seen_wheels is not None and seen_wheels != digest:
+        raise ValidationError(
+            f"The wheel files of sandbox {sandbox.name}'s image changed since you looked "
+            f"(now {len(wheels or [])} file(s)); nothing was accepted. "
+            "Read them again before accepting."
+        )
+    if sandbox.dependencies_accepted and (wheels is None or sandbox.accepted_wheels == wheels):
         return sandbox
     before = list(sandbox.accepted_dependencies)
+    before_wheels = sandbox.accepted_wheels
     with transaction.atomic():
         sandbox_accept_if_admin(sandbox=sandbox, actor=actor)
+        sandbox.accepted_wheels = wheels
         sandbox.save(
             update_fields=[
                 "accepted_dependencies",
                 "accepted_dependencies_by",
                 "accepted_dependencies_at",
+                "accepted_wheels",
                 "updated_at",
             ]
         )
@@ -94,7 +133,10 @@ def sandbox_dependencies_accept(
             actor=actor,
             action="sandbox_changed",
             target=f"sandbox {sandbox.name}",
-            changes={"accepted_dependencies": (before, list(sandbox.accepted_dependencies))},
+            changes={
+                "accepted_dependencies": (before, list(sandbox.accepted_dependencies)),
+                "accepted_wheels": (before_wheels, wheels),
+            },
         )
     return sandbox
 

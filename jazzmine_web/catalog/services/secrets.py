@@ -10,6 +10,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from jazzmine.sandbox.wheels import wheels_digest
+
 from ..crypto import encrypt
 from ..models import Sandbox, SecretValue, Tool, ToolKind
 from .audit import catalog_change_announce
@@ -132,6 +134,34 @@ def secrets_gate(*, tools: Iterable[Tool], sandbox: Sandbox | None = None) -> Se
     return SecretsGate(
         shut="; ".join(reasons),
         tools={t.name: t.code_acceptance_problem for t in unaccepted},
+    )
+
+
+def wheels_accepted_problem(*, accepted: list[str] | None, image: list[str] | None) -> str:
+    """Say why the wheels of an image may not run beside secrets ("" when they may).
+
+    `image` is what the image's label says it holds (None: it does not say); `accepted` the
+    sandbox's `accepted_wheels`. An image with no wheel holds nothing to accept. Compared as
+    whole files (name and SHA-256): the same pinned version can be another file.
+    """
+    if image is not None and not image:
+        return ""
+    if image is None:
+        return (
+            "this image does not say which wheels it holds (it was built before images "
+            "recorded them): rebuild it, then an admin can accept its wheels on the sandbox page"
+        )
+    if accepted is None:
+        return (
+            f"no admin has accepted the wheels in this image yet ({len(image)} file(s)); "
+            "an admin can accept them on the sandbox page"
+        )
+    if wheels_digest(image) == wheels_digest(accepted):
+        return ""
+    differ = len(set(image) ^ set(accepted))
+    return (
+        f"the wheels in this image are not the ones an admin accepted: {differ} differ; "
+        "an admin can accept them on the sandbox page"
     )
 
 
