@@ -1,0 +1,173 @@
+"""A run gets secrets only from an image holding the very wheel files an admin accepted.
+
+Acceptance named versions, not files: pip picks another file for the same pinned version when
+the index serves another one (a newer build tag, a more specific platform wheel, an index that
+changed), and dependencies of dependencies are not pinned at all. So a package no admin saw
+could load into every run's process with every secret. Now the builder labels each image with
+its wheel files (name and SHA-256), Accept binds the files of the built image the page listed,
+and the worker reads the label of the image it runs before any secret goes in.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.test import Client
+
+from jazzmine.sandbox.wheels import wheels_digest
+from jazzmine_web.catalog.models import BuildStatus, ImageBuild
+from jazzmine_web.catalog.services import (
+    image_build_run,
+    image_build_start,
+    registry_for_sandbox,
+    sandbox_builder,
+    sandbox_update,
+    secret_value_set,
+)
+from jazzmine_web.runs.executor import RunExecutor
+from jazzmine_web.runs.models import Run, RunStatus
+from jazzmine_web.runs.services import run_create
+from jazzmine_web.teams.models import Role
+from tests.hostile_wheels import write_index
+from tests.web.helpers import teammate
+
+pytestmark = [pytest.mark.docker, pytest.mark.django_db(transaction=True)]
+
+SHOP = "shop-s3cret-1717"
+BODY = "emit_result(1)\n"
+
+
+def browser(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def accept_form(client: Client, sandbox) -> tuple[str, dict[str, list[str]]]:
+    """Return the sandbox page's Accept form: its action and the fields it posts."""
+    page = client.get(f"/catalog/sandboxes/{sandbox.pk}/").content.decode()
+    action = f"/catalog/sandboxes/{sandbox.pk}/accept-dependencies/"
+    form = re.search(r'<form[^>]*action="' + re.escape(action) + r'"[^>]*>(.*?)</form>', page)
+    assert form is not None, "no Accept form on the page"
+    fields: dict[str, list[str]] = {}
+    for name, value in re.findall(r'<input type="hidden" name="(\w+)" value="([^"]*)"', form[1]):
+        fields.setdefault(name, []).append(value)
+    return action, fields
+
+
+def index_serving(root, marker: bytes) -> str:
+    """The operator's index: `jzlock` 1.0, one build of it (its files differ by `marker`)."""
+    return write_index(root, {"jzlock": {"1.0": {"jzlock/__init__.py": marker}}})
+
+
+@pytest.fixture
+def admin(team):
+    return teammate(team, Role.ADMIN, username="root_admin")
+
+
+@pytest.fixture
+def shop(ecommerce, admin, tmp_path, monkeypatch, settings, docker_client, base_image):
+    """The demo sandbox with a dependency its admin wrote, and a secret of its own."""
+    url = index_serving(tmp_path / "index", b"OK = 'first build'\n")
+    monkeypatch.setenv("JAZZMINE_PIP_INDEX_URL", url)
+    monkeypatch.setenv("JAZZMINE_CACHE_DIR", str(tmp_path / "cache-1"))
+    settings.JAZZMINE_PIP_INDEX_URL = url
+    sandbox_update(sandbox=ecommerce, actor=admin, secrets=["SHOP_KEY"],
+                   dependencies=["jzlock==1.0"])  # fmt: skip
+    secret_value_set(sandbox=ecommerce, name="SHOP_KEY", value=SHOP, user=admin, actor=admin)
+    yield ecommerce
+    tag = sandbox_builder(ecommerce).image_tag(ecommerce.name)
+    if sandbox_builder(ecommerce).image_exists(tag):
+        docker_client.images.remove(tag, force=True)
+
+
+def run_in_worker(sandbox, user, monkeypatch) -> tuple[Run, dict[str, str]]:
+    """Run a script through the real worker; return the run and the secrets its process got."""
+    seen: dict[str, str] = {}
+    execute = RunExecutor._execute_python
+
+    async def recording(self, prepared):
+        seen.update(prepared.request.secrets)
+        return await execute(self, prepared)
+
+    monkeypatch.setattr(RunExecutor, "_execute_python", recording)
+    executor = RunExecutor(pool_size=0)
+    try:
+        executor.learn_images()
+        run = run_create(sandbox=sandbox, user=user, body=BODY, start=False)
+        assert executor.submit(run.pk, worker="w1@test").result(timeout=300) == RunStatus.SUCCEEDED
+    finally:
+        executor.shutdown()
+    run.refresh_from_db()
+    return run, seen
+
+
+def build(sandbox, user) -> ImageBuild:
+    """Press Build on the sandbox page, and let a worker run it."""
+    started = image_build_start(sandbox=sandbox, user=user, background=False)
+    done = image_build_run(build_id=started.pk)
+    assert done.status == BuildStatus.SUCCEEDED, done.log
+    return done
+
+
+def test_another_file_for_the_same_pinned_version_gets_no_secret_until_an_admin_accepts_it(
+    shop, member, admin, tmp_path, monkeypatch, docker_client
+) -> None:
+    first = build(shop, admin)
+    [line] = first.wheels
+    assert line.startswith("jzlock-1.0-py3-none-any.whl ")
+    assert f"wheel: {line}" in first.log  # one line a wheel, for a person to read
+    builder = sandbox_builder(shop)
+    assert builder.image_wheels(first.tag) == [line]  # the label says the same
+
+    # The admin wrote the list, but has seen no file of it: not yet.
+    run, secrets = run_in_worker(shop, member, monkeypatch)
+    assert secrets == {}
+    assert "no admin has accepted the wheels in this image yet" in run.notes[-1]
+
+    client = browser(admin)
+    action, shown = accept_form(client, shop)
+    assert shown["wheels"] == [wheels_digest([line])]
+    assert line in client.get(f"/catalog/sandboxes/{shop.pk}/").content.decode()
+    assert client.post(action, shown).status_code == 302
+    shop.refresh_from_db()
+    assert shop.accepted_wheels == [line]
+
+    # (b) The accepted image itself: secrets flow.
+    run, secrets = run_in_worker(shop, member, monkeypatch)
+    assert secrets.get("SHOP_KEY") == SHOP and run.notes == []
+
+    # (a) The index now serves another file for the same pinned version; the image is made
+    # again (it was pruned, say) by the run's own worker, and the pin still reads jzlock==1.0.
+    index_serving(tmp_path / "index", b"OK = 'second build'\nimport os\n")
+    monkeypatch.setenv("JAZZMINE_CACHE_DIR", str(tmp_path / "cache-2"))
+    docker_client.images.remove(first.tag, force=True)
+    run, secrets = run_in_worker(shop, member, monkeypatch)
+    assert shop.dependencies == ["jzlock==1.0"] and shop.dependencies_accepted
+    assert secrets == {}
+    assert run.notes[-1] == (
+        "secrets withheld (MAIL_API_TOKEN, SHOP_KEY): the wheels in this image are not the "
+        "ones an admin accepted: 1 differ; an admin can accept them on the sandbox page"
+    )
+    [second] = builder.image_wheels(first.tag)
+    assert second != line and second.split()[0] == line.split()[0]
+
+    # The admin reads the new file on the page (after Build reports it) and accepts it.
+    assert build(shop, admin).wheels == [second]
+    action, shown = accept_form(client, shop)
+    assert shown["wheels"] == [wheels_digest([second])]
+    assert client.post(action, shown).status_code == 302
+    run, secrets = run_in_worker(shop, member, monkeypatch)
+    assert secrets.get("SHOP_KEY") == SHOP and run.notes == []
+
+
+def test_a_sandbox_without_dependencies_is_unaffected(ecommerce, admin, member, base_image,
+                                                      monkeypatch) -> None:  # fmt: skip
+    secret_value_set(sandbox=ecommerce, name="MAIL_API_TOKEN", value=SHOP, user=admin, actor=admin)
+    sandbox_builder(ecommerce).ensure_image(ecommerce.name)
+    assert registry_for_sandbox(ecommerce).aggregate_dependencies(ecommerce.name) == []
+    run, secrets = run_in_worker(ecommerce, member, monkeypatch)
+    assert secrets == {"MAIL_API_TOKEN": SHOP} and run.notes == []
+    page = browser(admin).get(f"/catalog/sandboxes/{ecommerce.pk}/").content.decode()
+    assert 'id="accept-dependencies"' not in page  # nothing to accept
