@@ -16,6 +16,7 @@ import pytest
 from django.test import Client
 
 from jazzmine.sandbox.wheels import wheels_digest
+from jazzmine.sandbox.workdirs import workdir_remove
 from jazzmine_web.catalog.models import BuildStatus, ImageBuild
 from jazzmine_web.catalog.services import (
     image_build_run,
@@ -27,6 +28,7 @@ from jazzmine_web.catalog.services import (
 )
 from jazzmine_web.runs.executor import RunExecutor
 from jazzmine_web.runs.models import Run, RunStatus
+from jazzmine_web.runs.preparation import run_claim_prepare
 from jazzmine_web.runs.services import run_create
 from jazzmine_web.teams.models import Role
 from tests.hostile_wheels import write_index
@@ -171,3 +173,30 @@ def test_a_sandbox_without_dependencies_is_unaffected(ecommerce, admin, member, 
     assert secrets == {"MAIL_API_TOKEN": SHOP} and run.notes == []
     page = browser(admin).get(f"/catalog/sandboxes/{ecommerce.pk}/").content.decode()
     assert 'id="accept-dependencies"' not in page  # nothing to accept
+
+
+def test_a_bubblewrap_run_reads_the_wheels_staged_for_it(ecommerce, admin, member, tmp_path,
+                                                         monkeypatch, settings) -> None:  # fmt: skip
+    """No image there: the worker stages the wheels itself, and checks those files."""
+    url = index_serving(tmp_path / "index", b"OK = 'first build'\n")
+    monkeypatch.setenv("JAZZMINE_CACHE_DIR", str(tmp_path / "cache"))
+    settings.JAZZMINE_PIP_INDEX_URL = url
+    ecommerce.backend = "bwrap"
+    ecommerce.save(update_fields=["backend"])
+    sandbox_update(sandbox=ecommerce, actor=admin, secrets=["SHOP_KEY"],
+                   dependencies=["jzlock==1.0"])  # fmt: skip
+    secret_value_set(sandbox=ecommerce, name="SHOP_KEY", value=SHOP, user=admin, actor=admin)
+
+    def prepare():
+        run = run_create(sandbox=ecommerce, user=member, body=BODY, start=False)
+        prepared = run_claim_prepare(run_id=run.pk, worker="w1@host", known_images=frozenset())
+        workdir_remove(prepared.runtime_dir)
+        run.refresh_from_db()
+        return run, prepared.request.secrets
+
+    run, secrets = prepare()
+    assert secrets == {} and "no admin has accepted the wheels" in run.notes[-1]
+    staged = sandbox_builder(ecommerce).staged_wheels(ecommerce.name)
+    type(ecommerce).objects.filter(pk=ecommerce.pk).update(accepted_wheels=staged)
+    run, secrets = prepare()
+    assert secrets.get("SHOP_KEY") == SHOP and run.notes == []
