@@ -73,6 +73,25 @@ def remove_labelled(client: docker.DockerClient, label: str) -> int:
     return removed
 
 
+async def _created(client: docker.DockerClient, config: dict[str, Any]) -> dict[str, Any]:
+    """Create a container from `config`; one a cancel interrupts is removed, not left behind.
+
+    The engine's create goes on in its thread whatever happens to the caller: a run cancelled
+    (or a worker stopping) during it would otherwise leave a container in `created` state that
+    no label sweep of this worker's life ever looks for.
+    """
+    create = asyncio.ensure_future(
+        asyncio.to_thread(client.api.create_container_from_config, config)
+    )
+    try:
+        return await asyncio.shield(create)
+    except asyncio.CancelledError:
+        with contextlib.suppress(BaseException):
+            made = await create
+            await asyncio.to_thread(client.api.remove_container, made["Id"], force=True)
+        raise
+
+
 class Container:
     """One hardened container, attached before it starts so that none of its output is lost."""
 
@@ -113,7 +132,7 @@ class Container:
                 host_config=host_config(client, limits),
                 network_disabled=not limits.network,
             )
-            created = await asyncio.to_thread(client.api.create_container_from_config, config)
+            created = await _created(client, config)
         except docker.errors.ImageNotFound as exc:
             raise ImageMissing(f"image {image} is not built: {exc.explanation}") from exc
         except ENGINE_ERRORS as exc:
