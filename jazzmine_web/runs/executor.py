@@ -23,7 +23,7 @@ import time
 from typing import Any
 
 from django.conf import settings
-from django.db import close_old_connections, connection
+from django.db import close_old_connections, connection, connections
 
 from jazzmine.bash import BashCall
 from jazzmine.bash.events import bash_call_event, bash_final_events
@@ -159,6 +159,10 @@ class RunExecutor:
             future.result(timeout)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout)
+        # The DB thread's connection goes back (to PostgreSQL's pool): a thread that ends
+        # holding it keeps it from every other thread of the process for good.
+        with contextlib.suppress(Exception):
+            self._db.submit(connections.close_all).result(timeout)
         self._db.shutdown(wait=True)
         # At interpreter exit the async close above cannot hand work to threads any more
         # (the default executor refuses new jobs), so sweep each pool's containers directly.
