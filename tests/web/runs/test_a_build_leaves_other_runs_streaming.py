@@ -13,7 +13,7 @@ import docker
 import pytest
 
 from jazzmine.sandbox.builder import KEYED_REPOSITORY_PREFIX
-from jazzmine_web.catalog.services import sandbox_create
+from jazzmine_web.catalog.services import sandbox_create, sandbox_image_key
 from jazzmine_web.runs.models import Run, RunStatus
 from jazzmine_web.runs.services import run_create
 from tests.waiting import wait_until
@@ -33,8 +33,11 @@ def test_a_run_keeps_storing_events_while_another_runs_image_builds(
 ) -> None:
     steady = run_create(sandbox=ecommerce, user=member, body=STEADY)
     wait_until(lambda: Run.objects.get(pk=steady.pk).event_count >= 3, timeout=120)
-    # A sandbox nobody has built an image for (a new name is a new image).
+    # A sandbox nobody has built an image for. Its repository is its id's, and ids start
+    # again in every test database: an image an earlier session left under it goes first.
     fresh = sandbox_create(team=team, name=f"fresh-{uuid.uuid4().hex[:8]}")
+    repository = f"{KEYED_REPOSITORY_PREFIX}{sandbox_image_key(fresh)}"
+    images_remove(repository)
     building = run_create(sandbox=fresh, user=member, body="emit_result(1)\n")
     seen: list[tuple[float, int]] = []  # the steady run's stored events during the build
 
@@ -55,7 +58,12 @@ def test_a_run_keeps_storing_events_while_another_runs_image_builds(
         assert worker.future(building.pk).result() == RunStatus.SUCCEEDED
         assert worker.future(steady.pk).result() == RunStatus.SUCCEEDED
     finally:  # a new sandbox every time: its image would stay on the test machine for good
-        client = docker.from_env()
-        for image in client.images.list(name=f"{KEYED_REPOSITORY_PREFIX}{fresh.pk}"):
-            for tag in image.tags:  # a pool's container may still use it: untagged, pruned
+        images_remove(repository)
+
+
+def images_remove(repository: str) -> None:
+    client = docker.from_env()
+    for image in client.images.list(name=repository):
+        for tag in image.tags:  # a pool's container may still use it: untagged, pruned
+            if tag.startswith(repository + ":"):
                 client.images.remove(tag, force=True)
