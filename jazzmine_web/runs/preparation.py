@@ -148,7 +148,9 @@ def run_claim_prepare(*, run_id: Any, worker: str, known_images: frozenset[str])
         if check:
             # The directory was staged from the cached wheels of this host's target: those
             # are the files the run imports.
-            request = _wheels_gate(run, request, accepted, builder.staged_wheels(sandbox.name))
+            staged = builder.staged_wheels(sandbox.name)
+            request, note = _wheels_withheld(request, accepted, staged)
+            _run_note(run, note)
         return Prepared(
             run_id, sandbox.pk, "bwrap", f"bwrap:{runtime_dir}", runtime_dir, limits, request,
             notes=tuple(run.notes),
@@ -176,25 +178,19 @@ def _wheels_to_check(
     return True, (tuple(accepted) if accepted is not None else None)
 
 
-def _wheels_gate(
-    run: Any, request: RunRequest, accepted: tuple[str, ...] | None, image: list[str] | None
-) -> RunRequest:
-    """Return the request with no secret unless the wheels run are the ones an admin accepted.
-
-    Noted on the run (`run` a Run row or its id) in words the person reading it acts on.
-    """
+def _wheels_withheld(
+    request: RunRequest, accepted: tuple[str, ...] | None, image: list[str] | None
+) -> tuple[RunRequest, str]:
+    """Return the request with no secret unless the wheels run are the ones an admin accepted,
+    and the note saying why, in words the person reading it acts on ("" when they are)."""
     problem = wheels_accepted_problem(
         accepted=list(accepted) if accepted is not None else None, image=image
     )
     if not problem:
-        return request
+        return request, ""
     names = sorted({*request.secrets, *(n for s in request.tool_secrets.values() for n in s)})
     note = f"secrets withheld ({', '.join(names)}): {problem}"
-    if isinstance(run, Run):
-        _run_note(run, note)
-    else:
-        run_note_add(run_id=run, note=note)
-    return dataclasses.replace(request, secrets={}, tool_secrets={})
+    return dataclasses.replace(request, secrets={}, tool_secrets={}), note
 
 
 def run_wheels_gate(*, prepared: Prepared, image_wheels: list[str] | None) -> Prepared:
@@ -205,12 +201,13 @@ def run_wheels_gate(*, prepared: Prepared, image_wheels: list[str] | None) -> Pr
     """
     if not prepared.wheels_check:
         return prepared
-    request = _wheels_gate(prepared.run_id, prepared.request, prepared.accepted_wheels,
-                           image_wheels)  # fmt: skip
-    if request is prepared.request:
+    request, note = _wheels_withheld(prepared.request, prepared.accepted_wheels, image_wheels)
+    if not note:
         return prepared
-    notes = tuple(Run.objects.filter(pk=prepared.run_id).values_list("notes", flat=True).get())
-    return dataclasses.replace(prepared, request=request, notes=notes, wheels_check=False)
+    run_note_add(run_id=prepared.run_id, note=note)
+    return dataclasses.replace(
+        prepared, request=request, notes=(*prepared.notes, note), wheels_check=False
+    )
 
 
 def run_note_add(*, run_id: Any, note: str) -> None:

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-NUL = "\x00"
+from .untrusted import NUL, nul_field  # where input finds one; output is made storable
+
 REPLACEMENT = "\ufffd"
 
 
@@ -27,7 +28,7 @@ def storable_json(value: Any) -> Any:
 
     Data without a NUL (nearly all of it) comes back as the same object, uncopied.
     """
-    return _replaced(value) if _holds_nul(value) else value
+    return _replaced(value) if nul_field(value) is not None else value
 
 
 def _replaced(value: Any) -> Any:
@@ -39,21 +40,3 @@ def _replaced(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_replaced(item) for item in value]
     return value
-
-
-def _holds_nul(value: Any) -> bool:
-    """Tell whether a NUL is anywhere in JSON data (iteratively: depth costs no recursion)."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            if NUL in item:
-                return True
-        elif isinstance(item, dict):
-            for key, child in item.items():
-                if NUL in str(key):
-                    return True
-                stack.append(child)
-        elif isinstance(item, list | tuple):
-            stack.extend(item)
-    return False
