@@ -53,9 +53,11 @@ def _bashkit_files() -> tuple[str, list[tuple[Path, Path]]]:
     return dist.version, files
 
 
-def bash_image_tag(sandbox_image: str, client: docker.DockerClient) -> str:
-    """Return the tag of the bash image for a sandbox image (changes with any of its inputs)."""
-    image_id = client.images.get(sandbox_image).id
+def bash_image_tag(sandbox_image: str, image_id: str) -> str:
+    """Return the tag of the bash image for a sandbox image (changes with any of its inputs).
+
+    `image_id` is the id of the image `sandbox_image` names: the one the bash image is built on.
+    """
     version, _ = _bashkit_files()
     digest = hashlib.sha256()
     # The label names the sandbox image, so that pruning it removes this one (images made
@@ -67,15 +69,25 @@ def bash_image_tag(sandbox_image: str, client: docker.DockerClient) -> str:
     return f"{BASH_REPOSITORY}:{digest.hexdigest()[:16]}"
 
 
-def ensure_bash_image(sandbox_image: str, *, client: docker.DockerClient | None = None) -> str:
-    """Return the bash image of a sandbox image, building it first when it is missing."""
+def ensure_bash_image(
+    sandbox_image: str,
+    *,
+    client: docker.DockerClient | None = None,
+    image_id: str | None = None,
+) -> str:
+    """Return the bash image of a sandbox image, building it first when it is missing.
+
+    Built on the image `sandbox_image` names now, by its id, or on `image_id` when the caller
+    already read one (say, its wheels): a tag can be moved to another image in between.
+    """
     api = client or engine_client()
     try:
-        tag = bash_image_tag(sandbox_image, api)
+        image_id = image_id or api.images.get(sandbox_image).id
     except docker.errors.ImageNotFound:
         raise BuildError(
             step="bash image", message=f"sandbox image {sandbox_image} is not built"
         ) from None
+    tag = bash_image_tag(sandbox_image, image_id)
     with _build_lock:
         try:
             api.images.get(tag)
@@ -88,7 +100,7 @@ def ensure_bash_image(sandbox_image: str, *, client: docker.DockerClient | None 
                 step="bash image",
                 message=f"bashkit here is built for {platform.machine()}, the engine runs {engine_arch}",
             )
-        _build(api, sandbox_image, tag)
+        _build(api, sandbox_image, image_id, tag)
         legacy_bash_images_remove(api)
     return tag
 
@@ -115,7 +127,8 @@ def legacy_bash_images_remove(api: docker.DockerClient) -> int:
     return removed
 
 
-def _build(api: docker.DockerClient, sandbox_image: str, tag: str) -> None:
+def _build(api: docker.DockerClient, sandbox_image: str, image_id: str, tag: str) -> None:
+    # FROM the id, labelled with the name: the name is what a prune of it looks for.
     with workdir_held("jazzmine-bash-") as context:
         try:
             target = context / "bash"
@@ -132,7 +145,7 @@ def _build(api: docker.DockerClient, sandbox_image: str, tag: str) -> None:
             for path in [target, *target.rglob("*")]:
                 path.chmod(0o755 if path.is_dir() else 0o644)
             (context / "Dockerfile").write_text(
-                f"FROM {sandbox_image}\n"
+                f"FROM {image_id}\n"
                 f"COPY bash {BASH_DIR}\n"
                 f'CMD ["python3", "-I", "{BASH_DIR}/runner.py"]\n'
             )
@@ -163,16 +176,18 @@ async def run_bash_in_sandbox(
     client: docker.DockerClient | None = None,
     allowed_tools: frozenset[str] | None = None,
     tool_secrets: Mapping[str, Iterable[str]] | None = None,
+    sandbox_image_id: str | None = None,
 ) -> BashResult:
     """Run a bash script in a hardened container of the sandbox; tools run in there too.
 
     `tool_secrets` names, for each tool, the secrets that are its alone: set only while it
-    runs, as in the harness (every other secret is every tool's).
+    runs, as in the harness (every other secret is every tool's). `sandbox_image_id` pins the
+    image `sandbox_image` named when the caller read it: the run is built on that one.
     """
     bash_limits = bash_limits or BashLimits()
     api = client or engine_client()
     try:
-        image = ensure_bash_image(sandbox_image, client=api)
+        image = ensure_bash_image(sandbox_image, client=api, image_id=sandbox_image_id)
     except BuildError as exc:
         return BashResult(stdout="", stderr=str(exc), exit_code=1, error=str(exc))
     request = {

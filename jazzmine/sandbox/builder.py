@@ -267,11 +267,20 @@ class SandboxBuilder:
 
     def image_wheels(self, tag: str) -> list[str] | None:
         """Return the wheel files an image holds, from its labels (None: it does not say)."""
+        found = self.image_identity(tag)
+        return None if found is None else found[1]
+
+    def image_identity(self, image: str) -> tuple[str, list[str] | None] | None:
+        """Return the id of the image a tag (or id) names now and its wheel files, in one ask.
+
+        None when there is no such image. The id is what a caller that checked the wheels
+        starts from: the tag can be moved to another image the next moment.
+        """
         try:
-            attrs = self.client.api.inspect_image(tag)
+            attrs = self.client.api.inspect_image(image)
         except docker.errors.ImageNotFound:
             return None
-        return wheels_from_labels((attrs.get("Config") or {}).get("Labels"))
+        return str(attrs["Id"]), wheels_from_labels((attrs.get("Config") or {}).get("Labels"))
 
     def prune(
         self,

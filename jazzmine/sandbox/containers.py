@@ -102,6 +102,7 @@ class Container:
         self._writer: asyncio.StreamWriter | None = None
         self._sock: socket.socket | None = None
         self._removed = False
+        self._image_id: str | None = None
 
     @classmethod
     async def start(
@@ -162,6 +163,20 @@ class Container:
             await asyncio.to_thread(self.client.api.start, self.id)
         except ENGINE_ERRORS as exc:
             raise EngineUnavailable(f"Docker engine failed to start a sandbox: {exc}") from exc
+
+    async def image_id(self) -> str:
+        """Return the id of the image this container was made from (asked once, then kept).
+
+        A tag names whatever image carries it now: one removed and made again under the same
+        tag can hold other files, while a container made before still runs the old one.
+        """
+        if self._image_id is None:
+            try:
+                attrs = await asyncio.to_thread(self.client.api.inspect_container, self.id)
+            except ENGINE_ERRORS as exc:
+                raise engine_unavailable(exc) from exc
+            self._image_id = str(attrs["Image"])
+        return self._image_id
 
     @property
     def alive(self) -> bool:

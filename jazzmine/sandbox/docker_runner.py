@@ -12,7 +12,7 @@ import docker
 from .containers import Container, ImageMissing
 from .containers import remove_labelled as remove_labelled  # the run worker imports it here
 from .engine import ENGINE_ERRORS, EngineUnavailable, engine_client
-from .errors import UnrestrictedRefused
+from .errors import SandboxStale, UnrestrictedRefused
 from .events import Event, Outcome, error_data
 from .harness import UNRESTRICTED_ENV
 from .request import RunLimits, RunRequest
@@ -22,6 +22,13 @@ from .streams import Chunk
 POOL_LABEL = "jazzmine.pool"
 # Makes a run's missing image again; True: it exists now and the start may be tried once more.
 Remake = Callable[[], Awaitable[bool]]
+# Given the id of the image a sandbox about to serve a run was made from, return the request
+# to send it: what goes in may depend on what that image holds (its wheels). May raise
+# `SandboxStale`: that sandbox is removed and the run gets another.
+Vet = Callable[[str], Awaitable[RunRequest]]
+# How many sandboxes one run may find stale before its start fails: the tag moved that often
+# while it waited.
+STALE_ATTEMPTS = 3
 READY_TIMEOUT = 60.0
 
 
@@ -159,27 +166,39 @@ class DockerOneShot:
         self.limits = limits
 
     async def run(
-        self, request: RunRequest, *, remake: Remake | None = None
+        self, request: RunRequest, *, remake: Remake | None = None, vet: Vet | None = None
     ) -> AsyncIterator[Event]:
         """Run one request in a new container and yield its events as they arrive.
 
         A container that could not start because the image is gone is started once more
-        after `remake` made the image again and said so.
+        after `remake` made the image again and said so. With `vet`, the request sent is the
+        one it returns for the container's image.
         """
         self.runner.check(request)
-        try:
+        for attempt in range(1, STALE_ATTEMPTS + 1):
             try:
-                process = await self._start()
-            except ImageMissing:
-                if remake is None or not await remake():
+                try:
+                    process = await self._start()
+                except ImageMissing:
+                    if remake is None or not await remake():
+                        raise
+                    process = await self._start()
+            except (EngineUnavailable, ImageMissing) as exc:
+                for event in start_failure(self.backend, exc):
+                    yield event
+                return
+            try:
+                sent = request if vet is None else await vet(await process.container.image_id())
+                break
+            except SandboxStale:  # the tag moved between its start and now: start afresh
+                await process.remove()
+                if attempt == STALE_ATTEMPTS:
                     raise
-                process = await self._start()
-        except (EngineUnavailable, ImageMissing) as exc:
-            for event in start_failure(self.backend, exc):
-                yield event
-            return
+            except BaseException:
+                await process.remove()
+                raise
         try:
-            async for event in drive(process, request, self.limits):
+            async for event in drive(process, sent, self.limits):
                 yield event
         finally:
             await process.remove()

@@ -27,3 +27,11 @@ class BuildError(SandboxError):
 
 class UnrestrictedRefused(SandboxError):
     """A request asked for unrestricted builtins from a runner that does not allow them."""
+
+
+class SandboxStale(SandboxError):
+    """A ready sandbox runs an image its tag no longer names: another must serve the run.
+
+    Raised by a caller's vetting of the sandbox a run is about to get (`Vet`), never once
+    anything of the run went in.
+    """

@@ -14,8 +14,9 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from .containers import ImageMissing, remove_labelled
-from .docker_runner import POOL_LABEL, DockerRunner, Remake, start_failure
+from .docker_runner import POOL_LABEL, STALE_ATTEMPTS, DockerRunner, Remake, Vet, start_failure
 from .engine import EngineUnavailable
+from .errors import SandboxStale
 from .events import Event
 from .request import RunLimits, RunRequest
 from .session import drive
@@ -115,27 +116,42 @@ class WarmPool:
             await item.remove()  # died while idle; never hand it out
 
     async def run(
-        self, request: RunRequest, *, remake: Remake | None = None
+        self, request: RunRequest, *, remake: Remake | None = None, vet: Vet | None = None
     ) -> AsyncIterator[Event]:
         """Run one request on a warm sandbox and yield its events as they arrive.
 
         A sandbox that could not start because the image is gone (removed under a run that
         saw it a moment earlier) is started once more after `remake` made the image again
-        and said so; nothing of the script ran before that.
+        and said so; nothing of the script ran before that. With `vet`, the request sent is
+        the one it returns for the sandbox's image; a sandbox it finds stale goes, with every
+        sandbox that was ready beside it (started from the same old image), and the run
+        takes a new one.
         """
         self.runner.check(request)
         if self._closed:
             raise RuntimeError("this warm pool is closed")
-        item = await self._take()
-        if isinstance(item, ImageMissing) and remake is not None and await remake():
-            self._failures_drop()  # starts that failed before the image was made again
+        for attempt in range(1, STALE_ATTEMPTS + 1):
             item = await self._take()
-        if isinstance(item, Exception):
-            for event in start_failure(self.backend, item):
-                yield event
-            return
+            if isinstance(item, ImageMissing) and remake is not None and await remake():
+                self._failures_drop()  # starts that failed before the image was made again
+                item = await self._take()
+            if isinstance(item, Exception):
+                for event in start_failure(self.backend, item):
+                    yield event
+                return
+            try:
+                sent = request if vet is None else await vet(await item.container.image_id())
+                break
+            except SandboxStale:
+                await item.remove()
+                await self._ready_drop()
+                if attempt == STALE_ATTEMPTS:
+                    raise
+            except BaseException:
+                await item.remove()
+                raise
         try:
-            async for event in drive(item, request, self.limits):
+            async for event in drive(item, sent, self.limits):
                 yield event
         finally:
             await item.remove()
@@ -144,6 +160,15 @@ class WarmPool:
             # by half), and the other ready sandboxes cover the runs in between.
             if self._ready.qsize() + len(self._starting) < self.size:
                 self._spawn()
+
+    async def _ready_drop(self) -> None:
+        """Remove the ready sandboxes (made from an image no longer current); start others."""
+        while not self._ready.empty():
+            item = self._ready.get_nowait()
+            if isinstance(item, Exception):
+                self._failures -= 1
+            else:
+                await item.remove()
 
     def _failures_drop(self) -> None:
         """Forget the failed starts queued among the ready sandboxes (their cause is gone)."""

@@ -30,15 +30,24 @@ from jazzmine.bash.events import bash_call_event, bash_final_events
 from jazzmine.bash.sandbox import run_bash_in_sandbox
 from jazzmine.sandbox import Outcome, RunLimits, make_runner
 from jazzmine.sandbox.builder import sandbox_image_tags
-from jazzmine.sandbox.docker_runner import DockerOneShot, DockerRunner, remove_labelled
+from jazzmine.sandbox.docker_runner import DockerOneShot, DockerRunner, Vet, remove_labelled
 from jazzmine.sandbox.engine import EngineUnavailable
+from jazzmine.sandbox.errors import SandboxStale
 from jazzmine.sandbox.pool import WarmPool
+from jazzmine.sandbox.request import RunRequest
 from jazzmine.sandbox.workdirs import workdir_remove
 
 from . import services
 from .credentials import run_credentials_revoke
 from .models import RunStatus
-from .preparation import Prepared, run_claim_prepare, run_wheels_gate, sandbox_current_image
+from .preparation import (
+    ImageToMake,
+    Prepared,
+    run_claim_prepare,
+    run_wheels_gate,
+    run_wheels_refused,
+    sandbox_current_image,
+)
 from .recorder import EventRecorder
 from .selectors import run_status_outcome
 
@@ -65,6 +74,7 @@ class RunExecutor:
         self._stopping: set[str] = set()  # runs told to stop (by a broadcast or a heartbeat)
         self._stopping_lock = threading.Lock()
         self._known_images: set[str] = set()  # image tags known to exist in the engine
+        self._wheels_by_image: dict[str, list[str] | None] = {}  # image id -> its wheels
         self._started = threading.Event()
         self._thread = threading.Thread(target=self._main, name="run-worker", daemon=True)
         self._thread.start()
@@ -207,7 +217,9 @@ class RunExecutor:
                 except Exception as exc:
                     await self._prepare_failed(run_id, exc)
                     return RunStatus.FAILED
-            if prepared.wheels_check:
+            if prepared.wheels_check and prepared.bash is not None:
+                # A Python run's check is of the sandbox it gets (`_wheels_vet`); a bash run's
+                # container is made from the image read here, by its id.
                 prepared = await self._wheels_gate(prepared)
             if prepared.bash is not None:
                 return await self._execute_bash(prepared)
@@ -239,21 +251,80 @@ class RunExecutor:
                 _runtime_dir_remove(claim)
 
     async def _wheels_gate(self, prepared: Prepared) -> Prepared:
-        """Read the wheels of the image the run starts; withhold its secrets unless accepted.
+        """Read the wheels of the image a bash run starts; withhold its secrets unless accepted.
 
         Read from the engine for every such run (one inspect, a few ms, only for sandboxes
         with dependencies and secrets), not cached by tag: a tag is remade with other files
         when its image was removed and the index changed since, by this worker or another.
+        The run is then built on the id read, not on whatever the tag names by then.
         """
         source = prepared.image_source
         assert source is not None
         loop = asyncio.get_running_loop()
+        image_id, wheels = None, None
         try:
-            wheels = await loop.run_in_executor(None, source.builder.image_wheels, source.tag)
+            found = await loop.run_in_executor(None, source.builder.image_identity, source.tag)
         except Exception:
             logger.exception("run %s: cannot read its image's wheels", prepared.run_id)
-            wheels = None  # fail closed: nobody can tell what it holds
-        return await self._in_db(run_wheels_gate, prepared=prepared, image_wheels=wheels)
+            found = None  # fail closed: nobody can tell what it holds
+        if found is not None:
+            image_id, wheels = found
+        gated = await self._in_db(run_wheels_gate, prepared=prepared, image_wheels=wheels)
+        return dataclasses.replace(gated, image_id=image_id)
+
+    def _wheels_vet(self, prepared: Prepared) -> Vet:
+        """Return the check of the sandbox a Python run gets: no secret unless its image's
+        wheels are the ones an admin accepted.
+
+        Asked of the sandbox itself once it is taken, not of the tag: a ready sandbox runs
+        the image its tag named when it started, and the tag may name another one by now
+        (removed and made again while the index served other files). One that is not current
+        is stale: it goes, and the run takes one of the image the tag names now.
+        """
+        source = prepared.image_source
+        assert source is not None
+
+        async def vet(image_id: str) -> RunRequest:
+            wheels = await self._image_wheels(source.builder, image_id)
+            if not run_wheels_refused(prepared=prepared, image_wheels=wheels):
+                return prepared.request
+            if await self._tag_moved(source, image_id):
+                raise SandboxStale(f"{source.tag} names another image than {image_id} now")
+            gated = await self._in_db(run_wheels_gate, prepared=prepared, image_wheels=wheels)
+            if gated.notes != prepared.notes:  # RUNNING was told without this one
+                await self._in_db(
+                    services.run_status_announce,
+                    run_id=prepared.run_id,
+                    status=RunStatus.RUNNING,
+                    notes=gated.notes,
+                )
+            return gated.request
+
+        return vet
+
+    async def _image_wheels(self, builder: Any, image_id: str) -> list[str] | None:
+        """Return the wheels an image holds, by id; kept, since an image id names its content."""
+        if image_id in self._wheels_by_image:
+            return self._wheels_by_image[image_id]
+        loop = asyncio.get_running_loop()
+        try:
+            found = await loop.run_in_executor(None, builder.image_identity, image_id)
+        except Exception:
+            logger.exception("cannot read the wheels of image %s", image_id)
+            return None  # fail closed, and asked again next time
+        if found is None:
+            return None
+        self._wheels_by_image[image_id] = found[1]
+        return found[1]
+
+    async def _tag_moved(self, source: ImageToMake, image_id: str) -> bool:
+        """Tell whether a run's tag names another image than `image_id` now (or none)."""
+        loop = asyncio.get_running_loop()
+        try:
+            found = await loop.run_in_executor(None, source.builder.image_identity, source.tag)
+        except Exception:
+            return False  # cannot tell: the run goes on, with its secrets withheld
+        return found is None or found[0] != image_id
 
     async def _prepare_failed(self, run_id: Any, exc: Exception) -> None:
         outcome = Outcome.ENGINE_UNAVAILABLE if _is_engine_error(exc) else Outcome.BUILD_FAILED
@@ -345,7 +416,8 @@ class RunExecutor:
             return await self._image_remade(prepared)
 
         if docker is not None:
-            events = docker.run(prepared.request, remake=remake)
+            vet = self._wheels_vet(prepared) if prepared.wheels_check else None
+            events = docker.run(prepared.request, remake=remake, vet=vet)
         else:  # bubblewrap: the run's staged directory, removed when it ends
             target = prepared.runtime_dir or prepared.image
             runner = make_runner(prepared.backend, target, prepared.limits, remove_runtime_dir=True)
@@ -442,6 +514,7 @@ class RunExecutor:
             tool_secrets=prepared.request.tool_secrets,
             on_call=on_call,
             allowed_tools=prepared.request.allowed_tools,
+            sandbox_image_id=prepared.image_id,
         )
         for kind, data in bash_final_events(result):
             record(kind, data)

@@ -79,6 +79,8 @@ class Prepared:
     # in (`run_wheels_gate`), and the wheel files an admin accepted for the sandbox.
     wheels_check: bool = False
     accepted_wheels: tuple[str, ...] | None = None
+    # The id of the image whose wheels the check read (a bash run is built on that one).
+    image_id: str | None = None
 
     @property
     def running(self) -> bool:
@@ -191,6 +193,14 @@ def _wheels_withheld(
     names = sorted({*request.secrets, *(n for s in request.tool_secrets.values() for n in s)})
     note = f"secrets withheld ({', '.join(names)}): {problem}"
     return dataclasses.replace(request, secrets={}, tool_secrets={}), note
+
+
+def run_wheels_refused(*, prepared: Prepared, image_wheels: list[str] | None) -> bool:
+    """Tell whether a run's secrets stay out of an image holding `image_wheels` (no database)."""
+    if not prepared.wheels_check:
+        return False
+    accepted = None if prepared.accepted_wheels is None else list(prepared.accepted_wheels)
+    return bool(wheels_accepted_problem(accepted=accepted, image=image_wheels))
 
 
 def run_wheels_gate(*, prepared: Prepared, image_wheels: list[str] | None) -> Prepared:

@@ -246,3 +246,42 @@ def test_bash_images_made_before_labels_are_removed_unless_a_container_uses_one(
         for tag in (legacy, in_use):
             with contextlib.suppress(docker.errors.ImageNotFound):
                 docker_client.images.remove(tag)
+
+
+def test_a_bash_image_is_built_on_the_image_its_caller_read_even_if_the_tag_moved(
+    docker_client, base_image, tmp_path
+):
+    """The run's wheels are checked on the image its tag named; the bash image is built on it.
+
+    Built `FROM` the tag, it was built on whatever the tag named by then: an image removed
+    and made again in between (other files from the index) ran with the secrets the check
+    let through for the first one.
+    """
+    name = f"moved-{uuid.uuid4().hex[:8]}"
+
+    def built(greeting: str) -> str:
+        registry = ToolRegistry()
+        registry.register_sandbox(SandboxConfig(name=name))
+        source = f"def greet() -> ToolResponse:\n    return ToolResponse(success=True, data={greeting!r})\n"
+        registry.register_source(source, sandbox=name, description="Greet.")
+        builder = SandboxBuilder(registry, client=docker_client, cache_dir=tmp_path)
+        return builder.ensure_image(name).tag
+
+    def layers(image: str) -> list[str]:
+        return docker_client.api.inspect_image(image)["RootFS"]["Layers"]
+
+    tag = other = ""
+    try:
+        tag, other = built("checked"), built("made since")
+        checked = docker_client.images.get(tag).id
+        docker_client.api.tag(other, *tag.rsplit(":", 1), force=True)  # the tag moves
+        pinned = ensure_bash_image(tag, client=docker_client, image_id=checked)
+        assert layers(pinned)[: len(layers(checked))] == layers(checked)
+        assert layers(pinned)[: len(layers(other))] != layers(other)
+        now = ensure_bash_image(tag, client=docker_client)  # no id read: what the tag names
+        assert now != pinned and layers(now)[: len(layers(other))] == layers(other)
+    finally:
+        for image in docker_client.images.list(filters={"label": f"{DERIVED_FROM_LABEL}={tag}"}):
+            docker_client.images.remove(image.id, force=True)
+        for image in docker_client.images.list(name=f"jazzmine/sandbox-{name}"):
+            docker_client.images.remove(image.id, force=True)

@@ -15,6 +15,8 @@ import re
 import pytest
 from django.test import Client
 
+from jazzmine.sandbox import docker_runner
+from jazzmine.sandbox.session import drive
 from jazzmine.sandbox.wheels import wheels_digest
 from jazzmine.sandbox.workdirs import workdir_remove
 from jazzmine_web.catalog.models import BuildStatus, ImageBuild
@@ -25,13 +27,15 @@ from jazzmine_web.catalog.services import (
     sandbox_builder,
     sandbox_update,
     secret_value_set,
+    tool_create,
 )
 from jazzmine_web.runs.executor import RunExecutor
-from jazzmine_web.runs.models import Run, RunStatus
+from jazzmine_web.runs.models import Run, RunEvent, RunStatus
 from jazzmine_web.runs.preparation import run_claim_prepare
 from jazzmine_web.runs.services import run_create
 from jazzmine_web.teams.models import Role
 from tests.hostile_wheels import write_index
+from tests.waiting import wait_until
 from tests.web.helpers import teammate
 
 pytestmark = [pytest.mark.docker, pytest.mark.django_db(transaction=True)]
@@ -87,13 +91,12 @@ def shop(ecommerce, admin, tmp_path, monkeypatch, settings, docker_client, base_
 def run_in_worker(sandbox, user, monkeypatch) -> tuple[Run, dict[str, str]]:
     """Run a script through the real worker; return the run and the secrets its process got."""
     seen: dict[str, str] = {}
-    execute = RunExecutor._execute_python
 
-    async def recording(self, prepared):
-        seen.update(prepared.request.secrets)
-        return await execute(self, prepared)
+    def recording(process, request, limits):  # what is written to the sandbox's harness
+        seen.update(request.secrets)
+        return drive(process, request, limits)
 
-    monkeypatch.setattr(RunExecutor, "_execute_python", recording)
+    monkeypatch.setattr(docker_runner, "drive", recording)
     executor = RunExecutor(pool_size=0)
     try:
         executor.learn_images()
@@ -200,3 +203,66 @@ def test_a_bubblewrap_run_reads_the_wheels_staged_for_it(ecommerce, admin, membe
     type(ecommerce).objects.filter(pk=ecommerce.pk).update(accepted_wheels=staged)
     run, secrets = prepare()
     assert secrets.get("SHOP_KEY") == SHOP and run.notes == []
+
+
+# A tool of the admin's, always allowed: it tells which build of the wheel its process
+# imported, and whether the run's secret reached that process.
+PEEK = (
+    "def peek() -> ToolResponse:\n"
+    "    import os\n"
+    "    import jzlock\n"
+    "    return ToolResponse(success=True, data=[jzlock.OK, os.environ.get('SHOP_KEY')])\n"
+)
+
+
+def test_a_ready_sandbox_of_an_image_made_again_gets_no_secret(
+    shop, member, admin, tmp_path, monkeypatch, docker_client
+) -> None:
+    """The check is of the image the run's sandbox was made from, not of what its tag names.
+
+    A warm sandbox started from the first image stays ready when that image is removed (a
+    prune); the image is made again under the same tag while the index serves another file,
+    and the admin accepts that file. The check read the tag (the new image, accepted) and the
+    run went to the ready sandbox: the first file, never accepted, got SHOP_KEY. Now the
+    sandbox's own image is read; one its tag no longer names goes, with the others ready
+    beside it, and the run takes one of the current image.
+    """
+    tool_create(sandbox=shop, name="peek", description="Peek.", source=PEEK,
+                always_allow=True, actor=admin, author=admin)  # fmt: skip
+    first = build(shop, admin)
+    executor = RunExecutor(pool_size=1)
+
+    def peek() -> tuple[list[object], list[str]]:
+        run = run_create(sandbox=shop, user=member, body="emit_result(peek().data)\n",
+                         start=False)  # fmt: skip
+        assert executor.submit(run.pk, worker="w1@test").result(timeout=300) == RunStatus.SUCCEEDED
+        run.refresh_from_db()
+        return RunEvent.objects.get(run_id=run.pk, type="result").data, run.notes
+
+    def ready() -> bool:  # the pool's next sandbox, made from the image the tag names now
+        return sum(pool.ready_count for pool in list(executor._pools.values())) >= 1
+
+    try:
+        executor.learn_images()
+        data, notes = peek()  # nobody accepted the first file: no secret
+        assert data == ["first build", None] and "no admin has accepted" in notes[-1]
+        wait_until(ready, timeout=120)
+
+        # The first image goes (its ready sandbox stays); the index serves another file.
+        index_serving(tmp_path / "index", b"OK = 'second build'\n")
+        monkeypatch.setenv("JAZZMINE_CACHE_DIR", str(tmp_path / "cache-2"))
+        docker_client.images.remove(first.tag, force=True)
+        second = build(shop, admin)
+        assert second.tag == first.tag and second.wheels != first.wheels
+        client = browser(admin)
+        action, shown = accept_form(client, shop)
+        assert shown["wheels"] == [wheels_digest(second.wheels)]
+        assert client.post(action, shown).status_code == 302
+
+        # Twice: the stale sandbox went, and the pool refills from the current image.
+        for _ in range(2):
+            data, notes = peek()
+            assert data == ["second build", SHOP] and notes == []
+            wait_until(ready, timeout=120)
+    finally:
+        executor.shutdown()
