@@ -132,12 +132,16 @@ def test_an_image_removed_under_a_worker_that_knew_it_is_made_again(
     assert docker_client.images.get(tag)  # made again
 
 
-def idle_sandboxes(client) -> list:
-    """Return the warm pools' containers on the engine (the test's worker's alone)."""
+def idle_sandboxes(client) -> list[str]:
+    """Return the ids of the warm pools' containers on the engine (the test's worker's alone).
+
+    From the engine's one list, not `containers.list`, which asks for each container in
+    turn: one removed in between (a run's sandbox once it ended) made it fail with NotFound.
+    """
     return [
-        c
-        for c in client.containers.list(filters={"label": POOL_LABEL})
-        if c.labels.get(POOL_LABEL) != "none"
+        c["Id"]
+        for c in client.api.containers(filters={"label": POOL_LABEL})
+        if (c.get("Labels") or {}).get(POOL_LABEL) != "none"
     ]
 
 
@@ -150,7 +154,7 @@ def pool_steady(client, *, size: int) -> None:
     seen: list[set[str]] = []
 
     def steady() -> bool:
-        seen.append({c.id for c in idle_sandboxes(client)})
+        seen.append(set(idle_sandboxes(client)))
         return len(seen) > 10 and len(seen[-1]) == size and all(s == seen[-1] for s in seen[-10:])
 
     wait_until(steady, timeout=60)
@@ -168,7 +172,7 @@ def test_a_run_whose_image_went_away_as_its_sandbox_started_makes_it_and_runs(
     # start, as when another run takes the last ready one while a prune removes the image.
     image_removed(docker_client, tag)
     for container in idle_sandboxes(docker_client):
-        container.kill()
+        docker_client.api.kill(container)
     time.sleep(0.5)  # the worker sees their streams end
     run = run_create(sandbox=ecommerce, user=member, body=BODY)
     status = restarted_worker.future(run.pk).result(timeout=300)
