@@ -109,6 +109,22 @@ class BuildResult:
     # The wheel files in the image ("name sha256", sorted); None: an image made before images
     # recorded them (its label is missing), so nobody can tell.
     wheels: tuple[str, ...] | None = ()
+    # The id of the image those wheels were read from: what a caller that checks them starts
+    # (the tag can be moved to another image the next moment). None: not read.
+    image_id: str | None = None
+
+
+def _result(
+    tag: str, found: tuple[str, list[str] | None], *, built: bool, started: float
+) -> BuildResult:
+    image_id, wheels = found
+    return BuildResult(
+        tag=tag,
+        built=built,
+        seconds=time.monotonic() - started,
+        wheels=None if wheels is None else tuple(wheels),
+        image_id=image_id,
+    )
 
 
 def _default_cache_dir() -> Path:
@@ -253,17 +269,19 @@ class SandboxBuilder:
         tag = self.image_tag(sandbox_name)
         started = time.monotonic()
         with self._lock_for(tag):
-            if self.image_exists(tag):
+            found = self.image_identity(tag)  # one ask: its id and its wheels go together
+            if found is not None:
                 log(f"image {tag} is up to date")
-                wheels = self.image_wheels(tag)
-                return BuildResult(tag=tag, built=False, seconds=time.monotonic() - started,
-                                   wheels=None if wheels is None else tuple(wheels))  # fmt: skip
-            wheels = self._build(sandbox_name, tag, log, stop)
+                return _result(tag, found, built=False, started=started)
+            self._build(sandbox_name, tag, log, stop)
         # made: nothing left to stop
         self.prune(sandbox_name, keep=KEEP_IMAGES, log=on_log, current=tag)
-        return BuildResult(
-            tag=tag, built=True, seconds=time.monotonic() - started, wheels=tuple(wheels)
-        )
+        # Its wheels as the label of the image the tag names says, with that image's id: the
+        # files of the build just made, unless another build moved the tag since.
+        found = self.image_identity(tag)
+        if found is None:
+            raise BuildError(step="image", message=f"{tag} was removed as soon as it was built")
+        return _result(tag, found, built=True, started=started)
 
     def image_wheels(self, tag: str) -> list[str] | None:
         """Return the wheel files an image holds, from its labels (None: it does not say)."""

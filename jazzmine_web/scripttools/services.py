@@ -205,8 +205,8 @@ def _trial_image(
     """Return the image a trial runs in, the tools whose wheels it holds, and those wheels.
 
     The base image (None: it holds no wheel), or, for a tool with dependencies, the sandbox's
-    own image with this (maybe unpublished) tool's dependencies in it; its wheel files as its
-    label says (None: it does not say).
+    own image with this (maybe unpublished) tool's dependencies in it, by id; its wheel files
+    as its label says (None: it does not say).
     """
     sandbox = tool.sandbox
     if not script_tool.dependencies:
@@ -216,7 +216,9 @@ def _trial_image(
     builder = sandbox_builder(sandbox, registry=registry)
     result = builder.ensure_image(sandbox.name, interrupt=interrupt)
     wheels = None if result.wheels is None else list(result.wheels)
-    return result.tag, rows, wheels
+    # By id: the wheels are that image's, and the tag may name another one by the time the
+    # trial's container is made (removed and built again meanwhile, from another index).
+    return result.image_id or result.tag, rows, wheels
 
 
 def trial_secrets_gate(*, tool: Tool, image_tools: list[Tool] | None) -> SecretsGate:

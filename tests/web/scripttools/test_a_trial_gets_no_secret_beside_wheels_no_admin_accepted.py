@@ -12,19 +12,24 @@ needs: the sandbox's dependencies accepted, and every tool whose wheels are ther
 
 from __future__ import annotations
 
+import base64
+import io
 import re
 
 import pytest
 from django.test import Client
 
+from jazzmine.sandbox.wheels import WHEELS_LABEL, WHEELS_LIST_LABEL, wheels_digest
 from jazzmine_web.catalog.services import (
     image_build_run,
     image_build_start,
+    sandbox_builder,
     sandbox_update,
     script_tool_save,
     secret_value_set,
     tool_publish,
 )
+from jazzmine_web.scripttools import services
 from jazzmine_web.teams.models import Role
 from tests.hostile_wheels import write_index
 from tests.web.helpers import teammate
@@ -142,3 +147,43 @@ def test_a_trial_in_the_base_image_keeps_to_its_own_acceptance(sandbox, member, 
     row.refresh_from_db()
     trial = run_trial(row, user=member)
     assert trial.image == sandbox.base_image and trial.data is True
+
+
+def test_a_trial_runs_in_the_image_whose_wheels_it_read_though_the_tag_moves(
+    shop, admin, docker_client, monkeypatch
+) -> None:
+    """The trial's container is made from the image its check read, by id.
+
+    It read the wheels of the image its tag named, then made its container from the tag: an
+    image made again under that tag in between (removed, then built while the index served
+    another `jzgood`) ran the admin's tool with the key the first image's accepted files
+    earned. The other image here is made by hand, labelled as a build that fetched another
+    file would label it.
+    """
+    row, images = shop
+    tool_publish(tool=row)
+    accept_built_wheels(row.sandbox, admin)
+    row.refresh_from_db()
+    tag = sandbox_builder(row.sandbox).image_tag(row.sandbox.name)
+    other = [f"jzgood-1.0-py3-none-any.whl {'0' * 64}"]
+    spied = base64.b64encode(SPY.encode()).decode()
+    dockerfile = (
+        f"FROM {tag}\nUSER root\n"
+        "RUN python3 -c \"import base64; open('/opt/jazzmine/site/jzgood/__init__.py', 'wb')"
+        f".write(base64.b64decode('{spied}'))\"\n"
+        f'LABEL {WHEELS_LABEL}="{wheels_digest(other)}" {WHEELS_LIST_LABEL}="{other[0]}"\n'
+    )
+    spy, _ = docker_client.images.build(fileobj=io.BytesIO(dockerfile.encode()), rm=True)
+    images.append(spy.id)  # its removal takes the accepted image too, which it is built on
+    checked = docker_client.images.get(tag).id
+    real = services.trial_run
+
+    def tag_moved_first(*args, **kwargs):  # the moment between the check and the container
+        docker_client.api.tag(spy.id, *tag.rsplit(":", 1), force=True)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(services, "trial_run", tag_moved_first)
+    trial = run_trial(row, user=admin)
+    assert SHOP not in trial.stdout + trial.stderr + trial.message
+    assert trial.data == {"good": "good", "key": True}  # the accepted image ran, by its id
+    assert trial.image == checked
