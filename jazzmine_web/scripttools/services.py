@@ -201,16 +201,17 @@ def _trials_end(rows: QuerySet[TrialRun], why: str, *, now: datetime.datetime) -
 
 def _trial_image(
     tool: Tool, script_tool: ScriptTool, interrupt: Interrupt
-) -> tuple[str, list[Tool] | None, list[str] | None]:
-    """Return the image a trial runs in, the tools whose wheels it holds, and those wheels.
+) -> tuple[str, str, list[Tool] | None, list[str] | None]:
+    """Return the image a trial runs in (its name, and what to start it from), the tools
+    whose wheels it holds, and those wheels.
 
     The base image (None: it holds no wheel), or, for a tool with dependencies, the sandbox's
-    own image with this (maybe unpublished) tool's dependencies in it, by id; its wheel files
-    as its label says (None: it does not say).
+    own image with this (maybe unpublished) tool's dependencies in it, started by id; its
+    wheel files as its label says (None: it does not say).
     """
     sandbox = tool.sandbox
     if not script_tool.dependencies:
-        return sandbox.base_image, None, []
+        return sandbox.base_image, sandbox.base_image, None, []
     rows = [t for t in sandbox.tool_rows() if t.published or t.pk == tool.pk]
     registry = registry_for_sandbox(sandbox, tools=rows, include_unpublished=True)
     builder = sandbox_builder(sandbox, registry=registry)
@@ -218,7 +219,7 @@ def _trial_image(
     wheels = None if result.wheels is None else list(result.wheels)
     # By id: the wheels are that image's, and the tag may name another one by the time the
     # trial's container is made (removed and built again meanwhile, from another index).
-    return result.image_id or result.tag, rows, wheels
+    return result.tag, result.image_id or result.tag, rows, wheels
 
 
 def trial_secrets_gate(*, tool: Tool, image_tools: list[Tool] | None) -> SecretsGate:
@@ -254,7 +255,7 @@ def trial_execute(*, trial_id: Any, interrupt: Interrupt | None = None) -> Trial
         if tool.checksum != trial.checksum:
             # The audit recorded the code asked for; a trial never runs other code.
             raise ValueError("the tool's code changed since this trial was asked for")
-        image, image_tools, image_wheels = _trial_image(tool, script_tool, stop)
+        image, start_from, image_tools, image_wheels = _trial_image(tool, script_tool, stop)
         limits = RunLimits.from_sandbox(sandbox.to_config())
         environment: dict[str, str] = {}
         gate = trial_secrets_gate(tool=tool, image_tools=image_tools)
@@ -279,7 +280,11 @@ def trial_execute(*, trial_id: Any, interrupt: Interrupt | None = None) -> Trial
             logger.warning("trial %s: %s", trial_id, withheld)
         result = stop.run(
             trial_run(
-                script_tool, dict(trial.args), image=image, limits=limits, environment=environment
+                script_tool,
+                dict(trial.args),
+                image=start_from,
+                limits=limits,
+                environment=environment,
             )
         )
     except Exception as exc:  # the trial thread must record every failure

@@ -186,4 +186,4 @@ def test_a_trial_runs_in_the_image_whose_wheels_it_read_though_the_tag_moves(
     trial = run_trial(row, user=admin)
     assert SHOP not in trial.stdout + trial.stderr + trial.message
     assert trial.data == {"good": "good", "key": True}  # the accepted image ran, by its id
-    assert trial.image == checked
+    assert trial.image == tag  # recorded by its name
