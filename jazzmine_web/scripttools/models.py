@@ -22,8 +22,14 @@ class TrialRun(models.Model):
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     tool = models.ForeignKey(Tool, on_delete=models.CASCADE, related_name="trials")
-    # The tool's checksum when the trial was asked for: a pass counts for that code only.
+    # The tool's checksum when the trial was asked for: its short name, for pages.
     checksum = models.CharField(max_length=16)
+    # The tool's whole `code_digest` when the trial was asked for: a pass counts for that code
+    # only, and the trial runs that code only. Not the checksum: 16 hex chars collide after
+    # some 2^32 tries, so other code of the same checksum would publish on this pass, or run
+    # recorded as this code. "" counts for no code (a trial of older code recorded before
+    # trials carried the digest, see migration 0003, or of code that has none).
+    code_digest = models.CharField(max_length=64, blank=True)
     args = models.JSONField(default=dict, blank=True)
     state = models.CharField(max_length=8, choices=TrialState.choices, default=TrialState.QUEUED)
     status = models.CharField(max_length=20, blank=True)  # jazzmine.scripttools.TrialStatus
@@ -58,7 +64,11 @@ class TrialRun(models.Model):
     @property
     def is_current(self) -> bool:
         """Tell whether the trial ran the tool's current code."""
-        return self.checksum == self.tool.checksum
+        return self.is_of_code(self.tool.code_digest)
+
+    def is_of_code(self, code_digest: str) -> bool:
+        """Tell whether the trial was asked for the code of this whole digest (never "")."""
+        return bool(code_digest) and self.code_digest == code_digest
 
 
 class KeychainToken(models.Model):

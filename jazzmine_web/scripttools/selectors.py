@@ -37,8 +37,11 @@ def trials_for_tool(tool: Tool) -> QuerySet[TrialRun]:
 
 
 def latest_passed_trial(tool: Tool) -> TrialRun | None:
-    """Return the newest passed trial of the tool's current code."""
-    return trials_for_tool(tool).filter(checksum=tool.checksum, passed=True).first()
+    """Return the newest passed trial of the tool's current code (by its whole digest)."""
+    digest = tool.code_digest
+    if not digest:
+        return None  # code with no digest: no trial vouches for it
+    return trials_for_tool(tool).filter(code_digest=digest, passed=True).first()
 
 
 @dataclass(frozen=True)

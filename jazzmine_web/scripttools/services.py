@@ -41,6 +41,7 @@ from ..runs.models import Run, RunStatus, code_sha256
 from ..studio.claims import heartbeat_cutoff, never_started_cutoff, row_claim
 from ..studio.storable import storable_json, storable_text
 from .models import KeychainToken, TrialRun, TrialState
+from .selectors import latest_passed_trial
 from .signals import trial_started
 
 logger = logging.getLogger(__name__)
@@ -113,13 +114,12 @@ def script_tools_export(*, sandbox: Sandbox) -> bytes:
 
 def script_tool_publish(*, tool: Tool, published: bool = True) -> Tool:
     """Publish a script tool whose current code passed a trial run (or withdraw it)."""
-    if published and tool.kind == ToolKind.SCRIPT:
-        passed = TrialRun.objects.filter(tool=tool, checksum=tool.checksum, passed=True).exists()
-        if not passed:
-            raise PublishRefused(
-                f"{tool.name} cannot be published: no trial run of its current code "
-                f"(checksum {tool.checksum}) has passed yet"
-            )
+    # By the whole digest: a pass of other code that shares the 16-hex checksum is not one.
+    if published and tool.kind == ToolKind.SCRIPT and latest_passed_trial(tool) is None:
+        raise PublishRefused(
+            f"{tool.name} cannot be published: no trial run of its current code "
+            f"(checksum {tool.checksum}) has passed yet"
+        )
     return tool_publish(tool=tool, published=published)
 
 
@@ -148,6 +148,7 @@ def trial_start(
         trial = TrialRun.objects.create(
             tool=tool,
             checksum=tool.checksum,
+            code_digest=tool.code_digest,
             args=call_args,
             created_by=user if user is not None and user.is_authenticated else None,
         )
@@ -252,8 +253,9 @@ def trial_execute(*, trial_id: Any, interrupt: Interrupt | None = None) -> Trial
     try:
         if script_tool is None:
             raise ValueError(f"{tool.name} is no longer a script tool")
-        if tool.checksum != trial.checksum:
-            # The audit recorded the code asked for; a trial never runs other code.
+        if not trial.is_of_code(tool.code_digest):
+            # The audit recorded the code asked for; a trial never runs other code (told by
+            # the whole digest: other code may share the checksum).
             raise ValueError("the tool's code changed since this trial was asked for")
         image, start_from, image_tools, image_wheels = _trial_image(tool, script_tool, stop)
         limits = RunLimits.from_sandbox(sandbox.to_config())

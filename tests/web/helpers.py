@@ -10,6 +10,8 @@ from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
 from django.db.models import F
 from django.test import Client
 
@@ -202,3 +204,16 @@ def code_accepted_mark(rows) -> None:
         type(row).objects.filter(pk=row.pk).update(
             always_allow_accepted_checksum=row.checksum, accepted_code_digest=row.code_digest
         )
+
+
+def migrate(*targets: tuple[str, str]):
+    """Migrate the test database to `targets` (none: the latest); return the models there.
+
+    For tests of what a data migration does to rows of before: the test's database must be
+    transactional (`django_db(transaction=True)`), and migrate back to the latest at its end.
+    """
+    executor = MigrationExecutor(connection)
+    nodes = list(targets) or executor.loader.graph.leaf_nodes()
+    executor.migrate(nodes)
+    executor.loader.build_graph()
+    return executor.loader.project_state(nodes).apps

@@ -213,7 +213,8 @@ def planted(team, member, ecommerce) -> Planted:
     script_tools_import(sandbox=ecommerce, tools=[script], author=member)
     script_tool = ecommerce.tools.get(name="hostile_script")
     TrialRun.objects.create(
-        tool=script_tool, checksum=script_tool.checksum, args={"q": HOSTILE}, state="done",
+        tool=script_tool, checksum=script_tool.checksum, code_digest=script_tool.code_digest,
+        args={"q": HOSTILE}, state="done",
         status="invalid_json", message=HOSTILE, exit_code=1, stdout=HOSTILE, stderr=HOSTILE,
         finished_at=timezone.now(),
     )  # fmt: skip

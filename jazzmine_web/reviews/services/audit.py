@@ -116,6 +116,8 @@ def _on_trial_started(
             "source": "trial",
             "tool": tool.name,
             "tool_checksum": trial.checksum,
+            # The code the trial may run, whole: other code may share the checksum.
+            "tool_code_digest": trial.code_digest,
             "args": trial.args,
         },
     )

@@ -12,14 +12,12 @@ from jazzmine_web.scripttools.models import TrialRun
 from jazzmine_web.scripttools.services import PublishRefused, script_tool_publish
 from tests.web.helpers import code_accepted_mark
 
-from .conftest import rsi_tool
+from .conftest import rsi_tool, trial_recorded
 
 
 def _pass(row) -> TrialRun:
     """Record a passed trial of the row's current code (the trial tests run real ones)."""
-    return TrialRun.objects.create(
-        tool=row, checksum=row.checksum, state="done", status="valid_json", passed=True
-    )
+    return trial_recorded(row)
 
 
 def test_a_new_script_tool_is_not_in_the_prompt_or_the_registry(rsi_row, sandbox) -> None:
@@ -29,9 +27,7 @@ def test_a_new_script_tool_is_not_in_the_prompt_or_the_registry(rsi_row, sandbox
 
 
 def test_it_refuses_to_publish_without_a_passed_trial(rsi_row) -> None:
-    TrialRun.objects.create(
-        tool=rsi_row, checksum=rsi_row.checksum, state="done", status="non_json", passed=False
-    )
+    trial_recorded(rsi_row, status="non_json", passed=False)
     with pytest.raises(PublishRefused, match="no trial run of its current code"):
         script_tool_publish(tool=rsi_row)
     rsi_row.refresh_from_db()

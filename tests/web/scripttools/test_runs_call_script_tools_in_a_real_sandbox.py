@@ -8,10 +8,9 @@ from jazzmine_web.catalog.services import script_tool_save, tool_create
 from jazzmine_web.runs.models import RunStatus
 from jazzmine_web.runs.selectors import run_events_after
 from jazzmine_web.runs.services import run_create
-from jazzmine_web.scripttools.models import TrialRun
 from jazzmine_web.scripttools.services import script_tool_publish
 
-from .conftest import rsi_tool
+from .conftest import rsi_tool, trial_recorded
 
 pytestmark = [pytest.mark.docker, pytest.mark.django_db(transaction=True)]
 
@@ -25,9 +24,7 @@ def pick_symbol(market: str = "us") -> ToolResponse:
 def quant(sandbox, member, base_image):
     """The sandbox with a published script tool and a Python tool."""
     row, _ = script_tool_save(sandbox=sandbox, tool=rsi_tool(), author=member)
-    TrialRun.objects.create(
-        tool=row, checksum=row.checksum, state="done", status="valid_json", passed=True
-    )
+    trial_recorded(row)
     script_tool_publish(tool=row)
     tool_create(
         sandbox=sandbox,

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from jazzmine.scripttools import TrialStatus
-from jazzmine_web.scripttools.models import TrialRun
 from jazzmine_web.scripttools.selectors import TRIAL_STATUS_LABELS
+
+from .conftest import trial_recorded
 
 pytestmark = pytest.mark.django_db
 
@@ -18,12 +19,8 @@ def test_every_status_of_the_result_table_has_a_label() -> None:
 
 def test_the_trial_result_and_earlier_trials_show_labels(client, member, rsi_row) -> None:
     client.force_login(member)
-    TrialRun.objects.create(
-        tool=rsi_row, checksum=rsi_row.checksum, state="done", status="non_json", passed=False
-    )
-    trial = TrialRun.objects.create(
-        tool=rsi_row, checksum=rsi_row.checksum, state="done", status="valid_json", passed=True
-    )
+    trial_recorded(rsi_row, status="non_json", passed=False)
+    trial = trial_recorded(rsi_row)
     html = client.get(f"/catalog/tools/{rsi_row.pk}/trials/{trial.pk}/").content.decode()
     # The code stays in the data attribute for scripts and tests; people read words.
     assert 'data-trial-status="valid_json"' in html

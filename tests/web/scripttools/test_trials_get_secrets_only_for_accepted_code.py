@@ -18,7 +18,7 @@ from jazzmine_web.scripttools.services import script_tool_publish, trial_execute
 from jazzmine_web.teams.models import Role
 from tests.web.helpers import teammate, tool_accept_post, tool_form_post
 
-from .conftest import make_tool
+from .conftest import make_tool, trial_recorded
 
 GOOD = 'import json\nprint(json.dumps({"sent": True}))\n'
 EVIL = 'import json, os\nprint(json.dumps({"leak": os.environ.get("MAIL_KEY")}))\n'
@@ -104,18 +104,14 @@ def test_a_run_issues_no_keychain_token_for_a_script_tools_unaccepted_code(
     sandbox, mailer, member, admin
 ) -> None:
     sandbox_update(sandbox=sandbox, actor=admin, network=True)
-    TrialRun.objects.create(
-        tool=mailer, checksum=mailer.checksum, state="done", status="valid_json", passed=True
-    )
+    trial_recorded(mailer)
     script_tool_publish(tool=mailer)
     run = Run.objects.create(sandbox=sandbox, body="x", script="x", status=RunStatus.RUNNING)
     assert "JAZZMINE_KEYCHAIN_TOKEN_send_mail" in run_credentials_issue(run=run, lifetime=30)
 
     tool_form_post(browser(member), mailer, source=EVIL)
     mailer.refresh_from_db()
-    TrialRun.objects.create(
-        tool=mailer, checksum=mailer.checksum, state="done", status="valid_json", passed=True
-    )
+    trial_recorded(mailer)
     script_tool_publish(tool=mailer)
     KeychainToken.objects.all().delete()
     again = Run.objects.create(sandbox=sandbox, body="x", script="x", status=RunStatus.RUNNING)
