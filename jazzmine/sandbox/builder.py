@@ -143,6 +143,7 @@ IMAGE_KEY_LABEL = "jazzmine.sandbox.key"
 DERIVED_FROM_LABEL = "jazzmine.derived-from"
 # One path component of an image reference, as Docker reads it.
 _IMAGE_KEY = re.compile(r"^[a-z0-9]+(?:[._-][a-z0-9]+)*$")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 def _repository(sandbox_name: str) -> str:
@@ -158,6 +159,15 @@ def image_key_check(key: str) -> str:
             "joined by single '.', '_' or '-' (at most 64 characters)"
         )
     return key
+
+
+def image_tag_digest(tag: str) -> str:
+    """Return the sandbox digest an image tag names (`SandboxBuilder.image_tag`), else "".
+
+    "" for a tag made before tags carried the whole digest (16 hex chars then), or any other.
+    """
+    digest = tag.rpartition(":")[2].partition("-")[0]
+    return digest if _SHA256.fullmatch(digest) else ""
 
 
 def sandbox_image_tags(client: docker.DockerClient) -> frozenset[str]:

@@ -348,7 +348,12 @@ class ImageBuild(models.Model):
     """One attempt to build a sandbox's image, with its log."""
 
     sandbox = models.ForeignKey(Sandbox, on_delete=models.CASCADE, related_name="builds")
-    checksum = models.CharField(max_length=16)
+    checksum = models.CharField(max_length=16)  # the sandbox's checksum: a name for pages
+    # The sandbox's whole digest (`ToolRegistry.sandbox_digest`) of the content built: what
+    # decides which build is the image of the sandbox as it is now, whose wheels Accept binds.
+    # Not the checksum: 16 hex chars collide after some 2^32 tries, so other content of the
+    # same checksum would pass for this build. "" on builds recorded before (migration 0010).
+    digest = models.CharField(max_length=64, blank=True)
     tag = models.CharField(max_length=300, blank=True)
     # {tool name: tool checksum} baked into this image: answers "which images include it".
     tool_checksums = models.JSONField(default=dict, blank=True)

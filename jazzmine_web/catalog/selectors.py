@@ -14,6 +14,7 @@ from django.db.models import Q, QuerySet
 from jazzmine.core.tools import RegisteredTool, ToolRegistry
 from jazzmine.core.tools.lint import LintItem, lint_python_tool
 from jazzmine.gate import Doubt, read_calls
+from jazzmine.sandbox.builder import image_tag_digest
 
 from ..studio.diffs import unified_diff
 from ..teams.models import Role
@@ -109,12 +110,29 @@ def sandbox_image_status(sandbox: Sandbox, *, registry: ToolRegistry | None = No
     latest = sandbox.builds.order_by("-created_at", "-pk").first()
     if latest is not None and latest.is_running:
         return ImageStatus(ImageStatus.BUILDING, checksum, latest)
-    current = sandbox.builds.filter(checksum=checksum).order_by("-created_at", "-pk").first()
+    current = _build_of_content(sandbox, registry.sandbox_digest(sandbox.name))
     if current is None:
         return ImageStatus(ImageStatus.NEEDS_REBUILD, checksum, latest)
     if current.status == BuildStatus.SUCCEEDED:
         return ImageStatus(ImageStatus.UP_TO_DATE, checksum, current)
     return ImageStatus(ImageStatus.FAILED, checksum, current)
+
+
+def _build_of_content(sandbox: Sandbox, digest: str) -> ImageBuild | None:
+    """Return the newest build of the sandbox content of this whole digest, or None.
+
+    By the digest, not the checksum: other content may share the 16 hex chars. A build
+    recorded before builds carried their digest (catalog migration 0010) is read by its
+    image's tag, which names the whole digest its builder built: without it every sandbox
+    built before would read "needs rebuild" until built again. Here only: this says whether
+    to press Build, while Accept binds wheels from builds that recorded their digest alone.
+    """
+    builds = sandbox.builds.order_by("-created_at", "-pk")
+    build = builds.filter(digest=digest).first()
+    if build is not None:
+        return build
+    older = builds.filter(digest="", status=BuildStatus.SUCCEEDED, tag__contains=digest)
+    return next((b for b in older if image_tag_digest(b.tag) == digest), None)
 
 
 @dataclass(frozen=True)

@@ -60,8 +60,7 @@ def image_build_start(
     registry = registry_for_sandbox(sandbox)
     build = ImageBuild.objects.create(
         sandbox=sandbox,
-        checksum=registry.sandbox_checksum(sandbox.name),
-        tool_checksums={t.name: t.checksum for t in registry.tools(sandbox.name)},
+        **_content_built(registry, sandbox.name),
         requested_by=user,
     )
     if background:
@@ -72,15 +71,27 @@ def image_build_start(
     return build
 
 
+def _content_built(registry: ToolRegistry, sandbox_name: str) -> dict[str, Any]:
+    """Return what a build row records of the sandbox content it builds: its whole digest
+    (what decides), its checksum (its name on pages) and its tools' checksums."""
+    return {
+        "digest": registry.sandbox_digest(sandbox_name),
+        "checksum": registry.sandbox_checksum(sandbox_name),
+        "tool_checksums": {t.name: t.checksum for t in registry.tools(sandbox_name)},
+    }
+
+
 def sandbox_built_wheels(*, sandbox: Sandbox) -> list[str] | None:
     """Return the wheel files of the newest succeeded build of the sandbox as it is now.
 
-    What the Accept button binds: the image of the current dependencies and tools (same
-    checksum). None when no such build is known, or it does not say which wheels it holds.
+    What the Accept button binds: the image of the current dependencies and tools, found by
+    the whole digest (other content may share the checksum). None when no such build is
+    known, or it does not say which wheels it holds. A build recorded before builds carried
+    their digest is none (catalog migration 0010): the admin builds again.
     """
-    checksum = registry_for_sandbox(sandbox).sandbox_checksum(sandbox.name)
+    digest = registry_for_sandbox(sandbox).sandbox_digest(sandbox.name)
     build = (
-        sandbox.builds.filter(status=BuildStatus.SUCCEEDED, checksum=checksum)
+        sandbox.builds.filter(status=BuildStatus.SUCCEEDED, digest=digest)
         .exclude(wheels=None)
         .order_by("-finished_at", "-pk")
         .first()
@@ -220,6 +231,9 @@ def image_build_run(
             tag=result.tag,
             built=result.built,
             wheels=None if wheels is None else sorted(wheels),
+            # The content this build built, read as it ran: the code may have changed since
+            # it was queued, and the row must name the image it made, wheels and all.
+            **_content_built(registry, build.sandbox.name),
         )
     build.refresh_from_db()
     return build

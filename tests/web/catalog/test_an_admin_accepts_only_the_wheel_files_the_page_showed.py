@@ -28,9 +28,12 @@ def admin(team):
 
 def built(sandbox, wheels: list[str]) -> ImageBuild:
     """A finished build of the sandbox as it is now, as a worker records it."""
-    checksum = registry_for_sandbox(sandbox).sandbox_checksum(sandbox.name)
-    return ImageBuild.objects.create(sandbox=sandbox, checksum=checksum, tag="t",
-                                     status=BuildStatus.SUCCEEDED, wheels=wheels)  # fmt: skip
+    registry = registry_for_sandbox(sandbox)
+    return ImageBuild.objects.create(
+        sandbox=sandbox, checksum=registry.sandbox_checksum(sandbox.name),
+        digest=registry.sandbox_digest(sandbox.name), tag="t", status=BuildStatus.SUCCEEDED,
+        wheels=wheels,
+    )  # fmt: skip
 
 
 def post(client: Client, sandbox, wheels: str):

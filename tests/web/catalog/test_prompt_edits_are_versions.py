@@ -63,6 +63,7 @@ def built(orders):
     return ImageBuild.objects.create(
         sandbox=orders.sandbox,
         checksum=registry.sandbox_checksum(orders.sandbox.name),
+        digest=registry.sandbox_digest(orders.sandbox.name),
         tool_checksums={t.name: t.checksum for t in registry.tools(orders.sandbox.name)},
         status=BuildStatus.SUCCEEDED,
     )
