@@ -50,15 +50,16 @@ class Run(models.Model):
     code_sha256 = models.CharField(max_length=64, db_index=True)
     attempt = models.PositiveIntegerField(default=1)
     source = models.CharField(max_length=20, default="playground")  # playground | review | api
-    # A list of names in rows written before runs carried checksums (`runs.preparation`).
+    # A list of names in rows written before runs carried checksums (`runs.preparation`);
+    # {name: checksum} in rows of runs finished before they carried digests (migration 0007).
     allowed_tools = models.JSONField(
         null=True,
         blank=True,
         help_text=(
             "The tools this run may call, as decided when it was let through: {name: the "
-            "checksum of the code an admin had accepted}, or the names a reviewer approved "
-            "(see allowed_by_reviewer); null means all (a member ran it from the playground, "
-            "or the sandbox never reviews)."
+            "SHA-256 of the code an admin had accepted (its code_digest)}, or the names a "
+            "reviewer approved (see allowed_by_reviewer); null means all (a member ran it "
+            "from the playground, or the sandbox never reviews)."
         ),
     )
     # Which decision `allowed_tools` holds: a reviewer's (the tools the review page listed,

@@ -286,7 +286,9 @@ def _allowed_tools(run: Run, rows: list[Tool]) -> frozenset[str] | None:
     the catalog's (a member's code change withholds its secrets until an admin accepts it).
 
     A run let through without a person may call the always-allowed tools as they were then:
-    {name: the checksum an admin had accepted}. A tool whose code is no longer that code (a
+    {name: the whole `code_digest` of the code an admin had accepted}, never the checksum,
+    which other code may share (an admin accepting that other code later would widen the
+    decision to code it never named). A tool whose code is no longer that code (a
     member changed it while the run was queued), or that is no longer always allowed, is
     dropped, and the harness refuses its calls saying they need a person's approval.
     Dropped, not the whole run failed: everything that still runs is code an admin
@@ -306,21 +308,23 @@ def _allowed_tools(run: Run, rows: list[Tool]) -> frozenset[str] | None:
         # Recorded before runs carried checksums: bound to the code accepted now, at least.
         bound: dict[str, str | None] = dict.fromkeys(decided)
     elif isinstance(decided, dict):
-        bound = {str(name): str(checksum) for name, checksum in decided.items()}
+        # A checksum left by a run let through before runs carried digests (runs migration
+        # 0007 turned those of the code accepted then into its digest) matches no digest.
+        bound = {str(name): str(digest) for name, digest in decided.items()}
     else:
         _run_note(run, "no tool may be called: the run's allowed tools are unreadable")
         return frozenset()  # fail closed
     rows_by_name = {row.name: row for row in rows if row.published}
     allowed: set[str] = set()
     dropped: list[str] = []
-    for name, checksum in sorted(bound.items()):
+    for name, digest in sorted(bound.items()):
         row = rows_by_name.get(name)
         if row is None:
             dropped.append(f"{name} (gone)")
         elif not row.is_always_allowed:
             why = row.code_acceptance_problem or "it is no longer always allowed"
             dropped.append(f"{name} ({why})")
-        elif checksum is not None and row.checksum != checksum:
+        elif digest is not None and row.code_digest != digest:
             dropped.append(f"{name} (its code changed since this run was let through)")
         else:
             allowed.add(name)

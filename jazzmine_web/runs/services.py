@@ -98,7 +98,7 @@ def run_create(
     (every tool) when a member runs it themselves or the policy never reviews; with
     `allowed_by_reviewer`, the names a reviewer was shown and approved; else the names it may
     call (the always-allowed tools, when the policy let it through without a person), best
-    as {name: the checksum accepted then}, which the worker holds each tool to.
+    as {name: the `code_digest` accepted then}, which the worker holds each tool to.
     """
     script, violations = script_check(sandbox=sandbox, body=body, language=language)
     if violations:

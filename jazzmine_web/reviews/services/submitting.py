@@ -183,7 +183,7 @@ def _approve_and_start(
     # A reviewer's approval is not every tool: a tool created (or renamed, or published)
     # under a name the script calls, between the approval and the worker's preparation of
     # the run, would otherwise run under a decision that never named it.
-    # Each always-allowed tool is bound to the code an admin had accepted (its checksum): the
+    # Each always-allowed tool is bound to the code an admin had accepted (its digest): the
     # worker drops one whose code changed while the run waited (`runs.preparation`).
     allowed_tools: dict[str, str] | list[str] | None = {}
     by_reviewer = False

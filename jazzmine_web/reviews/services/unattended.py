@@ -24,10 +24,12 @@ class NeedsPerson(Exception):
 def always_allowed_pins(sandbox: Sandbox) -> dict[str, str]:
     """Return the sandbox's always-allowed tools, each bound to the code an admin accepted.
 
-    The worker drops a tool whose code changed since (`runs.preparation`).
+    {name: the whole `code_digest` of that code}; not its checksum, which other code may
+    share (16 hex chars). The worker drops a tool whose code changed since
+    (`runs.preparation`).
     """
     rows = sandbox.tools.filter(published=True, always_allow=True)
-    return {tool.name: tool.checksum for tool in rows if tool.is_always_allowed}
+    return {tool.name: tool.code_digest for tool in rows if tool.is_always_allowed}
 
 
 def unattended_allowed_tools(

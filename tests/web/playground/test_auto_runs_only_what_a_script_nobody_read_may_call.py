@@ -109,12 +109,11 @@ async def test_an_unread_script_calling_only_lookups_runs_with_only_those_pinned
     messages = await auto_loop(member, ecommerce, task="How many delivered orders?")
     assert messages[-1]["success"] is True, messages[-3:]
     (run,) = await database_sync_to_async(runs_of)(member)
+    # Each at the whole digest of the code an admin accepted.
     pins = await database_sync_to_async(
-        lambda: dict(
-            Tool.objects.filter(sandbox=ecommerce, always_allow=True).values_list(
-                "name", "checksum"
-            )
-        )
+        lambda: {
+            t.name: t.code_digest for t in Tool.objects.filter(sandbox=ecommerce, always_allow=True)
+        }
     )()
     assert run.allowed_tools == pins and "update_order_status" not in pins
 

@@ -68,12 +68,12 @@ def prepare(run):
 pytestmark = pytest.mark.django_db
 
 
-def test_the_run_carries_each_allowed_tool_with_the_checksum_an_admin_accepted(
+def test_the_run_carries_each_allowed_tool_with_the_digest_an_admin_accepted(
     api, auto, member, reviewer_client
 ) -> None:
     run = queued_auto_approved(api, auto)
     tool = auto.tools.get(name="get_orders")
-    assert run.allowed_tools == {"get_orders": tool.checksum}
+    assert run.allowed_tools == {"get_orders": tool.code_digest}
     assert prepare(run).allowed_tools == frozenset({"get_orders"}) and run.notes == []
 
     # A person's approval means the tools they were shown, by name, as they are when the

@@ -22,9 +22,9 @@ def test_a_run_the_policy_let_through_may_call_only_the_always_allowed_tools(
     set_policy(ecommerce, ReviewPolicy.UNLISTED_TOOLS)
     allow_tools(ecommerce, "get_orders", "search_products")
     assert submit(api, ecommerce, body=ALLOWED_ONLY).json()["status"] == "auto_approved"
-    # Each with the checksum of the code an admin accepted.
+    # Each with the whole digest of the code an admin accepted.
     assert Run.objects.get().allowed_tools == {
-        t.name: t.checksum
+        t.name: t.code_digest
         for t in ecommerce.tools.filter(name__in=["get_orders", "search_products"])
     }
 
