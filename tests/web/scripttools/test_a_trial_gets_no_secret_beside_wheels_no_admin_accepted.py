@@ -175,7 +175,6 @@ def test_a_trial_runs_in_the_image_whose_wheels_it_read_though_the_tag_moves(
     )
     spy, _ = docker_client.images.build(fileobj=io.BytesIO(dockerfile.encode()), rm=True)
     images.append(spy.id)  # its removal takes the accepted image too, which it is built on
-    checked = docker_client.images.get(tag).id
     real = services.trial_run
 
     def tag_moved_first(*args, **kwargs):  # the moment between the check and the container
