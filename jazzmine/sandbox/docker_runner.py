@@ -187,16 +187,9 @@ class DockerOneShot:
                 for event in start_failure(self.backend, exc):
                     yield event
                 return
-            try:
-                sent = request if vet is None else await vet(await process.container.image_id())
-                break
-            except SandboxStale:  # the tag moved between its start and now: start afresh
-                await process.remove()
-                if attempt == STALE_ATTEMPTS:
-                    raise
-            except BaseException:
-                await process.remove()
-                raise
+            sent = await vetted(process, request, vet, last=attempt == STALE_ATTEMPTS)
+            if sent is not None:
+                break  # else the tag moved between its start and now: start afresh
         try:
             async for event in drive(process, sent, self.limits):
                 yield event
@@ -205,6 +198,28 @@ class DockerOneShot:
 
     async def _start(self) -> DockerProcess:
         return await self.runner.start_process(self.image, self.limits, labels={POOL_LABEL: "none"})
+
+
+async def vetted(
+    process: DockerProcess, request: RunRequest, vet: Vet | None, *, last: bool
+) -> RunRequest | None:
+    """Return the request to send a sandbox, as `vet` has it for its image.
+
+    None when `vet` found the sandbox stale: it is removed, and the caller takes another
+    (unless this was its `last` try: then SandboxStale goes up). Removed too on any failure.
+    """
+    if vet is None:
+        return request
+    try:
+        return await vet(await process.container.image_id())
+    except SandboxStale:
+        await process.remove()
+        if last:
+            raise
+        return None
+    except BaseException:
+        await process.remove()
+        raise
 
 
 def start_failure(backend: str, exc: Exception) -> list[Event]:

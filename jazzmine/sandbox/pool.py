@@ -14,9 +14,16 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from .containers import ImageMissing, remove_labelled
-from .docker_runner import POOL_LABEL, STALE_ATTEMPTS, DockerRunner, Remake, Vet, start_failure
+from .docker_runner import (
+    POOL_LABEL,
+    STALE_ATTEMPTS,
+    DockerRunner,
+    Remake,
+    Vet,
+    start_failure,
+    vetted,
+)
 from .engine import EngineUnavailable
-from .errors import SandboxStale
 from .events import Event
 from .request import RunLimits, RunRequest
 from .session import drive
@@ -139,17 +146,10 @@ class WarmPool:
                 for event in start_failure(self.backend, item):
                     yield event
                 return
-            try:
-                sent = request if vet is None else await vet(await item.container.image_id())
+            sent = await vetted(item, request, vet, last=attempt == STALE_ATTEMPTS)
+            if sent is not None:
                 break
-            except SandboxStale:
-                await item.remove()
-                await self._ready_drop()
-                if attempt == STALE_ATTEMPTS:
-                    raise
-            except BaseException:
-                await item.remove()
-                raise
+            await self._ready_drop()  # started from the same old image
         try:
             async for event in drive(item, sent, self.limits):
                 yield event
