@@ -293,11 +293,6 @@ class SandboxBuilder:
             raise BuildError(step="image", message=f"{tag} was removed as soon as it was built")
         return _result(tag, found, built=True, started=started)
 
-    def image_wheels(self, tag: str) -> list[str] | None:
-        """Return the wheel files an image holds, from its labels (None: it does not say)."""
-        found = self.image_identity(tag)
-        return None if found is None else found[1]
-
     def image_identity(self, image: str) -> tuple[str, list[str] | None] | None:
         """Return the id of the image a tag (or id) names now and its wheel files, in one ask.
 
@@ -365,25 +360,13 @@ class SandboxBuilder:
         on_log: LogFn | None = None,
         target: WheelTarget | None = None,
         interrupt: Interrupt | None = None,
-    ) -> Path:
+    ) -> list[str]:
         """Write the runtime directory of a sandbox (harness, tools, unpacked wheels) to `dest`.
 
         Wheels are chosen for `target`, the interpreter that will load them (this host's,
-        for bubblewrap, unless told otherwise).
+        for bubblewrap, unless told otherwise). Return the wheel files unpacked ("name
+        sha256", sorted): what a check of the directory's wheels reads.
         """
-        self._stage(sandbox_name, dest, on_log=on_log, target=target, interrupt=interrupt)
-        return dest
-
-    def _stage(
-        self,
-        sandbox_name: str,
-        dest: Path,
-        *,
-        on_log: LogFn | None = None,
-        target: WheelTarget | None = None,
-        interrupt: Interrupt | None = None,
-    ) -> list[str]:
-        """Stage like `stage`; return the wheel files unpacked ("name sha256", sorted)."""
         log = on_log or (lambda _line: None)
         stage_runtime(dest, self.registry.tools(sandbox_name))
         requirements = self.registry.aggregate_dependencies(sandbox_name)
@@ -399,18 +382,6 @@ class SandboxBuilder:
         for line in lines:  # one line a wheel: a person reads what the image holds
             log(f"wheel: {line}")
         return lines
-
-    def staged_wheels(self, sandbox_name: str, *, target: WheelTarget | None = None) -> list[str]:
-        """Return the wheel files `stage` unpacks for a target ("name sha256", sorted).
-
-        Read from the cache `stage` filled (complete sets are never changed in place).
-        """
-        requirements = self.registry.aggregate_dependencies(sandbox_name)
-        if not requirements:
-            return []
-        wheel_dir = download_wheels(requirements, self.cache_dir, lambda _line: None,
-                                    target=target, indexes=self.policy.indexes)  # fmt: skip
-        return wheel_lines(wheel_dir)
 
     def wheel_target(self, base_image: str) -> WheelTarget:
         """Return what the base image's python3 is, asking the image itself once."""
@@ -459,7 +430,7 @@ class SandboxBuilder:
             raise BuildError(step="base image", message=f"could not make {base_image}",
                              log_tail=tail)  # fmt: skip
 
-    def _build(self, sandbox_name: str, tag: str, log: LogFn, interrupt: Interrupt) -> list[str]:
+    def _build(self, sandbox_name: str, tag: str, log: LogFn, interrupt: Interrupt) -> None:
         config = self.registry.get_sandbox(sandbox_name)
         log(f"building {tag} for sandbox {sandbox_name!r}")
         self._ensure_base(config.base_image, log, interrupt)
@@ -468,13 +439,12 @@ class SandboxBuilder:
             if self.registry.aggregate_dependencies(sandbox_name):
                 target = self.wheel_target(config.base_image)
                 log(f"dependencies: wheels for {target.key} (read from {config.base_image})")
-            wheels = self._stage(
+            wheels = self.stage(
                 sandbox_name, context / "runtime", on_log=log, target=target, interrupt=interrupt
             )
             log(f"wheels: {len(wheels)} file(s), digest {wheels_digest(wheels)}")
             (context / "Dockerfile").write_text(self._dockerfile(config.base_image))
             self._docker_build(context, tag, sandbox_name, log, interrupt, wheels=wheels)
-        return wheels
 
     def _dockerfile(self, base_image: str) -> str:
         return (

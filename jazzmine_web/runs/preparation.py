@@ -146,11 +146,9 @@ def run_claim_prepare(*, run_id: Any, worker: str, known_images: frozenset[str])
     limits = run_limits_for(sandbox)
     check, accepted = _wheels_to_check(sandbox, registry, request)
     if not docker:
-        runtime_dir = stage_run_dir(builder, sandbox.name)  # the run removes it when it ends
+        # The run removes the directory when it ends; its wheels are the files the run imports.
+        runtime_dir, staged = stage_run_dir(builder, sandbox.name)
         if check:
-            # The directory was staged from the cached wheels of this host's target: those
-            # are the files the run imports.
-            staged = builder.staged_wheels(sandbox.name)
             request, note = _wheels_withheld(request, accepted, staged)
             _run_note(run, note)
         return Prepared(
@@ -185,9 +183,7 @@ def _wheels_withheld(
 ) -> tuple[RunRequest, str]:
     """Return the request with no secret unless the wheels run are the ones an admin accepted,
     and the note saying why, in words the person reading it acts on ("" when they are)."""
-    problem = wheels_accepted_problem(
-        accepted=list(accepted) if accepted is not None else None, image=image
-    )
+    problem = wheels_accepted_problem(accepted=accepted, image=image)
     if not problem:
         return request, ""
     names = sorted({*request.secrets, *(n for s in request.tool_secrets.values() for n in s)})
@@ -199,8 +195,7 @@ def run_wheels_refused(*, prepared: Prepared, image_wheels: list[str] | None) ->
     """Tell whether a run's secrets stay out of an image holding `image_wheels` (no database)."""
     if not prepared.wheels_check:
         return False
-    accepted = None if prepared.accepted_wheels is None else list(prepared.accepted_wheels)
-    return bool(wheels_accepted_problem(accepted=accepted, image=image_wheels))
+    return bool(wheels_accepted_problem(accepted=prepared.accepted_wheels, image=image_wheels))
 
 
 def run_wheels_gate(*, prepared: Prepared, image_wheels: list[str] | None) -> Prepared:

@@ -30,7 +30,8 @@ def runtime_dir() -> Iterator[Path]:
     root = Path(tempfile.mkdtemp(prefix="jazzmine-suite-bwrap-"))
     root.chmod(0o755)
     builder = SandboxBuilder(make_registry(), cache_dir=root / "cache")
-    yield builder.stage(TEST_SANDBOX, root / "runtime")
+    builder.stage(TEST_SANDBOX, root / "runtime")
+    yield root / "runtime"
     shutil.rmtree(root, ignore_errors=True)
 
 

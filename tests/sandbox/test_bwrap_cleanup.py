@@ -57,7 +57,7 @@ def run_dirs(root: Path) -> list[str]:
 
 
 def start(builder: SandboxBuilder, script: str, limits: RunLimits = LIMITS):
-    runtime_dir = stage_run_dir(builder, TEST_SANDBOX)
+    runtime_dir, _wheels = stage_run_dir(builder, TEST_SANDBOX)
     request = RunRequest(script=script)
     return make_runner("bwrap", runtime_dir, limits, remove_runtime_dir=True).run(request)
 
@@ -128,7 +128,7 @@ def test_staging_sweeps_directories_a_dead_worker_left(builder, temp_root):
     os.utime(old, (0, 0))
     fresh = temp_root / f"{RUN_DIR_PREFIX}running-elsewhere"
     fresh.mkdir()
-    runtime_dir = stage_run_dir(builder, TEST_SANDBOX)
+    runtime_dir, _wheels = stage_run_dir(builder, TEST_SANDBOX)
     assert run_dirs(temp_root) == sorted([fresh.name, runtime_dir.name])
 
 
@@ -148,11 +148,11 @@ def test_a_live_runs_directory_is_kept_however_old_and_swept_once_its_worker_die
         assert worker.stdout is not None
         elsewhere = Path(worker.stdout.readline().strip())
         aged(elsewhere)
-        mine = stage_run_dir(builder, TEST_SANDBOX)
+        mine, _wheels = stage_run_dir(builder, TEST_SANDBOX)
         assert elsewhere.exists()
         worker.kill()  # SIGKILL: it removes nothing
         worker.wait(timeout=10)
-        again = stage_run_dir(builder, TEST_SANDBOX)
+        again, _wheels = stage_run_dir(builder, TEST_SANDBOX)
         assert not elsewhere.exists()
         assert run_dirs(temp_root) == sorted([mine.name, again.name])  # ours are held
     finally:

@@ -13,8 +13,10 @@ if TYPE_CHECKING:
 RUN_DIR_PREFIX = "jazzmine-bwrap-"
 
 
-def stage_run_dir(builder: SandboxBuilder, sandbox_name: str) -> Path:
+def stage_run_dir(builder: SandboxBuilder, sandbox_name: str) -> tuple[Path, list[str]]:
     """Stage a sandbox's runtime into a new per-run directory; remove it if staging fails.
+
+    Return the directory and the wheel files unpacked in it (`SandboxBuilder.stage`).
 
     Bind it with `BwrapRunner.bind(..., remove_runtime_dir=True)`: the run removes it. It is
     held while it lives (`workdirs`), so the directories of runs whose worker died are
@@ -23,8 +25,8 @@ def stage_run_dir(builder: SandboxBuilder, sandbox_name: str) -> Path:
     runtime_dir = workdir_make(RUN_DIR_PREFIX)
     try:
         runtime_dir.chmod(0o755)  # the sandbox user (nobody) must read it
-        builder.stage(sandbox_name, runtime_dir)
+        wheels = builder.stage(sandbox_name, runtime_dir)
     except BaseException:
         workdir_remove(runtime_dir)
         raise
-    return runtime_dir
+    return runtime_dir, wheels

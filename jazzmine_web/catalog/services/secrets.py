@@ -3,7 +3,7 @@ that says which of them may reach the code of a run or trial: only code an admin
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -137,7 +137,7 @@ def secrets_gate(*, tools: Iterable[Tool], sandbox: Sandbox | None = None) -> Se
     )
 
 
-def wheels_accepted_problem(*, accepted: list[str] | None, image: list[str] | None) -> str:
+def wheels_accepted_problem(*, accepted: Sequence[str] | None, image: Sequence[str] | None) -> str:
     """Say why the wheels of an image may not run beside secrets ("" when they may).
 
     `image` is what the image's label says it holds (None: it does not say); `accepted` the

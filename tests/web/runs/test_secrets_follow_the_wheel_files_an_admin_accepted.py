@@ -124,7 +124,7 @@ def test_another_file_for_the_same_pinned_version_gets_no_secret_until_an_admin_
     assert line.startswith("jzlock-1.0-py3-none-any.whl ")
     assert f"wheel: {line}" in first.log  # one line a wheel, for a person to read
     builder = sandbox_builder(shop)
-    assert builder.image_wheels(first.tag) == [line]  # the label says the same
+    assert builder.image_identity(first.tag)[1] == [line]  # the label says the same
 
     # The admin wrote the list, but has seen no file of it: not yet.
     run, secrets = run_in_worker(shop, member, monkeypatch)
@@ -155,7 +155,7 @@ def test_another_file_for_the_same_pinned_version_gets_no_secret_until_an_admin_
         "secrets withheld (MAIL_API_TOKEN, SHOP_KEY): the wheels in this image are not the "
         "ones an admin accepted: 1 differ; an admin can accept them on the sandbox page"
     )
-    [second] = builder.image_wheels(first.tag)
+    [second] = builder.image_identity(first.tag)[1]
     assert second != line and second.split()[0] == line.split()[0]
 
     # The admin reads the new file on the page (after Build reports it) and accepts it.
@@ -199,7 +199,7 @@ def test_a_bubblewrap_run_reads_the_wheels_staged_for_it(ecommerce, admin, membe
 
     run, secrets = prepare()
     assert secrets == {} and "no admin has accepted the wheels" in run.notes[-1]
-    staged = sandbox_builder(ecommerce).staged_wheels(ecommerce.name)
+    staged = sandbox_builder(ecommerce).stage(ecommerce.name, tmp_path / "staged")
     type(ecommerce).objects.filter(pk=ecommerce.pk).update(accepted_wheels=staged)
     run, secrets = prepare()
     assert secrets.get("SHOP_KEY") == SHOP and run.notes == []
