@@ -272,7 +272,9 @@ JAZZMINE_LLM_MODEL = env_str("JAZZMINE_LLM_MODEL", "")
 JAZZMINE_OUTBOUND_ALLOWED_HOSTS = env_list("JAZZMINE_OUTBOUND_ALLOWED_HOSTS", [])
 
 # Login throttling (django-axes): a username is locked out from one IP address after this many
-# failed logins in a row, for the cool-off period, even with the right password.
+# failed logins in a row, for the cool-off period, even with the right password; so is a
+# username tried from many addresses, and an address trying many usernames, after the wider
+# limits below, except where that username logged in before (`teams.throttling`).
 AUTHENTICATION_BACKENDS = [
     "jazzmine_web.teams.throttling.ThrottledLoginBackend",
     "django.contrib.auth.backends.ModelBackend",
@@ -281,6 +283,9 @@ AXES_ENABLED = env_bool("JAZZMINE_LOGIN_THROTTLING", True)
 AXES_FAILURE_LIMIT = env_int("JAZZMINE_LOGIN_FAILURE_LIMIT", 5)
 AXES_COOLOFF_TIME = timedelta(minutes=env_float("JAZZMINE_LOGIN_COOLOFF_MINUTES", 15.0))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_HANDLER = "jazzmine_web.teams.throttling.LoginLockHandler"
+JAZZMINE_LOGIN_USERNAME_FAILURE_LIMIT = env_int("JAZZMINE_LOGIN_USERNAME_FAILURE_LIMIT", 20)
+JAZZMINE_LOGIN_ADDRESS_FAILURE_LIMIT = env_int("JAZZMINE_LOGIN_ADDRESS_FAILURE_LIMIT", 20)
 # The address is REMOTE_ADDR, with an IPv6 client's whole /64 counted as one address.
 AXES_CLIENT_IP_CALLABLE = "jazzmine_web.teams.throttling.client_address"
 AXES_RESET_ON_SUCCESS = True

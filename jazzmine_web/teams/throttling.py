@@ -1,13 +1,32 @@
-"""Login throttling: django-axes locks a username out from one address after repeated failures."""
+"""Login throttling: django-axes locks a username out after repeated failures.
+
+Three counts, over the cool-off period, each of failures whatever the password tried:
+
+- a username from one address (`AXES_FAILURE_LIMIT`): someone guessing one person's password;
+- a username from every address (`JAZZMINE_LOGIN_USERNAME_FAILURE_LIMIT`): the same guessing
+  spread over many addresses (a botnet, rented proxies), each staying under the first limit;
+- one address for every username (`JAZZMINE_LOGIN_ADDRESS_FAILURE_LIMIT`): password spraying,
+  a few common passwords tried on many usernames, never twice on one.
+
+The last two locks are wider than the attacker: they would keep a person out whose username is
+under attack, or who shares an address with the attacker (an office, a campus). So they spare
+the addresses where that username logged in before (axes' log of successful logins): the
+attacker must first be where the person is, and there meets the first limit.
+"""
 
 from __future__ import annotations
 
 import ipaddress
 from typing import Any
 
+from axes.attempts import get_cool_off_threshold
 from axes.backends import AxesStandaloneBackend
-from axes.helpers import get_cool_off
+from axes.handlers.database import AxesDatabaseHandler
+from axes.helpers import get_client_username, get_cool_off, get_failure_limit
+from axes.models import AccessAttempt, AccessLog
+from django.conf import settings
 from django.contrib.auth.forms import AuthenticationForm
+from django.db.models import Sum
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
@@ -28,6 +47,58 @@ class ThrottledLoginBackend(AxesStandaloneBackend):
         if request is None:
             return None
         return super().authenticate(request, username, password, **kwargs)
+
+
+class LoginLockHandler(AxesDatabaseHandler):
+    """Axes' database handler, with the username-wide and address-wide locks added.
+
+    Axes' own lockout parameters stay the pair (username, address), so a successful login
+    clears only its own pair's failures: an attacker logging into their own account from the
+    address they spray from clears nothing of the spraying, and a person logging in does not
+    clear what was tried on them from elsewhere.
+    """
+
+    def get_failures(self, request: Any, credentials: dict[str, Any] | None = None) -> int:
+        pair = super().get_failures(request, credentials)
+        limit = get_failure_limit(request, credentials)
+        request.jazzmine_login_lock = "pair" if pair >= limit else ""
+        if pair >= limit:
+            return pair
+        wide = _wide_lock(request, get_client_username(request, credentials))
+        if wide:
+            request.jazzmine_login_lock = wide
+            return limit
+        return pair
+
+
+def _wide_lock(request: Any, username: str | None) -> str:
+    """Return which wide lock holds for this username from this address ("": none)."""
+    address = getattr(request, "axes_ip_address", None)
+    recent = AccessAttempt.objects.filter(attempt_time__gte=get_cool_off_threshold(request))
+    locks = []
+    if username is not None and _failures(recent.filter(username=username)) >= (
+        settings.JAZZMINE_LOGIN_USERNAME_FAILURE_LIMIT
+    ):
+        locks.append("username")
+    if address is not None and _failures(recent.filter(ip_address=address)) >= (
+        settings.JAZZMINE_LOGIN_ADDRESS_FAILURE_LIMIT
+    ):
+        locks.append("address")
+    if not locks:
+        return ""
+    # Asked only once a lock holds: a login that is not attacked costs no query more.
+    if username is not None and address is not None and _logged_in_from(username, address):
+        return ""
+    return locks[0]
+
+
+def _failures(attempts: Any) -> int:
+    return attempts.aggregate(n=Sum("failures_since_start"))["n"] or 0
+
+
+def _logged_in_from(username: str, address: str) -> bool:
+    """Tell whether this username ever logged in from this address (axes logs each login)."""
+    return AccessLog.objects.filter(username=username, ip_address=address).exists()
 
 
 # The IPv6 prefix one site is given: its hosts choose any address in it, freely and at once.
@@ -69,6 +140,8 @@ def lockout_response(
     context = {
         "form": AuthenticationForm(request),
         "locked_out": True,
+        # Which count locked it: the page says so (none tells whether the username exists).
+        "lock": getattr(request, "jazzmine_login_lock", "") or "pair",
         "cooloff_minutes": minutes,
         "next": request.POST.get("next", "") if request.method == "POST" else "",
     }
