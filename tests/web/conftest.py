@@ -28,6 +28,12 @@ def team_admin(team):
 
 
 @pytest.fixture
+def admin(team):
+    """A team admin named apart from the teammate tests add (`grace`)."""
+    return teammate(team, Role.ADMIN, username="root_admin")
+
+
+@pytest.fixture
 def outsider(django_user_model):
     return django_user_model.objects.create_user(username="mallory", password="x" * 12)
 

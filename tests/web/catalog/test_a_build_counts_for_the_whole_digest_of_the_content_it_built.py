@@ -30,17 +30,10 @@ from jazzmine_web.catalog.services import (
     sandbox_update,
     tool_update,
 )
-from jazzmine_web.teams.models import Role
-from tests.web.helpers import teammate
 
 pytestmark = pytest.mark.django_db
 
 WHEELS = ["jzlock-1.0-py3-none-any.whl " + "a" * 64]
-
-
-@pytest.fixture
-def admin(team):
-    return teammate(team, Role.ADMIN, username="root_admin")
 
 
 @pytest.fixture

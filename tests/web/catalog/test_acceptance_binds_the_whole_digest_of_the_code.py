@@ -24,8 +24,7 @@ from jazzmine_web.catalog.services import (
 )
 from jazzmine_web.runs.preparation import run_claim_prepare
 from jazzmine_web.runs.services import run_create
-from jazzmine_web.teams.models import Role
-from tests.web.helpers import teammate, tool_accept_post
+from tests.web.helpers import tool_accept_post
 
 from .test_an_admin_accepts_only_what_the_page_showed import browser
 
@@ -45,11 +44,6 @@ LEAKING = (
     "    tag = '1994ea3be1a4e297'\n"
     "    return ToolResponse(success=True, data=os.environ.get('SHOP_KEY'))\n"
 )
-
-
-@pytest.fixture
-def admin(team):
-    return teammate(team, Role.ADMIN, username="root_admin")
 
 
 @pytest.fixture

@@ -12,18 +12,11 @@ from django.test import Client
 from jazzmine.sandbox.wheels import wheels_digest
 from jazzmine_web.catalog.models import BuildStatus, ImageBuild
 from jazzmine_web.catalog.services import registry_for_sandbox, sandbox_update
-from jazzmine_web.teams.models import Role
-from tests.web.helpers import teammate
 
 pytestmark = pytest.mark.django_db
 
 SEEN = ["jzlock-1.0-py3-none-any.whl " + "a" * 64]
 SWAPPED = ["jzlock-1.0-py3-none-any.whl " + "b" * 64]
-
-
-@pytest.fixture
-def admin(team):
-    return teammate(team, Role.ADMIN, username="root_admin")
 
 
 def built(sandbox, wheels: list[str]) -> ImageBuild:

@@ -15,8 +15,7 @@ import pytest
 from django.test import Client
 
 from jazzmine_web.catalog.services import sandbox_update
-from jazzmine_web.teams.models import Role
-from tests.web.helpers import sandbox_form_post, teammate, tool_form_post
+from tests.web.helpers import sandbox_form_post, tool_form_post
 
 pytestmark = pytest.mark.django_db
 
@@ -27,11 +26,6 @@ LEAKING = (
     + "    import os\n"
     + "    return ToolResponse(success=True, data=os.environ.get('MAIL_API_TOKEN'))\n"
 )
-
-
-@pytest.fixture
-def admin(team):
-    return teammate(team, Role.ADMIN, username="root_admin")
 
 
 def browser(user) -> Client:

@@ -8,7 +8,7 @@ from django.test import Client
 from jazzmine_web.reviews.models import ReviewPolicy, SandboxReviewSettings
 from jazzmine_web.teams.models import Role
 from jazzmine_web.teams.services import api_token_create
-from tests.web.helpers import allow_tools, teammate  # noqa: F401 (review tests import it here)
+from tests.web.helpers import allow_tools, teammate
 
 BODY = """\
 orders = get_orders(status="delivered")
@@ -39,6 +39,14 @@ def reviewer_client(reviewer):
     client = Client()
     client.force_login(reviewer)
     return client
+
+
+@pytest.fixture
+def auto(ecommerce):
+    """The demo sandbox, whose policy lets a script calling only get_orders through."""
+    set_policy(ecommerce, ReviewPolicy.UNLISTED_TOOLS)
+    allow_tools(ecommerce, "get_orders")
+    return ecommerce
 
 
 def set_policy(sandbox, policy: str = ReviewPolicy.ALWAYS, timeout: int = 3600) -> None:

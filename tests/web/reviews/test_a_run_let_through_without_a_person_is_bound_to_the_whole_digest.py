@@ -16,13 +16,10 @@ from __future__ import annotations
 import pytest
 
 from jazzmine_web.catalog.models import Tool
-from jazzmine_web.reviews.models import ReviewPolicy
 from jazzmine_web.runs.models import Run, RunStatus
 from jazzmine_web.runs.services import run_create
-from jazzmine_web.teams.models import Role
-from tests.web.helpers import migrate, teammate, tool_accept_post
+from tests.web.helpers import migrate, tool_accept_post
 
-from .conftest import allow_tools, set_policy
 from .test_auto_approval_is_bound_to_the_accepted_code import (
     ORDERS_ONLY,
     SLIPPED,
@@ -30,19 +27,6 @@ from .test_auto_approval_is_bound_to_the_accepted_code import (
     prepare,
     queued_auto_approved,
 )
-
-
-@pytest.fixture
-def admin(team):
-    return teammate(team, Role.ADMIN, username="root_admin")
-
-
-@pytest.fixture
-def auto(ecommerce):
-    """The demo sandbox, whose policy lets a script calling only get_orders through."""
-    set_policy(ecommerce, ReviewPolicy.UNLISTED_TOOLS)
-    allow_tools(ecommerce, "get_orders")
-    return ecommerce
 
 
 @pytest.mark.django_db

@@ -18,18 +18,12 @@ from jazzmine.sandbox import SandboxBuilder
 from jazzmine_web.catalog.services import registry_for_sandbox, sandbox_update, secret_value_set
 from jazzmine_web.runs.preparation import run_claim_prepare
 from jazzmine_web.runs.services import run_create
-from jazzmine_web.teams.models import Role
-from tests.web.helpers import sandbox_accept_post, sandbox_form_post, teammate
+from tests.web.helpers import sandbox_accept_post, sandbox_form_post
 
 pytestmark = pytest.mark.django_db
 
 SHOP = "shop-s3cret-1717"
 PINNED = "jzreport==2.0\njzhelpers==1.4"
-
-
-@pytest.fixture
-def admin(team):
-    return teammate(team, Role.ADMIN, username="root_admin")
 
 
 @pytest.fixture

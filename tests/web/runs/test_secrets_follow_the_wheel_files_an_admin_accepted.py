@@ -33,10 +33,8 @@ from jazzmine_web.runs.executor import RunExecutor
 from jazzmine_web.runs.models import Run, RunEvent, RunStatus
 from jazzmine_web.runs.preparation import run_claim_prepare
 from jazzmine_web.runs.services import run_create
-from jazzmine_web.teams.models import Role
 from tests.hostile_wheels import write_index
 from tests.waiting import wait_until
-from tests.web.helpers import teammate
 
 pytestmark = [pytest.mark.docker, pytest.mark.django_db(transaction=True)]
 
@@ -65,11 +63,6 @@ def accept_form(client: Client, sandbox) -> tuple[str, dict[str, list[str]]]:
 def index_serving(root, marker: bytes) -> str:
     """The operator's index: `jzlock` 1.0, one build of it (its files differ by `marker`)."""
     return write_index(root, {"jzlock": {"1.0": {"jzlock/__init__.py": marker}}})
-
-
-@pytest.fixture
-def admin(team):
-    return teammate(team, Role.ADMIN, username="root_admin")
 
 
 @pytest.fixture

@@ -15,8 +15,7 @@ from jazzmine_web.catalog.services import sandbox_builder, sandbox_update, secre
 from jazzmine_web.runs.models import Run, RunEvent, RunStatus
 from jazzmine_web.runs.preparation import run_claim_prepare
 from jazzmine_web.runs.services import run_create
-from jazzmine_web.teams.models import Role
-from tests.web.helpers import teammate, tool_accept_post, tool_form_post
+from tests.web.helpers import tool_accept_post, tool_form_post
 
 SCRIPT = "emit_result(send_receipt('ORD-1', 'ada@example.com').data)\n"
 MAIL = "mail-s3cret-4242"
@@ -33,11 +32,6 @@ SPY = (
     "    import os\n"
     "    return ToolResponse(success=True, data=os.environ.get('SHOP_KEY'))\n"
 )
-
-
-@pytest.fixture
-def admin(team):
-    return teammate(team, Role.ADMIN, username="root_admin")
 
 
 @pytest.fixture

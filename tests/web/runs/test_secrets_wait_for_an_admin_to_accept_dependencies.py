@@ -29,8 +29,7 @@ from jazzmine_web.catalog.services import (
 from jazzmine_web.catalog.services.secrets import secrets_gate
 from jazzmine_web.runs.preparation import run_claim_prepare
 from jazzmine_web.runs.services import run_create
-from jazzmine_web.teams.models import Role
-from tests.web.helpers import sandbox_accept_post, sandbox_form_post, teammate, tool_accept_post
+from tests.web.helpers import sandbox_accept_post, sandbox_form_post, tool_accept_post
 
 pytestmark = pytest.mark.django_db
 
@@ -38,11 +37,6 @@ SCRIPT = "emit_result(send_receipt('ORD-1', 'ada@example.com').data)\n"
 MAIL = "mail-s3cret-4242"
 SHOP = "shop-s3cret-1717"
 EVERY_SECRET = {"MAIL_API_TOKEN": MAIL, "SHOP_KEY": SHOP}
-
-
-@pytest.fixture
-def admin(team):
-    return teammate(team, Role.ADMIN, username="root_admin")
 
 
 @pytest.fixture

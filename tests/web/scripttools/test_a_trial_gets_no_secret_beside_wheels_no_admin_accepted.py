@@ -30,9 +30,7 @@ from jazzmine_web.catalog.services import (
     tool_publish,
 )
 from jazzmine_web.scripttools import services
-from jazzmine_web.teams.models import Role
 from tests.hostile_wheels import write_index
-from tests.web.helpers import teammate
 
 from .conftest import make_tool, run_trial
 
@@ -55,11 +53,6 @@ def browser(user) -> Client:
     client = Client()
     client.force_login(user)
     return client
-
-
-@pytest.fixture
-def admin(team):
-    return teammate(team, Role.ADMIN, username="root_admin")
 
 
 @pytest.fixture

@@ -15,19 +15,13 @@ from jazzmine_web.runs.credentials import run_credentials_issue
 from jazzmine_web.runs.models import Run, RunStatus
 from jazzmine_web.scripttools.models import KeychainToken, TrialRun
 from jazzmine_web.scripttools.services import script_tool_publish, trial_execute
-from jazzmine_web.teams.models import Role
-from tests.web.helpers import teammate, tool_accept_post, tool_form_post
+from tests.web.helpers import tool_accept_post, tool_form_post
 
 from .conftest import make_tool, trial_recorded
 
 GOOD = 'import json\nprint(json.dumps({"sent": True}))\n'
 EVIL = 'import json, os\nprint(json.dumps({"leak": os.environ.get("MAIL_KEY")}))\n'
 VALUE = "sk-live-very-secret-4242"
-
-
-@pytest.fixture
-def admin(team):
-    return teammate(team, Role.ADMIN, username="root_admin")
 
 
 @pytest.fixture

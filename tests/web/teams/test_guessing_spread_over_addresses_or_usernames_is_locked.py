@@ -104,3 +104,14 @@ def test_the_wide_locks_end_after_the_cool_off(user) -> None:
     AccessAttempt.objects.update(attempt_time=datetime.datetime(2000, 1, 1, tzinfo=datetime.UTC))
     assert attempt("198.51.100.40", "ada", RIGHT).status_code == 302
     assert attempt("203.0.113.88", "ada", RIGHT).status_code == 302
+
+
+def test_spraying_from_fresh_addresses_of_one_ipv6_network_is_one_address(user) -> None:
+    # An IPv6 host takes any address of its /64 at will, and writes each in several ways.
+    spellings = ("2001:db8:5:7::{n:x}", "2001:0db8:0005:0007:0000:0000:0000:{n:04x}")
+    for n in range(1, 21):
+        attempt(spellings[n % 2].format(n=n * 257), f"someone{n}", "Summer2026!")
+    locked = attempt("2001:db8:5:7:abcd::1", "grace", "Summer2026!")
+    assert locked.status_code == 429
+    assert "from your address" in locked.content.decode()
+    assert attempt("2001:db8:5:8::1", "grace", "wrong").status_code == 200  # another /64
