@@ -11,6 +11,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from ..studio.http import FORM_REFUSED, form_status
+from ..studio.untrusted import id_number
 from ..teams.selectors import teams_for_user
 from . import selectors, services
 from .forms import ImportForm, SandboxForm, SecretValueForm, ToolForm
@@ -20,13 +21,6 @@ from .panels import TOOL_PANELS
 from .services.secrets import tool_secrets_withheld
 
 PAGE_SIZE = 100
-
-
-def _int_or_none(value: str | None) -> int | None:
-    try:
-        return int(value) if value else None
-    except ValueError:
-        return None
 
 
 @require_GET
@@ -40,7 +34,7 @@ def home(request: HttpRequest) -> HttpResponse:
 def catalog(request: HttpRequest) -> HttpResponse:
     """Search and filter the tools of the user's teams."""
     text = request.GET.get("q", "")
-    sandbox_id = _int_or_none(request.GET.get("sandbox"))
+    sandbox_id = id_number(request.GET.get("sandbox"))
     tag = request.GET.get("tag", "")
     tools = selectors.tool_search(user=request.user, text=text, sandbox_id=sandbox_id, tag=tag)
     page = Paginator(tools, PAGE_SIZE).get_page(request.GET.get("page"))
@@ -91,7 +85,7 @@ def tool_version_diff(request: HttpRequest, pk: int, number: int) -> HttpRespons
     """Show what one version changed against the one before it, or `?against=<number>`."""
     tool = get_object_or_404(selectors.tools_for_user(request.user), pk=pk)
     version = get_object_or_404(tool.versions, number=number)
-    against_number = _int_or_none(request.GET.get("against"))
+    against_number = id_number(request.GET.get("against"))
     against = (
         get_object_or_404(tool.versions, number=against_number)
         if against_number is not None

@@ -28,7 +28,7 @@ from ..runs.models import Run
 from ..runs.selectors import RunPane, run_for_user, run_pane, run_pane_new
 from ..studio.live import connecting_user
 from ..studio.session_bound import SessionBoundJsonWebsocketConsumer
-from ..studio.untrusted import nul_field, nul_message
+from ..studio.untrusted import id_number, nul_field, nul_message
 from . import services
 from .checks import Violation, check_off_loop, violations_by_line
 from .models import Attempt, AttemptSource, PlaygroundSession
@@ -115,17 +115,17 @@ class PlaygroundConsumer(RunFollowMixin, SessionBoundJsonWebsocketConsumer):
     # Messages
 
     async def validate(self, content: dict[str, Any]) -> None:
-        sandbox_id = _int(content.get("sandbox"))
+        sandbox_id = id_number(content.get("sandbox"))
         body = content.get("body", "")
         if not isinstance(body, str) or len(body) > MAX_BODY_CHARS:
             raise PlaygroundError(f"the script must be text of at most {MAX_BODY_CHARS} characters")
-        version = _int(content.get("version")) or 0
+        version = id_number(content.get("version")) or 0
         language = _language(content)
         names: list[str] = []
         if language == "python":
             cached = self.tool_names.get(sandbox_id) if sandbox_id is not None else None
             if cached is None:
-                sandbox = await self._sandbox(sandbox_id)
+                sandbox = await self._sandbox(content.get("sandbox"))
                 cached = await database_sync_to_async(services.sandbox_tool_names)(sandbox)
                 self.tool_names[sandbox.pk] = cached
             names = cached
@@ -154,7 +154,7 @@ class PlaygroundConsumer(RunFollowMixin, SessionBoundJsonWebsocketConsumer):
             await self.send_json(message)
 
     async def prewarm(self, content: dict[str, Any]) -> None:
-        sandbox = await self._sandbox(_int(content.get("sandbox")))
+        sandbox = await self._sandbox(content.get("sandbox"))
         self.tool_names.pop(sandbox.pk, None)  # tools may have changed: read them again
         await asyncio.to_thread(sandbox_prewarm, sandbox_id=sandbox.pk)
 
@@ -177,7 +177,7 @@ class PlaygroundConsumer(RunFollowMixin, SessionBoundJsonWebsocketConsumer):
         self._start(work())
 
     async def auto(self, content: dict[str, Any]) -> None:
-        attempts = min(max(_int(content.get("max_attempts")) or 3, 1), MAX_AUTO_ATTEMPTS)
+        attempts = min(max(id_number(content.get("max_attempts")) or 3, 1), MAX_AUTO_ATTEMPTS)
         loop = await self._loop_setup(content, retry=True)
 
         async def work() -> None:
@@ -225,11 +225,11 @@ class PlaygroundConsumer(RunFollowMixin, SessionBoundJsonWebsocketConsumer):
         # run's empty pane (each trip costs a thread hand-over before the run is queued).
         attempt, pane = await database_sync_to_async(_run_started)(
             user=self.user,
-            sandbox_id=_int(content.get("sandbox")),
+            sandbox_id=content.get("sandbox"),
             body=content.get("body", ""),
             session_id=_session_id(content),
             task=str(content.get("task", "")),
-            attempt_id=_int(content.get("attempt_id")),
+            attempt_id=id_number(content.get("attempt_id")),
             language=_language(content),
         )
         if attempt.run_id is None:
@@ -265,7 +265,7 @@ class PlaygroundConsumer(RunFollowMixin, SessionBoundJsonWebsocketConsumer):
         run = await database_sync_to_async(run_for_user)(self.user, content.get("run_id"))
         if run is None:
             raise PlaygroundError("no such run")
-        await self.follow_run(str(run.pk), after=max(0, _int(content.get("after")) or 0))
+        await self.follow_run(str(run.pk), after=max(0, id_number(content.get("after")) or 0))
 
     # The run this page follows
 
@@ -313,11 +313,11 @@ class PlaygroundConsumer(RunFollowMixin, SessionBoundJsonWebsocketConsumer):
 
         self.task = asyncio.get_running_loop().create_task(guarded())
 
-    async def _sandbox(self, sandbox_id: int | None) -> Any:
+    async def _sandbox(self, sandbox_id: Any) -> Any:
         return await database_sync_to_async(_sandbox_for)(self.user, sandbox_id)
 
     async def _session_and_llm(self, content: dict[str, Any]) -> tuple[PlaygroundSession, Any]:
-        sandbox = await self._sandbox(_int(content.get("sandbox")))
+        sandbox = await self._sandbox(content.get("sandbox"))
         task = str(content.get("task", "")).strip()
         if not task:
             raise PlaygroundError("write a task first: it is what the LLM is asked to do")
@@ -369,13 +369,6 @@ class PlaygroundError(Exception):
     """A request the playground cannot serve, with the reason to show."""
 
 
-def _int(value: Any) -> int | None:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None
-
-
 def _language(content: dict[str, Any]) -> str:
     return "bash" if content.get("language") == "bash" else "python"
 
@@ -392,18 +385,18 @@ def _session_id(content: dict[str, Any]) -> uuid.UUID | None:
         return None
 
 
-def _sandbox_for(user: Any, sandbox_id: int | None) -> Any:
-    if sandbox_id is None:
+def _sandbox_for(user: Any, sandbox_id: Any) -> Any:
+    """Return the sandbox a message names (its id, as sent), if the user may use it."""
+    if sandbox_id is None or sandbox_id == "":
         raise PlaygroundError("pick a sandbox first")
-    sandbox = sandboxes_for_user(user).filter(pk=sandbox_id).first()
+    number = id_number(sandbox_id)
+    sandbox = sandboxes_for_user(user).filter(pk=number).first() if number is not None else None
     if sandbox is None:
         raise PlaygroundError("no such sandbox")
     return sandbox
 
 
-def _run_started(
-    *, user: Any, sandbox_id: int | None, body: Any, **attempt: Any
-) -> tuple[Attempt, str]:
+def _run_started(*, user: Any, sandbox_id: Any, body: Any, **attempt: Any) -> tuple[Attempt, str]:
     """Record a person's attempt and start its run; return it with the run's first pane."""
     sandbox = _sandbox_for(user, sandbox_id)
     if not isinstance(body, str) or not body.strip() or len(body) > MAX_BODY_CHARS:

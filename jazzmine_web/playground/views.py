@@ -9,6 +9,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
 from ..catalog.selectors import sandboxes_for_user
+from ..studio.untrusted import id_number
 from . import selectors, services
 from .forms import LLMSettingsForm
 
@@ -16,10 +17,8 @@ from .forms import LLMSettingsForm
 def _sandbox(request: HttpRequest, value: str | None):
     sandboxes = sandboxes_for_user(request.user)
     if value:
-        try:
-            return sandboxes.filter(pk=int(value)).first()
-        except ValueError:
-            return None
+        number = id_number(value)
+        return sandboxes.filter(pk=number).first() if number is not None else None
     return sandboxes.first()
 
 
@@ -117,10 +116,9 @@ def compare(request: HttpRequest, session_id: str) -> HttpResponse:
     session = selectors.session_for_user(request.user, session_id)
     if session is None:
         raise Http404("No such session")
-    try:
-        a, b = int(request.GET.get("a", "")), int(request.GET.get("b", ""))
-    except ValueError:
-        raise Http404("Pick two attempts to compare") from None
+    a, b = id_number(request.GET.get("a", "")), id_number(request.GET.get("b", ""))
+    if a is None or b is None:
+        raise Http404("Pick two attempts to compare")
     comparison = selectors.attempts_compare(session, a, b)
     if comparison is None:
         raise Http404("No such attempts")

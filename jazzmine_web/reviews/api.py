@@ -21,7 +21,7 @@ from ..runs.selectors import run_events_after, run_state
 from ..runs.services import run_group
 from ..studio.db import released_connection
 from ..studio.live import GroupWaiter
-from ..studio.untrusted import ascii_number, nul_field, nul_message
+from ..studio.untrusted import FORM_TYPES, id_number, nul_field, nul_message
 from ..teams.auth import api_token_required, json_error, token_still_active
 from ..teams.services import api_token_group
 from . import selectors, services, webhooks
@@ -35,6 +35,15 @@ PING_SECONDS = 15.0
 
 
 def _json_body(request: HttpRequest) -> dict[str, Any] | HttpResponse:
+    if request.content_type in FORM_TYPES:
+        # A form (`curl -d` sends one unless told otherwise) was read as one already, for
+        # its NUL characters (`NulRefusalMiddleware`): its body is not there to read as JSON.
+        return json_error(
+            "unsupported_media_type",
+            "The request body must be JSON, sent with Content-Type: application/json "
+            f"(this one was sent as {request.content_type}).",
+            status=415,
+        )
     try:
         data = json_read(request.body or b"{}")
     except JSONTextError as exc:
@@ -61,20 +70,21 @@ def _error(exc: services.ReviewError) -> HttpResponse:
 def _find_sandbox(request: HttpRequest, ref: object) -> Sandbox | HttpResponse:
     """Find a sandbox by id, "team/name" or a name unique among the user's teams."""
     visible = sandboxes_for_user(request.user)
-    if isinstance(ref, bool) or ref is None or ref == "":
+    if ref is None or ref == "":
         return json_error(
             "missing_field", "'sandbox' is required (an id or 'team/name').", status=400
         )
-    if isinstance(ref, int):
-        found = visible.filter(pk=ref).first()
-    elif isinstance(ref, str) and ref.isdigit():
-        # Only a short run of ASCII digits is an id: "²", "①" or 5000 digits name no sandbox.
-        number = ascii_number(ref)
+    if isinstance(ref, bool) or not isinstance(ref, int | str):
+        # JSON's true is no id either, though Python counts it as 1.
+        return json_error("invalid_field", "'sandbox' must be an id or 'team/name'.", status=400)
+    if isinstance(ref, int) or ref.isdigit():
+        # Only an id a column can hold: "²", "①", 5000 digits or 10**20 name no sandbox.
+        number = id_number(ref)
         found = visible.filter(pk=number).first() if number is not None else None
-    elif isinstance(ref, str) and "/" in ref:
+    elif "/" in ref:
         team, _, name = ref.partition("/")
         found = visible.filter(team__slug=team, name=name).first()
-    elif isinstance(ref, str):
+    else:
         matches = list(visible.filter(name=ref)[:2])
         if len(matches) > 1:
             return json_error(
@@ -83,8 +93,6 @@ def _find_sandbox(request: HttpRequest, ref: object) -> Sandbox | HttpResponse:
                 status=400,
             )
         found = matches[0] if matches else None
-    else:
-        return json_error("invalid_field", "'sandbox' must be an id or 'team/name'.", status=400)
     if found is None:
         return json_error("sandbox_not_found", f"No sandbox {ref!r} in your teams.", status=404)
     return found

@@ -16,24 +16,18 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from ..catalog.selectors import sandboxes_for_user
 from ..studio.http import FORM_REFUSED
+from ..studio.untrusted import id_number
 from ..teams.models import Role
 from ..teams.selectors import api_tokens_for_user, user_has_team_role
 from . import selectors, services, webhooks
 from .models import AuditAction, ReviewPolicy, Submission
 
 
-def _int(value: str | None) -> int | None:
-    try:
-        return int(value) if value else None
-    except ValueError:
-        return None
-
-
 def queue_filters(params: Any) -> dict[str, Any]:
     """Return the queue's filters from query parameters."""
     age = params.get("age", "")
     return {
-        "sandbox_id": _int(params.get("sandbox")),
+        "sandbox_id": id_number(params.get("sandbox")),
         "age": age if age in selectors.AGE_FILTERS else "",
     }
 
@@ -228,9 +222,9 @@ def audit_filters(params: Any) -> dict[str, Any]:
     """Return the audit page's filters from query parameters."""
     action = params.get("decision", "")
     return {
-        "sandbox_id": _int(params.get("sandbox")),
-        "person_id": _int(params.get("person")),
-        "token_id": _int(params.get("agent")),
+        "sandbox_id": id_number(params.get("sandbox")),
+        "person_id": id_number(params.get("person")),
+        "token_id": id_number(params.get("agent")),
         "action": action if action in AuditAction.values else "",
     }
 
@@ -329,7 +323,7 @@ def policy(request: HttpRequest, pk: int) -> HttpResponse:
                 sandbox=sandbox,
                 user=request.user,
                 policy=request.POST.get("policy", ""),
-                timeout_seconds=_int(request.POST.get("timeout_seconds")) or 0,
+                timeout_seconds=id_number(request.POST.get("timeout_seconds")) or 0,
             )
             messages.success(request, "Review policy saved.")
             return redirect("reviews:policy", pk=sandbox.pk)
@@ -351,7 +345,11 @@ def webhook_settings(request: HttpRequest) -> HttpResponse:
     issued = None
     error = None
     if request.method == "POST":
-        token = api_tokens_for_user(request.user).filter(pk=_int(request.POST.get("token"))).first()
+        token = (
+            api_tokens_for_user(request.user)
+            .filter(pk=id_number(request.POST.get("token")))
+            .first()
+        )
         if token is None:
             raise Http404("No such token")
         if request.POST.get("action") == "clear":

@@ -32,6 +32,22 @@ def ascii_number(raw: str) -> int | None:
     return None
 
 
+def id_number(value: Any) -> int | None:
+    """Return the id (or count) a query, form or JSON value names, or None if it names none.
+
+    What a database column can hold only: Django bounds an out-of-range number in a lookup
+    on a model's own integer field, but not through a foreign key (`sandbox_id=10**20` raises
+    OverflowError on SQLite, "integer out of range" on PostgreSQL: a 500 either way).
+    """
+    if isinstance(value, bool):
+        return None  # JSON's true is no id, though Python counts it as 1
+    if isinstance(value, int):
+        return value if 0 <= value < 10**MAX_NUMBER_DIGITS else None
+    if isinstance(value, str):
+        return ascii_number(value)
+    return None
+
+
 def nul_field(value: Any, name: str = "") -> str | None:
     """Return where a NUL character is in a JSON-like value ('task', 'tools[2]'), or None.
 
@@ -64,7 +80,7 @@ def nul_message(field: str) -> str:
     )
 
 
-_FORMS = ("application/x-www-form-urlencoded", "multipart/form-data")
+FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
 
 
 def nul_header(headers: Iterable[tuple[str, str]]) -> str | None:
@@ -97,7 +113,7 @@ def nul_in_request(request: HttpRequest) -> str | None:
     params = [request.GET]
     # Form bodies only: an API body is JSON, which the API reads and checks itself, and reading
     # POST for any other type would consume the body the view still has to read.
-    if request.method == "POST" and request.content_type in _FORMS:
+    if request.method == "POST" and request.content_type in FORM_TYPES:
         params.append(request.POST)
     for query in params:
         for key, values in query.lists():

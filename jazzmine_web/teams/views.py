@@ -13,6 +13,8 @@ from django.shortcuts import redirect, render
 from django.urls import reverse_lazy
 from django.views.decorators.http import require_http_methods, require_POST
 
+from ..studio.http import form_status
+from .forms import TokenForm
 from .selectors import api_tokens_for_user, teams_for_user
 from .services import api_token_create, api_token_revoke
 
@@ -67,12 +69,14 @@ def _context(request: HttpRequest, **extra: Any) -> dict[str, object]:
 def tokens(request: HttpRequest) -> HttpResponse:
     """List the user's API tokens and create new ones."""
     issued = None
-    if request.method == "POST":
-        issued = api_token_create(user=request.user, name=request.POST.get("name", ""))
+    form = TokenForm(request.POST if request.method == "POST" else None)
+    if form.is_valid():
+        issued = api_token_create(user=request.user, name=form.cleaned_data["name"])
     template = "teams/tokens.html"
     if request.htmx:
         template += "#token-list"
-    return render(request, template, _context(request, issued=issued))
+    context = _context(request, issued=issued, form=form)
+    return render(request, template, context, status=form_status(form))
 
 
 @require_POST

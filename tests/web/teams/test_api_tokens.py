@@ -37,3 +37,19 @@ def test_a_user_revokes_their_own_token_but_not_others(logged_in, user, django_u
     mine.refresh_from_db()
     assert theirs.is_active and not mine.is_active
     assert "revoked" in logged_in.get("/account/tokens/").content.decode()
+
+
+@pytest.mark.parametrize("htmx", [False, True], ids=["form", "htmx"])
+def test_a_name_longer_than_a_token_keeps_is_refused_and_says_so(logged_in, user, htmx) -> None:
+    headers = {"HTTP_HX_REQUEST": "true"} if htmx else {}
+    # Past what the column holds: PostgreSQL refused it with a 500, SQLite stored it whole.
+    response = logged_in.post("/account/tokens/", {"name": "a" * 101}, **headers)
+    assert response.status_code == 422
+    html = response.content.decode()
+    assert "The token was not created: its name ensure this value has at most 100" in html
+    assert 'id="new-token"' not in html
+    assert not ApiToken.objects.filter(user=user).exists()
+    # The longest name there is room for, padded as a paste would be: kept, stripped.
+    response = logged_in.post("/account/tokens/", {"name": f" {'a' * 100}\n"}, **headers)
+    assert response.status_code == 200 and 'id="new-token"' in response.content.decode()
+    assert ApiToken.objects.get(user=user).name == "a" * 100
