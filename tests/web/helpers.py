@@ -123,6 +123,21 @@ async def playground_socket(user, *, timeout: float = 1) -> WebsocketCommunicato
     return ws
 
 
+async def still_answering(ws: WebsocketCommunicator, sandbox) -> None:
+    """Assert that a playground socket still answers its next message (a script to check)."""
+    await ws.send_json_to({"type": "validate", "sandbox": sandbox.pk, "body": "x = 1"})
+    assert (await ws.receive_json_from(timeout=5))["type"] != "error"
+
+
+@database_sync_to_async
+def playground_rows() -> tuple[int, int, int]:
+    """Return how many playground sessions, attempts and runs are stored."""
+    from jazzmine_web.playground.models import Attempt, PlaygroundSession
+    from jazzmine_web.runs.models import Run
+
+    return PlaygroundSession.objects.count(), Attempt.objects.count(), Run.objects.count()
+
+
 async def run_socket(run, user) -> WebsocketCommunicator:
     """Return a run page's websocket, connected as the user, past its first status."""
     headers = await database_sync_to_async(ws_headers)(user)

@@ -5,11 +5,8 @@ nor look up text with a NUL. The socket stays open for the next message."""
 from __future__ import annotations
 
 import pytest
-from channels.db import database_sync_to_async
 
-from jazzmine_web.playground.models import Attempt, PlaygroundSession
-from jazzmine_web.runs.models import Run
-from tests.web.helpers import playground_socket
+from tests.web.helpers import playground_rows, playground_socket, still_answering
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -33,11 +30,7 @@ async def test_a_nul_in_a_message_is_refused(ecommerce, member, message, field) 
         answer = await ws.receive_json_from(timeout=5)
         assert answer["type"] == "error"
         assert f"'{field}' contains a NUL character" in answer["message"]
-        await ws.send_json_to({"type": "validate", "sandbox": ecommerce.pk, "body": "x = 1"})
-        assert (await ws.receive_json_from(timeout=5))["type"] != "error"  # still open
+        await still_answering(ws, ecommerce)
     finally:
         await ws.disconnect()
-    stored = await database_sync_to_async(
-        lambda: (PlaygroundSession.objects.count(), Attempt.objects.count(), Run.objects.count())
-    )()
-    assert stored == (0, 0, 0)
+    assert await playground_rows() == (0, 0, 0)
