@@ -36,8 +36,7 @@ PING_SECONDS = 15.0
 
 def _json_body(request: HttpRequest) -> dict[str, Any] | HttpResponse:
     if request.content_type in FORM_TYPES:
-        # A form (`curl -d` sends one unless told otherwise) was read as one already, for
-        # its NUL characters (`NulRefusalMiddleware`): its body is not there to read as JSON.
+        # What `curl -d` sends unless told otherwise: say how to send the JSON it holds.
         return json_error(
             "unsupported_media_type",
             "The request body must be JSON, sent with Content-Type: application/json "

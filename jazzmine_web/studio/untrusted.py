@@ -13,7 +13,7 @@ from channels.security.websocket import WebsocketDenier
 from django.http import HttpRequest, HttpResponse
 from django.http.cookie import parse_cookie
 
-from .refusals import RefusingMiddleware, refusal_response
+from .refusals import RefusingMiddleware, is_api, refusal_response
 
 # Longer than any id or size this app counts (a 64-bit integer has 19 digits); a longer run of
 # digits is no number it could mean, and int() refuses over 4300 digits anyway.
@@ -111,9 +111,10 @@ def nul_in_request(request: HttpRequest) -> str | None:
     if header is not None:
         return header
     params = [request.GET]
-    # Form bodies only: an API body is JSON, which the API reads and checks itself, and reading
-    # POST for any other type would consume the body the view still has to read.
-    if request.method == "POST" and request.content_type in FORM_TYPES:
+    # Form bodies only, and never the API's: an API body is JSON, which the API reads and
+    # checks itself (a form sent there is refused as one), and reading POST would consume the
+    # body the view still has to read.
+    if request.method == "POST" and request.content_type in FORM_TYPES and not is_api(request.path):
         params.append(request.POST)
     for query in params:
         for key, values in query.lists():

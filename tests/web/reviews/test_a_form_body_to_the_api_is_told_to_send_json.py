@@ -16,12 +16,14 @@ FORMS = {
     "urlencoded": "application/x-www-form-urlencoded",
     "urlencoded with a charset": "application/x-www-form-urlencoded; charset=utf-8",
     "multipart": "multipart/form-data; boundary=BoUnDaRy",
+    "capitals": "Application/X-WWW-Form-Urlencoded",
+    "multipart in capitals": "MULTIPART/FORM-DATA; boundary=BoUnDaRy",
 }
 
 
 def _body(content_type: str, fields: dict[str, object]) -> str:
     text = json.dumps(fields)  # JSON, as the caller meant it, under a form's type
-    if content_type.startswith("multipart"):
+    if content_type.lower().startswith("multipart"):
         return (
             '--BoUnDaRy\r\nContent-Disposition: form-data; name="data"\r\n\r\n'
             f"{text}\r\n--BoUnDaRy--\r\n"
@@ -34,7 +36,7 @@ def assert_told_to_send_json(response, content_type: str) -> None:
     error = response.json()["error"]
     assert error["code"] == "unsupported_media_type"
     assert "Content-Type: application/json" in error["message"]
-    assert content_type.split(";")[0] in error["message"]
+    assert content_type.split(";")[0].lower() in error["message"]
 
 
 @pytest.mark.parametrize("form", FORMS)
