@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 from pathlib import Path
@@ -132,18 +133,35 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """Remove the sandbox images the session left without a tag.
+    """Remove the sandbox images the tests' deployment made, and those left without a tag.
 
-    Tests remove their images by force, and an image that a pool's container still used
-    then stays, untagged. Here every fixture is torn down (the workers and their pools are
-    gone), so they can go: only images the builder labelled, none a container uses (the
-    engine's own rule), and nothing at all if no engine answers (no test made any).
+    Every test sandbox's images are filed under the tests' deployment name (its key label),
+    tagged or not: kept, they piled up run after run on one engine (thousands, after a few
+    runs), and listing a sandbox's images, which a page does, slowed past a second. Tests
+    remove their images by force, and an image a pool's container still used then stays,
+    untagged. Here every fixture is torn down (the workers and their pools are gone), so they
+    can go: only images the builder labelled, none a container uses (the engine's own rule),
+    no other deployment's, and nothing at all if no engine answers (no test made any).
     """
     import docker
     import docker.errors
+    from django.conf import settings
 
+    from jazzmine.sandbox.builder import IMAGE_KEY_LABEL
+
+    ours = f"{settings.JAZZMINE_DEPLOYMENT}-"
     try:
-        client = docker.from_env(timeout=10)
+        client = docker.from_env(timeout=60)
+        images = client.images.list(filters={"label": IMAGE_KEY_LABEL})
+        # Images made from another (a bash sandbox's, from its Python one) first: the engine
+        # keeps an image while one made from it exists.
+        images.sort(key=lambda image: "jazzmine.derived-from" not in image.labels)
+        for image in images:
+            if image.labels.get(IMAGE_KEY_LABEL, "").startswith(ours):
+                # By each tag (the last one's removal removes the image), never by force.
+                for name in image.tags or [image.id]:
+                    with contextlib.suppress(docker.errors.APIError):
+                        client.images.remove(name)
         client.images.prune(filters={"dangling": True, "label": "jazzmine.sandbox"})
     except docker.errors.DockerException:
         pass
