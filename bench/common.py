@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import statistics
+from collections.abc import Mapping
 from typing import Any
 
 CHROMIUM = os.environ.get("JAZZMINE_CHROMIUM", "/usr/bin/chromium")
@@ -36,6 +38,27 @@ def pct(values: list[float], q: float) -> float:
     """Return the q-quantile of the values (the nearest rank at or below it)."""
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def deployment_named(label: str) -> dict[str, str]:
+    """Return the environment naming a bench deployment: its images are filed under the name."""
+    return {"JAZZMINE_DEPLOYMENT": f"bench-{label}-{os.getpid()}"}
+
+
+def deployment_images_clear(env: Mapping[str, str]) -> None:
+    """Remove the sandbox images a bench deployment made, once its processes have stopped.
+
+    Each run of a bench is a deployment of its own (its images nobody's cache afterwards):
+    kept, they piled up on the one engine by the dozen per run and slowed its listings.
+    """
+    import docker
+    import docker.errors
+
+    from jazzmine.sandbox.builder import deployment_images_remove
+
+    with contextlib.suppress(docker.errors.DockerException):
+        client = docker.from_env(timeout=60)
+        deployment_images_remove(client, env["JAZZMINE_DEPLOYMENT"] + "-")
 
 
 def browser_launch(playwright: Any) -> Any:

@@ -30,7 +30,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.common import browser_launch, pct, playground_page  # noqa: E402
+from bench.common import (  # noqa: E402
+    browser_launch,
+    deployment_images_clear,
+    deployment_named,
+    pct,
+    playground_page,
+)
 from tests.workers import free_port, web_command  # noqa: E402
 
 KEYSTROKES = 200
@@ -127,6 +133,7 @@ def serve(var_dir: Path, pool_size: int) -> tuple[subprocess.Popen[bytes], str, 
         "PYTHONPATH": str(ROOT),
         # Its own Redis namespace: a running deployment's worker must not take these runs.
         "JAZZMINE_REDIS_PREFIX": f"jazzmine-bench-{os.getpid()}-{pool_size}",
+        **deployment_named(f"live-{pool_size}"),
     }
     manage = [sys.executable, str(ROOT / "manage.py")]
     subprocess.run([*manage, "migrate", "--no-input"], env=env, check=True, capture_output=True)
@@ -158,7 +165,7 @@ def serve(var_dir: Path, pool_size: int) -> tuple[subprocess.Popen[bytes], str, 
 def measure(browser, label: str, pool_size: int) -> dict[str, list[float]]:
     """Start a server and measure it in a fresh browser context."""
     with tempfile.TemporaryDirectory(prefix="jazzmine-bench-") as tmp:
-        process, url, _env = serve(Path(tmp), pool_size)
+        process, url, env = serve(Path(tmp), pool_size)
         try:
             page = playground_page(browser, url)
             context = page.context
@@ -175,6 +182,7 @@ def measure(browser, label: str, pool_size: int) -> dict[str, list[float]]:
                 worker = WORKERS.pop()
                 worker.terminate()
                 worker.wait(timeout=60)
+            deployment_images_clear(env)
     print(f"[{label}] measured", flush=True)
     return figures
 

@@ -50,7 +50,13 @@ import psycopg
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.common import browser_launch, pct, playground_page  # noqa: E402
+from bench.common import (  # noqa: E402
+    browser_launch,
+    deployment_images_clear,
+    deployment_named,
+    pct,
+    playground_page,
+)
 from tests.workers import AGENT_TOKEN_SCRIPT, Web, free_port, worker_start  # noqa: E402
 
 PG_ADMIN = "postgres://jazzmine:jazzmine@127.0.0.1:5432/jazzmine"
@@ -194,6 +200,7 @@ def deployed(label: str, tmp: Path) -> Iterator[Deployment]:
         "JAZZMINE_REDIS_PREFIX": f"jazzmine-bench-{label}-{os.getpid()}",
         "JAZZMINE_DEBUG": "false",
         "PYTHONPATH": str(ROOT),
+        **deployment_named(label),
     }
     database = f"jazzmine_bench_{os.getpid()}"
     if label == "team":
@@ -241,6 +248,7 @@ def deployed(label: str, tmp: Path) -> Iterator[Deployment]:
         if label == "team":
             with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
                 conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+        deployment_images_clear(env)
 
 
 def epoch(value: Any) -> float:

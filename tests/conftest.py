@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import subprocess
 from pathlib import Path
@@ -147,21 +146,11 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     import docker.errors
     from django.conf import settings
 
-    from jazzmine.sandbox.builder import IMAGE_KEY_LABEL
+    from jazzmine.sandbox.builder import deployment_images_remove
 
-    ours = f"{settings.JAZZMINE_DEPLOYMENT}-"
     try:
         client = docker.from_env(timeout=60)
-        images = client.images.list(filters={"label": IMAGE_KEY_LABEL})
-        # Images made from another (a bash sandbox's, from its Python one) first: the engine
-        # keeps an image while one made from it exists.
-        images.sort(key=lambda image: "jazzmine.derived-from" not in image.labels)
-        for image in images:
-            if image.labels.get(IMAGE_KEY_LABEL, "").startswith(ours):
-                # By each tag (the last one's removal removes the image), never by force.
-                for name in image.tags or [image.id]:
-                    with contextlib.suppress(docker.errors.APIError):
-                        client.images.remove(name)
+        deployment_images_remove(client, f"{settings.JAZZMINE_DEPLOYMENT}-")
         client.images.prune(filters={"dangling": True, "label": "jazzmine.sandbox"})
     except docker.errors.DockerException:
         pass

@@ -183,6 +183,35 @@ def sandbox_image_tags(client: docker.DockerClient) -> frozenset[str]:
     )
 
 
+def deployment_images_remove(client: docker.DockerClient, key_prefix: str) -> int:
+    """Remove every sandbox image whose key starts with `key_prefix` (one deployment's images).
+
+    For a deployment that is gone (a test session, a benchmark): its images are nobody's
+    cache any more. Images made from another (a bash sandbox's, from its Python one) go first,
+    since the engine keeps an image while one made from it exists; each by its tags (the last
+    one's removal removes the image), never by force, so an image a container still uses
+    stays. Returns how many images were removed.
+    """
+    if not key_prefix:
+        raise ValueError("a deployment's key prefix is needed: '' names every deployment")
+    images = client.api.images(filters={"label": IMAGE_KEY_LABEL})
+    ours = [
+        i for i in images if (i.get("Labels") or {}).get(IMAGE_KEY_LABEL, "").startswith(key_prefix)
+    ]
+    ours.sort(key=lambda image: DERIVED_FROM_LABEL not in (image.get("Labels") or {}))
+    removed = 0
+    for image in ours:
+        try:
+            # An untagged image lists no tag, or "<none>:<none>" on older engines.
+            tags = [t for t in image.get("RepoTags") or () if t != "<none>:<none>"]
+            for name in tags or [image["Id"]]:
+                client.api.remove_image(name)
+        except docker.errors.APIError:
+            continue  # still used by a container, or another image was made from it
+        removed += 1
+    return removed
+
+
 def _last_made(image: Any) -> str:
     """Return when an image was built or last tagged (an image reused as is keeps its date)."""
     attrs = image.attrs
