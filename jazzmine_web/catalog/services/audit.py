@@ -49,7 +49,11 @@ def catalog_change_announce(
 
 
 def tool_audit_state(tool: Tool) -> dict[str, Any]:
-    """Return what the audit compares of a tool: its fields, code checksum and effective flag."""
+    """Return what the audit compares of a tool: its fields, its code and its effective flag.
+
+    The code by its checksum (the short name pages show) and by its whole digest: 16 hex
+    chars collide after some 2^32 tries, and the trail must tell two such versions apart.
+    """
     return {
         "name": tool.name,
         "description": tool.description,
@@ -59,6 +63,7 @@ def tool_audit_state(tool: Tool) -> dict[str, Any]:
         "always_allow": tool.always_allow,
         "always_allowed_in_effect": tool.is_always_allowed,
         "code_checksum": tool.checksum,
+        "code_digest": tool.code_digest,
         "tags": list(tool.tags),
     }
 
@@ -87,5 +92,5 @@ def tool_change_announce(
         target=target,
         changes=changes,
         note=note,
-        sha256=tool.checksum,
+        sha256=tool.code_digest,
     )

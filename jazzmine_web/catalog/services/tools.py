@@ -353,7 +353,7 @@ def tool_code_accept(
         )
     if tool.code_accepted:
         return tool
-    before = tool.always_allow_accepted_checksum
+    before, before_digest = tool.always_allow_accepted_checksum, tool.accepted_code_digest
     with transaction.atomic():
         tool_accept_if_admin(tool=tool, actor=actor)
         tool.save(
@@ -369,8 +369,12 @@ def tool_code_accept(
             actor=actor,
             action="tool_accepted",
             target=f"tool {tool.name}",
-            changes={"accepted_code_checksum": (before or None, tool.checksum)},
-            sha256=tool.checksum,
+            changes={
+                "accepted_code_checksum": (before or None, tool.checksum),
+                "accepted_code_digest": (before_digest or None, tool.accepted_code_digest),
+            },
+            # The code accepted, whole (as runs name it): not its 16-hex checksum.
+            sha256=tool.accepted_code_digest,
         )
     return tool
 

@@ -43,15 +43,20 @@ def test_a_members_code_change_to_an_always_allowed_tool_and_its_acceptance_are_
 ) -> None:
     tool = tool_create(sandbox=empty_sandbox, name="ping", description="Ping.", source=PING,
                        always_allow=True, actor=team_admin)  # fmt: skip
-    old = tool.checksum
+    old, old_digest = tool.checksum, tool.code_digest
     tool_update(tool=tool, source=PING.replace("True)", "True )"), actor=member)
     change = _last(AuditAction.TOOL_CHANGED)
     assert change.actor_user == member
     assert change.data["changes"]["code_checksum"] == [old, tool.checksum]
+    # The code whole, as runs name it: the 16-hex checksum alone may collide.
+    assert change.data["changes"]["code_digest"] == [old_digest, tool.code_digest]
+    assert change.code_sha256 == tool.code_digest and len(tool.code_digest) == 64
     assert change.data["changes"]["always_allowed_in_effect"] == [True, False]
     tool_always_allow_accept(tool=tool, actor=team_admin)
     accepted = _last(AuditAction.TOOL_ACCEPTED)
-    assert accepted.actor_user == team_admin and accepted.code_sha256 == tool.checksum
+    assert accepted.actor_user == team_admin
+    assert accepted.code_sha256 == tool.code_digest == tool.accepted_code_digest
+    assert accepted.data["changes"]["accepted_code_digest"] == [old_digest, tool.code_digest]
 
 
 def test_sandbox_limits_network_secrets_and_deletions_are_audited(ecommerce, team_admin) -> None:
