@@ -10,6 +10,10 @@ limit (and the one socket read that passed it) is read and no more than the limi
 Websocket upgrades carry no body and are untouched; their frames are daphne's to limit
 (`--websocket-max-message-size`).
 
+Twisted's request would also parse a POSTed form body itself, answering one its parser cannot
+read with a bare 400 the app never sees; it leaves the body to Django instead
+(`LimitedWebRequest.__init__`).
+
 Run it exactly like daphne, with daphne's options:
 
     python -m jazzmine_web.studio.server -b 127.0.0.1 -p 8000 jazzmine_web.asgi:application
@@ -33,11 +37,27 @@ logger = logging.getLogger(__name__)
 
 
 class LimitedWebRequest(WebRequest):
-    """daphne's request, refusing a body over the limit while it is still on the wire."""
+    """daphne's request, refusing a body over the limit while it is still on the wire.
+
+    It also leaves a form body unparsed: see `__init__`.
+    """
 
     _limit = 0
     _received = 0
     _refused = False
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # Twisted's request parses a POSTed form body itself once it has ended, into
+        # `request.args`, and answers a multipart body its parser cannot read (no boundary, a
+        # boundary the body never uses, a body cut short) with a bare `400 Bad Request` (no
+        # body) and a closed connection: the app never sees the request, so an agent got no
+        # JSON error and a browser an empty page. daphne never reads `args` (it hands the raw
+        # body to the ASGI app, and Django parses it, as the path needs: the API refuses any
+        # form body with its JSON 415, a page gets Django's 400 or CSRF 403). So the parse is
+        # turned off, with Twisted's own switch: no bare refusals, and no second copy of a body
+        # (up to the upload limit) read into memory to build what nobody reads.
+        kwargs["parsePOSTFormSubmission"] = False
+        super().__init__(*args, **kwargs)
 
     def gotLength(self, length: int | None) -> None:
         # Twisted calls this as the headers end, before any of the body is read; `None` means
