@@ -15,7 +15,8 @@ from .models import Run
 
 @dataclass(frozen=True)
 class Credentials:
-    """One app's credentials: `issue(run=, lifetime=)` gives env, `revoke(run_id=)` ends it."""
+    """One app's credentials: `issue(run=, lifetime=, tool_allowed=)` gives env, `revoke(run_id=)`
+    ends it."""
 
     issue: Callable[..., dict[str, str]]
     revoke: Callable[..., Any]
@@ -40,11 +41,17 @@ def run_credentials_register(
     CREDENTIALS[name] = Credentials(issue=issue, revoke=revoke, tool_of=tool_of)
 
 
-def run_credentials_issue(*, run: Run, lifetime: float) -> dict[str, str]:
-    """Return the environment every registered app gives a run that lives `lifetime` seconds."""
+def run_credentials_issue(
+    *, run: Run, lifetime: float, tool_allowed: Callable[[str], bool]
+) -> dict[str, str]:
+    """Return the environment every registered app gives a run that lives `lifetime` seconds.
+
+    Nothing is issued for a tool `tool_allowed` refuses (its code, or a wheel it loads, waits
+    for an admin): a credential made and then left out would stay valid until the run ends.
+    """
     environment: dict[str, str] = {}
     for credentials in CREDENTIALS.values():
-        environment.update(credentials.issue(run=run, lifetime=lifetime))
+        environment.update(credentials.issue(run=run, lifetime=lifetime, tool_allowed=tool_allowed))
     return environment
 
 

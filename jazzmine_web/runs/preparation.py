@@ -26,7 +26,7 @@ from ..catalog.services.secrets import (
     secrets_withheld_line,
     wheels_accepted_problem,
 )
-from .credentials import run_credentials_issue, run_credentials_tools
+from .credentials import run_credentials_issue, run_credentials_revoke, run_credentials_tools
 from .lifecycle import run_claim, run_claimable
 from .models import Run
 
@@ -150,7 +150,9 @@ def run_claim_prepare(*, run_id: Any, worker: str, known_images: frozenset[str])
         runtime_dir, staged = stage_run_dir(builder, sandbox.name)
         if check:
             request, note = _wheels_withheld(request, accepted, staged)
-            _run_note(run, note)
+            if note:
+                _run_note(run, note)
+                run_credentials_revoke(run_id=run_id)  # withheld: none stays valid
         return Prepared(
             run_id, sandbox.pk, "bwrap", f"bwrap:{runtime_dir}", runtime_dir, limits, request,
             notes=tuple(run.notes),
@@ -210,6 +212,9 @@ def run_wheels_gate(*, prepared: Prepared, image_wheels: list[str] | None) -> Pr
     if not note:
         return prepared
     run_note_add(run_id=prepared.run_id, note=note)
+    # Every secret is withheld, so the credentials issued for it are taken back now: left,
+    # they stayed valid until the run ended, though they never reached the sandbox.
+    run_credentials_revoke(run_id=prepared.run_id)
     return dataclasses.replace(
         prepared, request=request, notes=(*prepared.notes, note), wheels_check=False
     )
@@ -260,13 +265,13 @@ def _run_secrets(
     }
     # Issued only to a process whose Python tools are accepted, and only for accepted tools:
     # a keychain token is a secret too (it reads the tool's values from the server).
-    issued = run_credentials_issue(run=run, lifetime=lifetime) if not gate.shut else {}
+    issued = (
+        run_credentials_issue(run=run, lifetime=lifetime, tool_allowed=gate.tool_allowed)
+        if not gate.shut
+        else {}
+    )
     for tool, names in run_credentials_tools(issued).items():
-        if gate.tool_allowed(tool):
-            scoped.setdefault(tool, set()).update(names)
-        else:
-            for name in names:
-                issued.pop(name, None)
+        scoped.setdefault(tool, set()).update(names)
     scoped = {tool: names for tool, names in scoped.items() if names}
     return {**secrets, **issued}, {tool: frozenset(names) for tool, names in scoped.items()}
 

@@ -25,8 +25,8 @@ class ScriptToolsConfig(AppConfig):
         # Each run of a network-enabled sandbox gets one keychain token per script tool.
         run_credentials_register(
             "keychain",
-            issue=lambda *, run, lifetime: keychain_environment_per_tool(
-                sandbox=run.sandbox, lifetime=lifetime, run=run
+            issue=lambda *, run, lifetime, tool_allowed: keychain_environment_per_tool(
+                sandbox=run.sandbox, lifetime=lifetime, run=run, tool_allowed=tool_allowed
             ),
             revoke=keychain_tokens_revoke,
             tool_of=keychain_token_tool,

@@ -6,7 +6,7 @@ import datetime
 import hashlib
 import logging
 import secrets as token_secrets
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -369,7 +369,11 @@ def keychain_environment(
 
 
 def keychain_environment_per_tool(
-    *, sandbox: Sandbox, lifetime: float, run: Run | None = None
+    *,
+    sandbox: Sandbox,
+    lifetime: float,
+    run: Run | None = None,
+    tool_allowed: Callable[[str], bool] | None = None,
 ) -> dict[str, str]:
     """Return the keychain env of a run: one token per published script tool, for its secrets.
 
@@ -383,6 +387,9 @@ def keychain_environment_per_tool(
     # No token for code an admin has not accepted: it would read the secrets it scopes.
     # (Preparation also issues none at all while a Python tool's code waits for an admin.)
     wanted = {t.name: sorted(set(t.secrets)) for t in scripts if t.secrets and t.code_accepted}
+    if tool_allowed is not None:
+        # Nor for a tool the run's secrets gate refuses (a wheel it loads waits for an admin).
+        wanted = {name: names for name, names in wanted.items() if tool_allowed(name)}
     if not wanted:
         return {}
     env = {KEYCHAIN_URL_ENV: url.rstrip("/") + "/v1/key"}

@@ -68,7 +68,7 @@ def test_each_script_tool_gets_a_token_that_answers_only_for_its_own_secrets(
     client, shared, member
 ) -> None:
     run = Run.objects.create(sandbox=shared, body="x", script="x", status=RunStatus.RUNNING)
-    env = run_credentials_issue(run=run, lifetime=30)
+    env = run_credentials_issue(run=run, lifetime=30, tool_allowed=lambda name: True)
     assert "JAZZMINE_KEYCHAIN_TOKEN" not in env  # no token that answers for every tool
     snoop, vault = env["JAZZMINE_KEYCHAIN_TOKEN_snoop"], env["JAZZMINE_KEYCHAIN_TOKEN_vault"]
     assert _key(client, snoop, "SNOOP_KEY").json() == {"value": "snoop-secret"}
@@ -149,3 +149,44 @@ def test_a_runs_request_gives_each_keychain_token_to_its_tool_alone(shared, memb
         "SNOOP_KEY", "VAULT_KEY", "JAZZMINE_KEYCHAIN_URL",
         "JAZZMINE_KEYCHAIN_TOKEN_snoop", "JAZZMINE_KEYCHAIN_TOKEN_vault",
     }  # fmt: skip
+
+
+@pytest.mark.django_db
+@override_settings(JAZZMINE_KEYCHAIN_URL=URL)
+def test_tokens_withheld_by_the_wheel_check_stop_answering_at_once(shared, member, admin) -> None:
+    # The worker reads the wheels of the image it runs after the run's tokens are issued; when
+    # they are not the files an admin accepted, every secret stays out of the sandbox. The
+    # tokens made for it stayed valid until the run ended: taken back now, before it starts.
+    from django.test import Client
+
+    from jazzmine_web.catalog.services import sandbox_update
+    from jazzmine_web.runs.preparation import run_wheels_gate
+
+    sandbox_update(sandbox=shared, actor=admin, dependencies=["jzlock==1.0"])
+    shared.refresh_from_db()
+    shared.accepted_wheels = ["jzlock-1.0-py3-none-any.whl " + "a" * 64]
+    shared.save(update_fields=["accepted_wheels"])
+    run = run_create(sandbox=shared, user=member, body="emit_result(1)\n", start=False)
+    tag = sandbox_builder(shared).image_tag(shared.name)
+    prepared = run_claim_prepare(run_id=run.pk, worker="w1@host", known_images=frozenset({tag}))
+    assert prepared.wheels_check
+    token = prepared.request.secrets["JAZZMINE_KEYCHAIN_TOKEN_snoop"]
+    keychain = Client()
+    assert _key(keychain, token, "SNOOP_KEY").status_code == 200  # valid once issued
+
+    # The image holds another file of the same pinned version.
+    refused = run_wheels_gate(
+        prepared=prepared, image_wheels=["jzlock-1.0-py3-none-any.whl " + "b" * 64]
+    )
+    assert refused.request.secrets == {} and refused.request.tool_secrets == {}
+    assert not KeychainToken.objects.filter(run=run).exists()
+    for _ in range(2):
+        answer = _key(keychain, token, "SNOOP_KEY")
+        assert answer.status_code in (401, 403) and "snoop-secret" not in answer.content.decode()
+
+    # The accepted files: nothing withheld, the tokens stay until the run ends.
+    again = run_create(sandbox=shared, user=member, body="emit_result(1)\n", start=False)
+    prepared = run_claim_prepare(run_id=again.pk, worker="w1@host", known_images=frozenset({tag}))
+    kept = run_wheels_gate(prepared=prepared, image_wheels=list(shared.accepted_wheels))
+    assert kept is prepared
+    assert KeychainToken.objects.filter(run=again).count() == 2
