@@ -12,9 +12,6 @@ Procfile starts it, with bodies Twisted's parser refused.
 
 from __future__ import annotations
 
-import contextlib
-import signal
-import subprocess
 from collections.abc import Iterator
 
 import httpx
@@ -23,9 +20,8 @@ from django.conf import settings
 
 from jazzmine_web.reviews.models import Submission
 from jazzmine_web.teams.services import api_token_create
-from tests.waiting import wait_until
 from tests.web.reviews.conftest import BODY, set_policy
-from tests.workers import ROOT, database_url_of, free_port, worker_env
+from tests.workers import Web, database_url_of, free_port, worker_env
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -53,31 +49,16 @@ MALFORMED = {
 @pytest.fixture(scope="module")
 def web(django_db_setup, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The web process as the Procfile starts it, on the test database; yield its URL."""
-    port = free_port()
-    log_path = tmp_path_factory.mktemp("web-log") / "web.log"
-    env = worker_env(database_url=database_url_of(settings.DATABASES["default"]))
-    command = [str(ROOT / ".venv/bin/python"), "-m", "jazzmine_web.studio.server",
-               "-b", "127.0.0.1", "-p", str(port), "jazzmine_web.asgi:application"]  # fmt: skip
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=log)
-    url = f"http://127.0.0.1:{port}"
-
-    def answers() -> bool:
-        assert process.poll() is None, log_path.read_text(errors="replace")[-3000:]
-        with contextlib.suppress(httpx.HTTPError):
-            return httpx.get(f"{url}/login/", timeout=2).status_code == 200
-        return False
-
+    web = Web(
+        f"http://127.0.0.1:{free_port()}",
+        worker_env(database_url=database_url_of(settings.DATABASES["default"])),
+        tmp_path_factory.mktemp("web-log") / "web.log",
+    )
+    web.start()
     try:
-        wait_until(answers, timeout=60, message="the web process did not answer")
-        yield url
+        yield web.url
     finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
+        web.stop()
 
 
 def _not_twisteds(response: httpx.Response) -> None:

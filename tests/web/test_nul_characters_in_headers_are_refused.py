@@ -10,12 +10,8 @@ Django unquotes to a NUL: every page and socket of such a browser was a 500.
 
 from __future__ import annotations
 
-import contextlib
-import signal
 import socket
-import subprocess
 
-import httpx
 import pytest
 from axes.models import AccessAttempt, AccessLog
 from channels.testing import WebsocketCommunicator
@@ -25,9 +21,8 @@ from django.test import Client
 from jazzmine_web.asgi import application
 from jazzmine_web.reviews.models import Submission
 from jazzmine_web.teams.services import api_token_create
-from tests.waiting import wait_until
 from tests.web.reviews.conftest import BODY
-from tests.workers import ROOT, database_url_of, free_port, worker_env
+from tests.workers import Web, database_url_of, free_port, worker_env
 
 pytestmark = pytest.mark.django_db
 
@@ -82,26 +77,16 @@ async def test_a_socket_handshake_with_a_nul_in_a_cookie_is_refused(member, cook
 @pytest.fixture(scope="module")
 def web(django_db_setup, tmp_path_factory):
     """The web process as the Procfile starts it, on the test database."""
-    port = free_port()
-    log_path = tmp_path_factory.mktemp("web-log") / "web.log"
-    env = worker_env(database_url=database_url_of(settings.DATABASES["default"]))
-    command = [str(ROOT / ".venv/bin/python"), "-m", "jazzmine_web.studio.server",
-               "-b", "127.0.0.1", "-p", str(port), "jazzmine_web.asgi:application"]  # fmt: skip
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=log)
-
-    def answers() -> bool:
-        assert process.poll() is None, log_path.read_text()[-3000:]
-        with contextlib.suppress(httpx.HTTPError):
-            return httpx.get(f"http://127.0.0.1:{port}/login/", timeout=2).status_code == 200
-        return False
-
+    web = Web(
+        f"http://127.0.0.1:{free_port()}",
+        worker_env(database_url=database_url_of(settings.DATABASES["default"])),
+        tmp_path_factory.mktemp("web-log") / "web.log",
+    )
+    web.start()
     try:
-        wait_until(answers, timeout=60, message="the web process did not answer")
-        yield port
+        yield int(web.url.rsplit(":", 1)[1])
     finally:
-        process.send_signal(signal.SIGTERM)
-        process.wait(timeout=30)
+        web.stop()
 
 
 @pytest.mark.django_db(transaction=True)
