@@ -201,6 +201,13 @@ class Tool(models.Model):
     # The whole SHA-256 of the code accepted (`code_digest`): the checksum alone, 16 hex
     # chars, would let two versions of one checksum pass for each other.
     accepted_code_digest = models.CharField(max_length=64, blank=True, editable=False)
+    # The wheel files ("name sha256", sorted) of a trial's image that a team admin accepted
+    # for trials of one code of this script tool, and that code's whole `code_digest`. A
+    # script tool with dependencies is tried in an image holding them before it is published,
+    # so before the sandbox page can offer its files: this is where its trial gets secrets
+    # from. They count for that code only (`trial_wheels_accepted_for`); runs never read them.
+    trial_accepted_wheels = models.JSONField(null=True, blank=True, default=None, editable=False)
+    trial_accepted_code_digest = models.CharField(max_length=64, blank=True, editable=False)
     tags = models.JSONField(default=list, blank=True)
     # ",tag1,tag2," so a tag filter is one indexed-ish LIKE on every database.
     tags_index = models.CharField(max_length=500, blank=True, editable=False, db_index=True)
@@ -252,6 +259,17 @@ class Tool(models.Model):
         if self.always_allow_accepted_checksum:
             return f"tool {self.name}'s code changed since an admin accepted it"
         return f"no admin has accepted tool {self.name}'s code yet"
+
+    def trial_wheels_accepted_for(self, code_digest: str) -> list[str] | None:
+        """Return the wheel files an admin accepted for trials of this code (None: none).
+
+        By the whole digest, never the checksum, and never for "": files accepted for other
+        code say nothing of what this code's dependencies fetched.
+        """
+        if not code_digest or self.trial_accepted_code_digest != code_digest:
+            return None
+        files = self.trial_accepted_wheels
+        return list(files) if isinstance(files, list) else None
 
     @property
     def is_always_allowed(self) -> bool:

@@ -159,7 +159,7 @@ class AuditAction(models.TextChoices):
     TOOL_CREATED = "tool_created", "Tool created"
     TOOL_CHANGED = "tool_changed", "Tool changed"
     TOOL_DELETED = "tool_deleted", "Tool deleted"
-    TOOL_ACCEPTED = "tool_accepted", "Tool accepted as always-allowed"
+    TOOL_ACCEPTED = "tool_accepted", "Tool code or trial wheels accepted"
     SECRET_SET = "secret_set", "Secret value set"
     SECRET_CLEARED = "secret_cleared", "Secret value cleared"
 

@@ -41,6 +41,10 @@ class TrialRun(models.Model):
     data = models.JSONField(null=True, blank=True)
     duration_ms = models.FloatField(null=True, blank=True)
     image = models.CharField(max_length=300, blank=True)
+    # The wheel files ("name sha256", sorted) of the image it ran in, as the image's label
+    # says: what an admin reads and accepts on the tool page for its code's next trials.
+    # None: the base image (no dependency), an image that did not say, or no image at all.
+    image_wheels = models.JSONField(null=True, blank=True, default=None)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

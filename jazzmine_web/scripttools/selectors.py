@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
+import uuid
 from dataclasses import dataclass
 
 from django.db.models import QuerySet
 
+from jazzmine.sandbox.wheels import wheels_digest
 from jazzmine.scripttools import LintItem, ScriptTool, TrialStatus, lint_tool
 
 from ..catalog.models import Sandbox, Tool, ToolKind
 from ..catalog.services.registry import script_tool_from_row
-from .models import TrialRun
+from ..catalog.services.secrets import trial_wheels_problem
+from .models import TrialRun, TrialState
 
 
 def script_tool_for(tool: Tool) -> ScriptTool | None:
@@ -42,6 +45,39 @@ def latest_passed_trial(tool: Tool) -> TrialRun | None:
     if not digest:
         return None  # code with no digest: no trial vouches for it
     return trials_for_tool(tool).filter(code_digest=digest, passed=True).first()
+
+
+@dataclass(frozen=True)
+class TrialWheels:
+    """The wheel files of the image the newest trial of a tool's current code ran in."""
+
+    trial_id: uuid.UUID
+    files: list[str]  # "name sha256", sorted: one line each on the page
+    digest: str  # `wheels_digest(files)`: what the Accept form carries
+    problem: str  # why they may not run beside the tool's secrets ("" when accepted)
+
+
+def trial_wheels_shown(tool: Tool) -> TrialWheels | None:
+    """Return the wheel files the tool page offers to accept for trials of the current code.
+
+    Those of the newest finished trial of that code (by its whole digest). None when there is
+    none, or its image held no wheel (the base image) or did not say which: nothing to read,
+    so nothing to accept.
+    """
+    digest = tool.code_digest
+    if not digest:
+        return None
+    trial = trials_for_tool(tool).filter(code_digest=digest, state=TrialState.DONE).first()
+    files = trial.image_wheels if trial is not None else None
+    if trial is None or not isinstance(files, list) or not files:
+        return None
+    files = sorted(str(line) for line in files)
+    return TrialWheels(
+        trial_id=trial.pk,
+        files=files,
+        digest=wheels_digest(files),
+        problem=trial_wheels_problem(tool=tool, code_digest=digest, image=files),
+    )
 
 
 @dataclass(frozen=True)

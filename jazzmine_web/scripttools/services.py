@@ -25,15 +25,17 @@ from jazzmine.scripttools.trial import START_GRACE_SECONDS
 
 from ..catalog.models import Sandbox, Tool, ToolKind
 from ..catalog.selectors import sandbox_secret_values
+from ..catalog.services.audit import catalog_change_announce
 from ..catalog.services.images import sandbox_builder
 from ..catalog.services.imports import ImportReport
 from ..catalog.services.registry import registry_for_sandbox, script_tool_from_row
+from ..catalog.services.rules import actor_is_admin
 from ..catalog.services.script_tools import script_tool_save
 from ..catalog.services.secrets import (
     SecretsGate,
     secrets_gate,
     secrets_withheld_line,
-    wheels_accepted_problem,
+    trial_wheels_problem,
 )
 from ..catalog.services.tools import tool_publish
 from ..celery import app as celery_app
@@ -41,7 +43,7 @@ from ..runs.models import Run, RunStatus, code_sha256
 from ..studio.claims import heartbeat_cutoff, never_started_cutoff, row_claim
 from ..studio.storable import storable_json, storable_text
 from .models import KeychainToken, TrialRun, TrialState
-from .selectors import latest_passed_trial
+from .selectors import latest_passed_trial, trial_wheels_shown
 from .signals import trial_started
 
 logger = logging.getLogger(__name__)
@@ -250,6 +252,7 @@ def trial_execute(*, trial_id: Any, interrupt: Interrupt | None = None) -> Trial
     sandbox = tool.sandbox
     script_tool = script_tool_from_row(tool)
     withheld = ""
+    recorded_wheels: list[str] | None = None
     try:
         if script_tool is None:
             raise ValueError(f"{tool.name} is no longer a script tool")
@@ -258,13 +261,18 @@ def trial_execute(*, trial_id: Any, interrupt: Interrupt | None = None) -> Trial
             # the whole digest: other code may share the checksum).
             raise ValueError("the tool's code changed since this trial was asked for")
         image, start_from, image_tools, image_wheels = _trial_image(tool, script_tool, stop)
+        if image_tools is not None and image_wheels is not None:
+            recorded_wheels = sorted(image_wheels)  # the tool page offers these to accept
         limits = RunLimits.from_sandbox(sandbox.to_config())
         environment: dict[str, str] = {}
         gate = trial_secrets_gate(tool=tool, image_tools=image_tools)
         if image_tools is not None and not gate.shut:
             # As a run: the files in the image must be the ones an admin accepted, not only
-            # the names and versions (`wheels_accepted_problem`).
-            problem = wheels_accepted_problem(accepted=sandbox.accepted_wheels, image=image_wheels)
+            # the names and versions: the sandbox's, or those accepted on the tool page for
+            # trials of the very code this trial runs (`trial_wheels_problem`).
+            problem = trial_wheels_problem(
+                tool=tool, code_digest=trial.code_digest, image=image_wheels
+            )
             if problem:
                 gate = SecretsGate(shut=problem, tools=gate.tools)
         if gate.tool_allowed(tool.name):
@@ -311,11 +319,73 @@ def trial_execute(*, trial_id: Any, interrupt: Interrupt | None = None) -> Trial
         data=storable_json(result.data),
         duration_ms=result.duration_ms,
         image=image,
+        image_wheels=recorded_wheels,
         finished_at=timezone.now(),
     )
     KeychainToken.objects.filter(trial_id=trial_id).delete()
     trial.refresh_from_db()
     return trial
+
+
+def trial_wheels_accept(
+    *,
+    tool: Tool,
+    actor: AbstractBaseUser | None,
+    seen_wheels: str | None = None,
+    seen_digest: str | None = None,
+) -> Tool:
+    """Accept the wheel files of the image a trial of the tool's current code ran in, for
+    trials of that code (team admins only); audited.
+
+    A script tool with dependencies is tried, before it is published, in an image holding
+    them, which the sandbox page never offers (it lists its own image, of published tools):
+    its trial could never get its secrets, pass and be published. These files count for
+    trials of this code alone (by its whole digest); runs keep to the sandbox's acceptance.
+    `seen_wheels` is the `wheels_digest` of the files the page listed, `seen_digest` the
+    `code_digest` it was shown (None: a caller that read the rows itself): files or code
+    that changed since, say a new trial whose image fetched another file, are refused,
+    never accepted unseen.
+    """
+    if actor is None or not actor_is_admin(actor=actor, team=tool.sandbox.team):
+        raise PermissionDenied("Only team admins accept the wheel files of a tool's trials.")
+    digest = tool.code_digest
+    if seen_digest is not None and (not digest or seen_digest != digest):
+        raise ValidationError(
+            f"Tool {tool.name}'s code changed since you looked (now {tool.checksum}); "
+            "nothing was accepted. Read its trial's wheel files again before accepting."
+        )
+    shown = trial_wheels_shown(tool)
+    if shown is None:
+        raise ValidationError(
+            f"No trial of tool {tool.name}'s current code lists wheel files to accept; "
+            "nothing was accepted. Run a trial first."
+        )
+    if seen_wheels is not None and seen_wheels != shown.digest:
+        raise ValidationError(
+            f"The wheel files of tool {tool.name}'s latest trial changed since you looked "
+            f"(now {len(shown.files)} file(s)); nothing was accepted. "
+            "Read them again before accepting."
+        )
+    if tool.trial_wheels_accepted_for(digest) == shown.files:
+        return tool
+    before, before_digest = tool.trial_accepted_wheels, tool.trial_accepted_code_digest
+    with transaction.atomic():
+        tool.trial_accepted_wheels = shown.files
+        tool.trial_accepted_code_digest = digest
+        tool.save(update_fields=["trial_accepted_wheels", "trial_accepted_code_digest"])
+        catalog_change_announce(
+            sandbox=tool.sandbox,
+            actor=actor,
+            action="tool_accepted",
+            target=f"tool {tool.name}",
+            changes={
+                "trial_accepted_wheels": (before, shown.files),
+                "trial_accepted_code_digest": (before_digest or None, digest),
+            },
+            # The code they are accepted for, whole (as runs name it): not its checksum.
+            sha256=digest,
+        )
+    return tool
 
 
 # The keychain

@@ -13,6 +13,11 @@ urlpatterns = [
     path("catalog/tools/<int:pk>/script/edit/", views.script_tool_edit, name="edit"),
     path("catalog/tools/<int:pk>/trials/", views.trial_create, name="trial-create"),
     path("catalog/tools/<int:pk>/trials/<uuid:trial_id>/", views.trial_detail, name="trial"),
+    path(
+        "catalog/tools/<int:pk>/trials/accept-wheels/",
+        views.trial_wheels_accept,
+        name="trial-accept-wheels",
+    ),
     path("catalog/tools/<int:pk>/publish/", views.tool_publish, name="publish"),
     path("v1/key", views.keychain, name="keychain"),
 ]

@@ -49,7 +49,17 @@ def panel_context(tool: Tool, *, trial: TrialRun | None = None, form: Any = None
         "trial_args": json.dumps(shown.args, ensure_ascii=False) if shown else "",
         "trials": trials,
         "publish": selectors.publish_state(tool),
+        # The files a trial of the current code ran beside, for an admin to accept for the
+        # next trials (the sandbox page offers only its own image's files).
+        "trial_wheels": selectors.trial_wheels_shown(tool),
     }
+
+
+def _panel_for(request: HttpRequest, tool: Tool, **kwargs: Any) -> dict[str, Any]:
+    """Return the panel's context for a region rendered alone: who may press Accept too."""
+    context = panel_context(tool, **kwargs)
+    context["can_administer"] = actor_is_admin(actor=request.user, team=tool.sandbox.team)
+    return context
 
 
 @require_http_methods(["GET", "POST"])
@@ -132,11 +142,12 @@ def trial_create(request: HttpRequest, pk: int) -> HttpResponse:
         raise Http404("This script tool cannot be read")
     form = trial_form_for(script_tool, request.POST)
     if not form.is_valid():
-        context = panel_context(tool, form=form)
+        context = _panel_for(request, tool, form=form)
         return render(request, f"{PANEL}#trial-panel", context, status=FORM_REFUSED)
     trial = services.trial_start(tool=tool, user=request.user, args=form.arguments())
     if request.htmx:
-        return render(request, f"{PANEL}#trial-panel", panel_context(tool, trial=trial, form=form))
+        context = _panel_for(request, tool, trial=trial, form=form)
+        return render(request, f"{PANEL}#trial-panel", context)
     return redirect("catalog:tool", pk=tool.pk)
 
 
@@ -145,11 +156,37 @@ def trial_detail(request: HttpRequest, pk: int, trial_id: str) -> HttpResponse:
     """Render one trial's result region (polled while the trial runs)."""
     tool = _script_tool_row(request, pk)
     trial = get_object_or_404(TrialRun, pk=trial_id, tool=tool)
-    context = panel_context(tool, trial=trial)
+    context = _panel_for(request, tool, trial=trial)
     if request.htmx and trial.is_finished:
         # The publish state may have changed with this result: refresh it too.
         return render(request, f"{PANEL}#trial-result-final", context)
     return render(request, f"{PANEL}#trial-result", context)
+
+
+@require_POST
+def trial_wheels_accept(request: HttpRequest, pk: int) -> HttpResponse:
+    """Accept the wheel files a trial of the tool's current code ran beside (team admins
+    only): its next trials get its secrets."""
+    tool = _script_tool_row(request, pk)
+    try:
+        # What the page showed: the files' digest and the code's ("" when a form carries
+        # none, which matches nothing): what changed since is not accepted unseen.
+        services.trial_wheels_accept(
+            tool=tool,
+            actor=request.user,
+            seen_wheels=request.POST.get("wheels", ""),
+            seen_digest=request.POST.get("digest", ""),
+        )
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+        return redirect("catalog:tool", pk=tool.pk)
+    files = tool.trial_accepted_wheels or []
+    messages.success(
+        request,
+        f"Accepted {len(files)} wheel file(s) for trials of {tool.name}'s current code "
+        f"({tool.checksum}): its trials read its secrets beside them.",
+    )
+    return redirect("catalog:tool", pk=tool.pk)
 
 
 @require_POST

@@ -137,24 +137,30 @@ def secrets_gate(*, tools: Iterable[Tool], sandbox: Sandbox | None = None) -> Se
     )
 
 
-def wheels_accepted_problem(*, accepted: Sequence[str] | None, image: Sequence[str] | None) -> str:
+SANDBOX_PAGE = "the sandbox page"
+
+
+def wheels_accepted_problem(
+    *, accepted: Sequence[str] | None, image: Sequence[str] | None, where: str = SANDBOX_PAGE
+) -> str:
     """Say why the wheels of an image may not run beside secrets ("" when they may).
 
     `image` is what the image's label says it holds (None: it does not say); `accepted` the
-    sandbox's `accepted_wheels`. An image with no wheel holds nothing to accept. Compared as
-    whole files (name and SHA-256): the same pinned version can be another file.
+    sandbox's `accepted_wheels` (or, for a trial, the files accepted for it). An image with
+    no wheel holds nothing to accept. Compared as whole files (name and SHA-256): the same
+    pinned version can be another file. `where` names the page that offers the files.
     """
     if image is not None and not image:
         return ""
     if image is None:
         return (
             "this image does not say which wheels it holds (it was built before images "
-            "recorded them): rebuild it, then an admin can accept its wheels on the sandbox page"
+            f"recorded them): rebuild it, then an admin can accept its wheels on {where}"
         )
     if accepted is None:
         return (
             f"no admin has accepted the wheels in this image yet ({len(image)} file(s)); "
-            "an admin can accept them on the sandbox page"
+            f"an admin can accept them on {where}"
         )
     if wheels_digest(image) == wheels_digest(accepted):
         return ""
@@ -162,7 +168,34 @@ def wheels_accepted_problem(*, accepted: Sequence[str] | None, image: Sequence[s
     differ = len({line.split(" ")[0] for line in set(image) ^ set(accepted)})
     return (
         f"the wheels in this image are not the ones an admin accepted: {differ} differ; "
-        "an admin can accept them on the sandbox page"
+        f"an admin can accept them on {where}"
+    )
+
+
+def trial_wheels_problem(*, tool: Tool, code_digest: str, image: Sequence[str] | None) -> str:
+    """Say why the wheels of a trial's image may not run beside its secrets ("" when they may).
+
+    They may when they are the sandbox's accepted files, or the files an admin accepted on
+    the tool page for trials of this very code (`code_digest`, the whole digest of the code
+    the trial runs): a tool with dependencies is tried before it is published, so in an image
+    the sandbox page never offers. Files accepted for other code do not count.
+    """
+    if not wheels_accepted_problem(accepted=tool.sandbox.accepted_wheels, image=image):
+        return ""
+    where = f"tool {tool.name}'s page"
+    accepted = tool.trial_wheels_accepted_for(code_digest)
+    if accepted is None and tool.trial_accepted_code_digest and image:
+        # Said as it is: the admin accepted files, for code this trial does not run.
+        return (
+            f"the wheel files accepted for tool {tool.name}'s trials were accepted for other "
+            f"code of it, not this code ({len(image)} file(s) in this image); "
+            f"an admin can accept them on {where}"
+        )
+    # Told against what this code's acceptance holds, else against the sandbox's files.
+    return wheels_accepted_problem(
+        accepted=accepted if accepted is not None else tool.sandbox.accepted_wheels,
+        image=image,
+        where=where,
     )
 
 

@@ -101,7 +101,9 @@ def test_a_run_issues_no_keychain_token_for_a_script_tools_unaccepted_code(
     trial_recorded(mailer)
     script_tool_publish(tool=mailer)
     run = Run.objects.create(sandbox=sandbox, body="x", script="x", status=RunStatus.RUNNING)
-    assert "JAZZMINE_KEYCHAIN_TOKEN_send_mail" in run_credentials_issue(run=run, lifetime=30, tool_allowed=lambda name: True)
+    assert "JAZZMINE_KEYCHAIN_TOKEN_send_mail" in run_credentials_issue(
+        run=run, lifetime=30, tool_allowed=lambda name: True
+    )
 
     tool_form_post(browser(member), mailer, source=EVIL)
     mailer.refresh_from_db()
