@@ -4,13 +4,23 @@
 number of more than `sys.get_int_max_str_digits()` digits is a plain ValueError, deep nesting a
 RecursionError, and bytes that are not UTF-8 a UnicodeDecodeError. Each caller catching only
 `JSONDecodeError` turned those into a 500; this is the one place that knows the whole list.
+
+It also refuses what `json.loads` reads but nothing can keep: half of a UTF-16 surrogate pair
+written as an escape (`"\\ud800"` alone), which Python holds in a str and UTF-8 cannot encode,
+so storing it (SQLite, PostgreSQL) or sending it on raised UnicodeEncodeError far from here.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import Any
+
+# Only an escape can put a surrogate into JSON text read from bytes (UTF-8 cannot encode one):
+# the value is searched only when the text holds one, whole pairs included.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class JSONTextError(ValueError):
@@ -29,7 +39,7 @@ class JSONTextError(ValueError):
 def json_read(text: str | bytes) -> Any:
     """Return the value of JSON text; raise JSONTextError whatever the reason it is unreadable."""
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except json.JSONDecodeError as exc:
         raise JSONTextError(
             f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
@@ -46,3 +56,43 @@ def json_read(text: str | bytes) -> Any:
             f"JSON holding a number of more than {sys.get_int_max_str_digits()} digits, "
             "too long to read"
         ) from None
+    if _may_hold_surrogate(text):
+        where = _surrogate_at(value)
+        if where is not None:
+            raise JSONTextError(
+                f"JSON holding half of a UTF-16 surrogate pair{where} (an escape from \\ud800 "
+                "to \\udfff without its other half), which is no character: send whole characters"
+            )
+    return value
+
+
+def _may_hold_surrogate(text: str | bytes) -> bool:
+    if isinstance(text, bytes | bytearray):
+        return _SURROGATE_ESCAPE.search(text.decode("utf-8", "replace")) is not None
+    return _SURROGATE_ESCAPE.search(text) is not None or _SURROGATE.search(text) is not None
+
+
+def _surrogate_at(value: Any) -> str | None:
+    """Return where a lone surrogate is in a value (" in 'task'", " in a key"), else None.
+
+    Walked without recursion: the value may nest as deep as the parser allowed.
+    """
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                return f" in '{_shown(path)}'" if path else ""
+        elif isinstance(item, dict):
+            for key, inner in item.items():
+                if _SURROGATE.search(key):
+                    return f" in a key of '{_shown(path)}'" if path else " in a key"
+                stack.append((inner, f"{path}.{key}" if path else key))
+        elif isinstance(item, list):
+            stack.extend((inner, f"{path}[{i}]") for i, inner in enumerate(item))
+    return None
+
+
+def _shown(path: str) -> str:
+    """Return a field's path short enough to quote (its keys are the sender's text)."""
+    return path if len(path) <= 60 else path[:57] + "..."

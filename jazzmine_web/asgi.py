@@ -13,7 +13,9 @@ django_asgi_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from channels.security.websocket import WebsocketDenier  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
+from django.urls import re_path  # noqa: E402
 
 from .origins import OriginValidator  # noqa: E402
 from .routing import websocket_urlpatterns  # noqa: E402
@@ -25,6 +27,10 @@ http_app = (
     ASGIStaticFilesHandler(django_asgi_app) if settings.JAZZMINE_SERVE_STATIC else django_asgi_app
 )
 
+# Last, any other path: refused at the handshake, where Channels' router raises ("No route
+# found"), which the server answers with a 500 and a traceback.
+sockets = URLRouter([*websocket_urlpatterns, re_path(r"", WebsocketDenier.as_asgi())])
+
 application = ServerLoop(
     ProtocolTypeRouter(
         {
@@ -32,9 +38,7 @@ application = ServerLoop(
             "http": RequestSizeLimitASGI(http_app),
             # Origin by scheme, host and port (Channels' own validator ignores the port); no
             # NUL in a header, which the session's lookup could not take (HTTP's is middleware).
-            "websocket": WebsocketNulRefusal(
-                OriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)))
-            ),
+            "websocket": WebsocketNulRefusal(OriginValidator(AuthMiddlewareStack(sockets))),
         }
     )
 )

@@ -28,7 +28,7 @@ from ..runs.models import Run
 from ..runs.selectors import RunPane, run_for_user, run_pane, run_pane_new
 from ..studio.live import connecting_user
 from ..studio.session_bound import SessionBoundJsonWebsocketConsumer
-from ..studio.untrusted import id_number, nul_field, nul_message
+from ..studio.untrusted import MessageRefused, id_number, socket_message, uuid_text
 from . import services
 from .checks import Violation, check_off_loop, violations_by_line
 from .models import Attempt, AttemptSource, PlaygroundSession
@@ -66,6 +66,9 @@ class RunPaneMessage(TypedDict):
 class PlaygroundConsumer(RunFollowMixin, SessionBoundJsonWebsocketConsumer):
     """Serve one playground page."""
 
+    # The messages a page sends, by their "type": each is handled by the method of that name.
+    MESSAGES = ("validate", "prewarm", "generate", "auto", "run", "cancel", "follow")
+
     async def connect(self) -> None:
         user = await connecting_user(self)
         if user is None:
@@ -83,32 +86,26 @@ class PlaygroundConsumer(RunFollowMixin, SessionBoundJsonWebsocketConsumer):
                 task.cancel()
         await self.unfollow_run()
 
-    async def receive_json(self, content: Any, **kwargs: Any) -> None:
-        if not isinstance(content, dict):
-            await self.send_json({"type": "error", "message": "messages must be JSON objects"})
+    async def receive(
+        self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any
+    ) -> None:
+        # Read here, not by Channels' JSON consumer: a binary or empty frame, or text json
+        # cannot read, raised there and ended the socket with a traceback (1011).
+        try:
+            content = socket_message(text_data)
+        except MessageRefused as exc:
+            await self.send_json({"type": "error", "message": str(exc)})
             return
-        # Checked whole, before any handler: a task, a script or an id with a NUL character
-        # could be neither stored nor looked up in PostgreSQL.
-        field = nul_field(content)
-        if field is not None:
-            await self.send_json({"type": "error", "message": nul_message(field)})
-            return
-        handler = {
-            "validate": self.validate,
-            "prewarm": self.prewarm,
-            "generate": self.generate,
-            "auto": self.auto,
-            "run": self.run,
-            "cancel": self.cancel,
-            "follow": self.follow,
-        }.get(content.get("type", ""))
-        if handler is None:
-            await self.send_json(
-                {"type": "error", "message": f"unknown message {content.get('type')!r}"}
-            )
+        await self.receive_json(content)
+
+    async def receive_json(self, content: dict[str, Any], **kwargs: Any) -> None:
+        kind = content.get("type")
+        # Only a name of the table: the type is any JSON (a list, an object, a method's name).
+        if not isinstance(kind, str) or kind not in self.MESSAGES:
+            await self.send_json({"type": "error", "message": _unknown_message(kind)})
             return
         try:
-            await handler(content)
+            await getattr(self, kind)(content)
         except (PlaygroundError, services.PlaygroundForbidden) as exc:
             await self.send_json({"type": "error", "message": str(exc)})
 
@@ -262,7 +259,9 @@ class PlaygroundConsumer(RunFollowMixin, SessionBoundJsonWebsocketConsumer):
 
     async def follow(self, content: dict[str, Any]) -> None:
         """Follow again, after a dropped socket, the run the page shows from its last event."""
-        run = await database_sync_to_async(run_for_user)(self.user, content.get("run_id"))
+        # Text that is no UUID raises in the lookup (ValidationError): it names no run.
+        run_id = uuid_text(content.get("run_id"))
+        run = await database_sync_to_async(run_for_user)(self.user, run_id) if run_id else None
         if run is None:
             raise PlaygroundError("no such run")
         await self.follow_run(str(run.pk), after=max(0, id_number(content.get("after")) or 0))
@@ -367,6 +366,16 @@ class _Loop:
 
 class PlaygroundError(Exception):
     """A request the playground cannot serve, with the reason to show."""
+
+
+def _unknown_message(kind: Any) -> str:
+    """Return the error for a message whose type no handler has, naming the types there are."""
+    types = ", ".join(PlaygroundConsumer.MESSAGES)
+    if kind is None:
+        return f'the message has no "type": it is one of {types}'
+    if not isinstance(kind, str):
+        return f'the message\'s "type" must be text, one of {types}'
+    return f"unknown message {kind[:40]!r}: the types are {types}"
 
 
 def _language(content: dict[str, Any]) -> str:

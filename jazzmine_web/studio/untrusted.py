@@ -6,6 +6,7 @@ same input with the same reason.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterable
 from typing import Any
 
@@ -13,12 +14,17 @@ from channels.security.websocket import WebsocketDenier
 from django.http import HttpRequest, HttpResponse
 from django.http.cookie import parse_cookie
 
+from jazzmine.jsontext import JSONTextError, json_read
+
 from .refusals import RefusingMiddleware, is_api, refusal_response
 
 # Longer than any id or size this app counts (a 64-bit integer has 19 digits); a longer run of
 # digits is no number it could mean, and int() refuses over 4300 digits anyway.
 MAX_NUMBER_DIGITS = 18
 NUL = "\x00"
+# Deeper than any message a page sends; walking or printing a value nested past Python's
+# recursion limit raises RecursionError wherever it happens.
+MAX_MESSAGE_DEPTH = 32
 
 
 def ascii_number(raw: str) -> int | None:
@@ -48,27 +54,42 @@ def id_number(value: Any) -> int | None:
     return None
 
 
-def nul_field(value: Any, name: str = "") -> str | None:
+def uuid_text(value: Any) -> str | None:
+    """Return the UUID a query, form or JSON value names (as Django writes one), or None.
+
+    A lookup on a UUID column raises ValidationError for text that is no UUID, and reads a
+    number as one (UUID(int=...)): only text is an id here.
+    """
+    if not isinstance(value, str):
+        return None
+    try:
+        return str(uuid.UUID(value))
+    except ValueError:
+        return None
+
+
+def nul_field(value: Any) -> str | None:
     """Return where a NUL character is in a JSON-like value ('task', 'tools[2]'), or None.
 
     PostgreSQL cannot store NUL in text (psycopg refuses it even as a query's parameter), and
-    no script, name or sentence needs one: text that has one is refused, never cut.
+    no script, name or sentence needs one: text that has one is refused, never cut. Walked
+    without recursion: a body may nest as deep as the JSON parser allowed (about 990 levels).
     """
-    if isinstance(value, str):
-        return name or "the text" if NUL in value else None
-    if isinstance(value, dict):
-        for key, item in value.items():
-            path = f"{name}.{key}" if name else str(key)
-            if NUL in str(key):
-                return path.replace(NUL, "\\u0000")
-            found = nul_field(item, path)
-            if found is not None:
-                return found
-    if isinstance(value, list | tuple):
-        for index, item in enumerate(value):
-            found = nul_field(item, f"{name}[{index}]")
-            if found is not None:
-                return found
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        item, name = stack.pop()
+        if isinstance(item, str):
+            if NUL in item:
+                return name or "the text"
+        elif isinstance(item, dict):
+            # In order: the first field the sender wrote is the one named.
+            for key, inner in reversed(list(item.items())):
+                path = f"{name}.{key}" if name else str(key)
+                if NUL in str(key):
+                    return path.replace(NUL, "\\u0000")
+                stack.append((inner, path))
+        elif isinstance(item, list | tuple):
+            stack.extend((inner, f"{name}[{i}]") for i, inner in reversed(list(enumerate(item))))
     return None
 
 
@@ -78,6 +99,48 @@ def nul_message(field: str) -> str:
         f"'{field}' contains a NUL character (\\u0000), which text here cannot hold; "
         "remove it and send again."
     )
+
+
+class MessageRefused(ValueError):
+    """A websocket frame that holds no message a socket can read; says why, quoting nothing."""
+
+
+def socket_message(text: str | None) -> dict[str, Any]:
+    """Return the JSON object a websocket's text frame holds; raise MessageRefused if none.
+
+    Channels' JSON consumer raises on a binary or empty frame and on text `json` cannot read,
+    which ends the socket (1011) with a traceback. The object is checked whole before any
+    handler reads it: text with a NUL or a lone surrogate could be neither stored nor looked up.
+    """
+    if text is None:
+        raise MessageRefused("messages are JSON objects sent as text: this frame was binary")
+    if not text:
+        raise MessageRefused("the message is empty: messages are JSON objects")
+    try:
+        content = json_read(text)
+    except JSONTextError as exc:
+        raise MessageRefused(f"the message is not readable: {exc}") from None
+    if not isinstance(content, dict):
+        raise MessageRefused("messages must be JSON objects")
+    if _depth(content) > MAX_MESSAGE_DEPTH:
+        raise MessageRefused(f"the message nests deeper than {MAX_MESSAGE_DEPTH} levels")
+    field = nul_field(content)
+    if field is not None:
+        raise MessageRefused(nul_message(field))
+    return content
+
+
+def _depth(value: Any) -> int:
+    """Return how many levels of objects and lists a JSON value has, without recursing."""
+    depth, level = 0, [value]
+    while True:
+        nodes = [node for node in level if isinstance(node, dict | list)]
+        if not nodes:
+            return depth
+        depth += 1
+        level = [
+            item for node in nodes for item in (node.values() if isinstance(node, dict) else node)
+        ]
 
 
 FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")

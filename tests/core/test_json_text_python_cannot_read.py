@@ -55,3 +55,28 @@ def test_readable_json_reads() -> None:
     assert json_read('{"n": ' + "9" * 4300 + "}")["n"] == int("9" * 4300)
     assert json_read("[" * 100 + "]" * 100) is not None
     assert json_read(b'{"a": [1, 2.5, null]}') == {"a": [1, 2.5, None]}
+
+
+LONE_SURROGATES = {
+    "high alone": ('{"task": "\\ud800"}', "'task'"),
+    "low inside text": ('{"a": [1, {"b": "x\\udfffy"}]}', "'a[1].b'"),
+    "pair in the wrong order": ('["\\udc00\\ud83d"]', "'[0]'"),
+    "capital escape": ('"\\uDBFF"', "surrogate pair ("),
+    "in a key": ('{"x": {"\\ud800": 1}}', "a key of 'x'"),
+}
+
+
+@pytest.mark.parametrize("case", LONE_SURROGATES)
+def test_half_of_a_surrogate_pair_is_refused_and_says_where(case: str) -> None:
+    # json reads it into a str that UTF-8 cannot encode: stored or sent on, it raised far away.
+    text, where = LONE_SURROGATES[case]
+    for form in (text, text.encode()):
+        with pytest.raises(JSONTextError, match="half of a UTF-16 surrogate pair") as caught:
+            json_read(form)
+        assert where in str(caught.value)
+
+
+def test_a_whole_pair_and_an_escaped_backslash_are_read() -> None:
+    assert json_read('"\\ud83d\\ude00"') == "\U0001f600"
+    assert json_read('"\\\\ud800"') == "\\ud800"  # a backslash, then text: no escape
+    assert json_read('{"k": "\U0001f600"}'.encode()) == {"k": "\U0001f600"}

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 import socket
 from pathlib import Path
+from typing import Any
 
 import docker
 from channels.db import database_sync_to_async
@@ -232,3 +234,37 @@ def migrate(*targets: tuple[str, str]):
     executor.migrate(nodes)
     executor.loader.build_graph()
     return executor.loader.project_state(nodes).apps
+
+
+def page_form(client: Client, page: str, action: str) -> tuple[str, dict[str, list[str]]]:
+    """Return the form a page holds that posts to `action`: the action and its hidden fields.
+
+    What the browser would post for a person pressing its button (an Accept form carries the
+    digest of what the page showed, which the server binds the decision to).
+    """
+    text = client.get(page).content.decode()
+    form = re.search(r'<form[^>]*action="' + re.escape(action) + r'"[^>]*>(.*?)</form>', text)
+    assert form is not None, f"no form posting to {action} on {page}"
+    fields: dict[str, list[str]] = {}
+    for name, value in re.findall(r'<input type="hidden" name="(\w+)" value="([^"]*)"', form[1]):
+        fields.setdefault(name, []).append(value)
+    return action, fields
+
+
+def rival_team(mark: str) -> tuple[Any, Any, Any, Any]:
+    """Another team for the sweeps: (team, its admin rex, its demo sandbox, rex's API token).
+
+    The token is named `mark`, the text a sweep looks for in every answer to an outsider.
+    """
+    from jazzmine_web.catalog.importer import source_file_from_path
+    from jazzmine_web.catalog.services import tools_import
+    from jazzmine_web.teams.models import ApiToken, Role
+    from jazzmine_web.teams.services import api_token_create, team_create
+
+    team = team_create(name="Rival", slug="rival")
+    rex = teammate(team, Role.ADMIN, username="rex")
+    tools_import(team=team, files=[source_file_from_path(DEMO)], author=rex)
+    sandbox = team.sandboxes.get(name="ecommerce")
+    accept_code(sandbox)
+    api_token_create(user=rex, name=mark)
+    return team, rex, sandbox, ApiToken.objects.get(user=rex)

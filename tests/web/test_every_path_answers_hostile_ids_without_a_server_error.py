@@ -29,9 +29,8 @@ from django.urls.converters import (
 )
 
 from jazzmine.scripttools import load_tool_dir
-from jazzmine_web.catalog.importer import source_file_from_path
 from jazzmine_web.catalog.models import Sandbox, Tool
-from jazzmine_web.catalog.services import script_tool_save, tools_import
+from jazzmine_web.catalog.services import script_tool_save
 from jazzmine_web.playground.models import PlaygroundSession
 from jazzmine_web.reviews.models import Submission
 from jazzmine_web.reviews.services import submission_create
@@ -39,10 +38,10 @@ from jazzmine_web.runs.models import Run
 from jazzmine_web.runs.services import run_create
 from jazzmine_web.scripttools.models import TrialRun
 from jazzmine_web.scripttools.services import trial_start
-from jazzmine_web.teams.models import ApiToken, Role
-from jazzmine_web.teams.services import api_token_create, team_create
+from jazzmine_web.teams.models import ApiToken
+from jazzmine_web.teams.services import api_token_create
 from tests.scripttools.samples import RSI
-from tests.web.helpers import DEMO, accept_code, teammate
+from tests.web.helpers import rival_team
 
 pytestmark = pytest.mark.django_db
 
@@ -174,14 +173,8 @@ def test_no_query_or_form_field_makes_a_server_error(clients, value) -> None:
 @pytest.fixture
 def rival():
     """Another team, with one row of every kind a URL names, each carrying MARK."""
-    team = team_create(name="Rival", slug="rival")
-    rex = teammate(team, Role.ADMIN, username="rex")
-    tools_import(team=team, files=[source_file_from_path(DEMO)], author=rex)
-    sandbox = team.sandboxes.get(name="ecommerce")
-    accept_code(sandbox)
+    _team, rex, sandbox, token = rival_team(MARK)
     script_tool, _ = script_tool_save(sandbox=sandbox, tool=load_tool_dir(RSI), author=rex)
-    api_token_create(user=rex, name=MARK)
-    token = ApiToken.objects.get(user=rex)
     body = f"update_order_status('ORD-1001', 'shipped')\nemit_result({MARK!r})\n"
     return {
         "sandbox": sandbox,

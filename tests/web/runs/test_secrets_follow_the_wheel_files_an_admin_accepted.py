@@ -10,8 +10,6 @@ and the worker reads the label of the image it runs before any secret goes in.
 
 from __future__ import annotations
 
-import re
-
 import pytest
 from django.test import Client
 
@@ -35,6 +33,7 @@ from jazzmine_web.runs.preparation import run_claim_prepare
 from jazzmine_web.runs.services import run_create
 from tests.hostile_wheels import write_index
 from tests.waiting import wait_until
+from tests.web.helpers import page_form
 
 pytestmark = [pytest.mark.docker, pytest.mark.django_db(transaction=True)]
 
@@ -50,14 +49,8 @@ def browser(user) -> Client:
 
 def accept_form(client: Client, sandbox) -> tuple[str, dict[str, list[str]]]:
     """Return the sandbox page's Accept form: its action and the fields it posts."""
-    page = client.get(f"/catalog/sandboxes/{sandbox.pk}/").content.decode()
-    action = f"/catalog/sandboxes/{sandbox.pk}/accept-dependencies/"
-    form = re.search(r'<form[^>]*action="' + re.escape(action) + r'"[^>]*>(.*?)</form>', page)
-    assert form is not None, "no Accept form on the page"
-    fields: dict[str, list[str]] = {}
-    for name, value in re.findall(r'<input type="hidden" name="(\w+)" value="([^"]*)"', form[1]):
-        fields.setdefault(name, []).append(value)
-    return action, fields
+    page = f"/catalog/sandboxes/{sandbox.pk}/"
+    return page_form(client, page, f"{page}accept-dependencies/")
 
 
 def index_serving(root, marker: bytes) -> str:

@@ -12,7 +12,6 @@ very code (by its whole digest). Runs keep to the sandbox's acceptance.
 from __future__ import annotations
 
 import html
-import re
 
 import pytest
 from django.test import Client
@@ -27,7 +26,7 @@ from jazzmine_web.scripttools.services import trial_execute
 from jazzmine_web.teams.models import Role
 from jazzmine_web.teams.services import team_create
 from tests.hostile_wheels import write_index
-from tests.web.helpers import teammate, tool_accept_post, tool_form_post
+from tests.web.helpers import page_form, teammate, tool_accept_post, tool_form_post
 
 from .conftest import make_tool
 
@@ -100,14 +99,8 @@ def page(client: Client, row: Tool) -> str:
 
 def accept_form(client: Client, row: Tool) -> tuple[str, dict[str, list[str]]]:
     """Return the trial panel's Accept form: its action and the fields it posts."""
-    text = client.get(f"/catalog/tools/{row.pk}/").content.decode()
-    action = f"/catalog/tools/{row.pk}/trials/accept-wheels/"
-    form = re.search(r'<form[^>]*action="' + re.escape(action) + r'"[^>]*>(.*?)</form>', text)
-    assert form is not None, "no Accept form on the page"
-    fields: dict[str, list[str]] = {}
-    for name, value in re.findall(r'<input type="hidden" name="(\w+)" value="([^"]*)"', form[1]):
-        fields.setdefault(name, []).append(value)
-    return action, fields
+    page = f"/catalog/tools/{row.pk}/"
+    return page_form(client, page, f"{page}trials/accept-wheels/")
 
 
 def press(client: Client, action: str, fields: dict[str, list[str]]) -> str:
