@@ -15,12 +15,16 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections.abc import Callable
 from typing import Any
 
 # Only an escape can put a surrogate into JSON text read from bytes (UTF-8 cannot encode one):
 # the value is searched only when the text holds one, whole pairs included.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# What a path may not show as it is: NUL (no terminal or database keeps it) and surrogates.
+_UNPRINTABLE = re.compile("[\x00\ud800-\udfff]")
 
 
 class JSONTextError(ValueError):
@@ -57,10 +61,11 @@ def json_read(text: str | bytes) -> Any:
             "too long to read"
         ) from None
     if _may_hold_surrogate(text):
-        where = _surrogate_at(value)
+        where = text_where(value, _SURROGATE.search)
         if where is not None:
+            shown = f" in '{where}'" if where else ""
             raise JSONTextError(
-                f"JSON holding half of a UTF-16 surrogate pair{where} (an escape from \\ud800 "
+                f"JSON holding half of a UTF-16 surrogate pair{shown} (an escape from \\ud800 "
                 "to \\udfff without its other half), which is no character: send whole characters"
             )
     return value
@@ -68,31 +73,38 @@ def json_read(text: str | bytes) -> Any:
 
 def _may_hold_surrogate(text: str | bytes) -> bool:
     if isinstance(text, bytes | bytearray):
-        return _SURROGATE_ESCAPE.search(text.decode("utf-8", "replace")) is not None
+        return _SURROGATE_ESCAPE_BYTES.search(text) is not None
     return _SURROGATE_ESCAPE.search(text) is not None or _SURROGATE.search(text) is not None
 
 
-def _surrogate_at(value: Any) -> str | None:
-    """Return where a lone surrogate is in a value (" in 'task'", " in a key"), else None.
+def text_where(value: Any, flagged: Callable[[str], Any]) -> str | None:
+    """Return where the first text `flagged` picks out is in a JSON value, or None.
 
+    Text is every string and every object's key, in the order they were written; the place is
+    a path ('task', 'tools[2]', 'a.b'; "" for the value itself), with any NUL or surrogate in
+    it written as its JSON escape and cut to 60 characters (keys are the sender's text).
     Walked without recursion: the value may nest as deep as the parser allowed.
     """
-    stack: list[tuple[Any, str]] = [(value, "")]
+    # (item, its path, whether it is a key): a key is checked before its value, as written.
+    stack: list[tuple[Any, str, bool]] = [(value, "", False)]
     while stack:
-        item, path = stack.pop()
+        item, path, is_key = stack.pop()
         if isinstance(item, str):
-            if _SURROGATE.search(item):
-                return f" in '{_shown(path)}'" if path else ""
-        elif isinstance(item, dict):
-            for key, inner in item.items():
-                if _SURROGATE.search(key):
-                    return f" in a key of '{_shown(path)}'" if path else " in a key"
-                stack.append((inner, f"{path}.{key}" if path else key))
-        elif isinstance(item, list):
-            stack.extend((inner, f"{path}[{i}]") for i, inner in enumerate(item))
+            if flagged(item):
+                return _shown(path)
+        elif not is_key and isinstance(item, dict):
+            for key, inner in reversed(list(item.items())):
+                inner_path = f"{path}.{key}" if path else str(key)
+                stack.append((inner, inner_path, False))
+                stack.append((str(key), inner_path, True))
+        elif not is_key and isinstance(item, list | tuple):
+            stack.extend(
+                (inner, f"{path}[{i}]", False) for i, inner in reversed(list(enumerate(item)))
+            )
     return None
 
 
 def _shown(path: str) -> str:
-    """Return a field's path short enough to quote (its keys are the sender's text)."""
+    """Return a field's path fit to quote: unreadable characters escaped, at most 60 long."""
+    path = _UNPRINTABLE.sub(lambda m: f"\\u{ord(m[0]):04x}", path)
     return path if len(path) <= 60 else path[:57] + "..."

@@ -348,6 +348,23 @@ class Web:
             self.process.wait(timeout=30)
 
 
+@contextlib.contextmanager
+def web_on_test_database(log_dir: Path) -> Iterator[Web]:
+    """Run one web process (as the Procfile starts it) on the test database; stop it after."""
+    from django.conf import settings
+
+    web = Web(
+        f"http://127.0.0.1:{free_port()}",
+        worker_env(database_url=database_url_of(settings.DATABASES["default"])),
+        log_dir / "web.log",
+    )
+    web.start()
+    try:
+        yield web
+    finally:
+        web.stop()
+
+
 # For `manage.py shell -c`: the demo team's agent (its token printed last), and no review on
 # the demo sandbox, so that a submission runs at once.
 AGENT_TOKEN_SCRIPT = """

@@ -50,8 +50,9 @@ def panel_context(tool: Tool, *, trial: TrialRun | None = None, form: Any = None
         "trials": trials,
         "publish": selectors.publish_state(tool),
         # The files a trial of the current code ran beside, for an admin to accept for the
-        # next trials (the sandbox page offers only its own image's files).
-        "trial_wheels": selectors.trial_wheels_shown(tool),
+        # next trials (the sandbox page offers only its own image's files). Only a tool with
+        # secrets has any to withhold: the others' pages (and their 1 s polls) skip the read.
+        "trial_wheels": selectors.trial_wheels_shown(tool) if tool.secrets else None,
     }
 
 

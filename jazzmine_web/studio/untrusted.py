@@ -14,7 +14,7 @@ from channels.security.websocket import WebsocketDenier
 from django.http import HttpRequest, HttpResponse
 from django.http.cookie import parse_cookie
 
-from jazzmine.jsontext import JSONTextError, json_read
+from jazzmine.jsontext import JSONTextError, json_read, text_where
 
 from .refusals import RefusingMiddleware, is_api, refusal_response
 
@@ -72,25 +72,10 @@ def nul_field(value: Any) -> str | None:
     """Return where a NUL character is in a JSON-like value ('task', 'tools[2]'), or None.
 
     PostgreSQL cannot store NUL in text (psycopg refuses it even as a query's parameter), and
-    no script, name or sentence needs one: text that has one is refused, never cut. Walked
-    without recursion: a body may nest as deep as the JSON parser allowed (about 990 levels).
+    no script, name or sentence needs one: text that has one is refused, never cut.
     """
-    stack: list[tuple[Any, str]] = [(value, "")]
-    while stack:
-        item, name = stack.pop()
-        if isinstance(item, str):
-            if NUL in item:
-                return name or "the text"
-        elif isinstance(item, dict):
-            # In order: the first field the sender wrote is the one named.
-            for key, inner in reversed(list(item.items())):
-                path = f"{name}.{key}" if name else str(key)
-                if NUL in str(key):
-                    return path.replace(NUL, "\\u0000")
-                stack.append((inner, path))
-        elif isinstance(item, list | tuple):
-            stack.extend((inner, f"{name}[{i}]") for i, inner in reversed(list(enumerate(item))))
-    return None
+    where = text_where(value, lambda text: NUL in text)
+    return None if where is None else where or "the text"
 
 
 def nul_message(field: str) -> str:

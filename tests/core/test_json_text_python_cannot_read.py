@@ -62,7 +62,7 @@ LONE_SURROGATES = {
     "low inside text": ('{"a": [1, {"b": "x\\udfffy"}]}', "'a[1].b'"),
     "pair in the wrong order": ('["\\udc00\\ud83d"]', "'[0]'"),
     "capital escape": ('"\\uDBFF"', "surrogate pair ("),
-    "in a key": ('{"x": {"\\ud800": 1}}', "a key of 'x'"),
+    "in a key": ('{"x": {"\\ud800": 1}}', "in 'x.\\ud800'"),
 }
 
 

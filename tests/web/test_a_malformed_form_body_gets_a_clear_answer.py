@@ -16,12 +16,11 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from django.conf import settings
 
 from jazzmine_web.reviews.models import Submission
 from jazzmine_web.teams.services import api_token_create
 from tests.web.reviews.conftest import BODY, set_policy
-from tests.workers import Web, database_url_of, free_port, worker_env
+from tests.workers import web_on_test_database
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -49,16 +48,8 @@ MALFORMED = {
 @pytest.fixture(scope="module")
 def web(django_db_setup, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The web process as the Procfile starts it, on the test database; yield its URL."""
-    web = Web(
-        f"http://127.0.0.1:{free_port()}",
-        worker_env(database_url=database_url_of(settings.DATABASES["default"])),
-        tmp_path_factory.mktemp("web-log") / "web.log",
-    )
-    web.start()
-    try:
+    with web_on_test_database(tmp_path_factory.mktemp("web-log")) as web:
         yield web.url
-    finally:
-        web.stop()
 
 
 def _not_twisteds(response: httpx.Response) -> None:

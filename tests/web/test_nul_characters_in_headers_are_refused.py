@@ -15,14 +15,13 @@ import socket
 import pytest
 from axes.models import AccessAttempt, AccessLog
 from channels.testing import WebsocketCommunicator
-from django.conf import settings
 from django.test import Client
 
 from jazzmine_web.asgi import application
 from jazzmine_web.reviews.models import Submission
 from jazzmine_web.teams.services import api_token_create
 from tests.web.reviews.conftest import BODY
-from tests.workers import Web, database_url_of, free_port, worker_env
+from tests.workers import web_on_test_database
 
 pytestmark = pytest.mark.django_db
 
@@ -77,16 +76,8 @@ async def test_a_socket_handshake_with_a_nul_in_a_cookie_is_refused(member, cook
 @pytest.fixture(scope="module")
 def web(django_db_setup, tmp_path_factory):
     """The web process as the Procfile starts it, on the test database."""
-    web = Web(
-        f"http://127.0.0.1:{free_port()}",
-        worker_env(database_url=database_url_of(settings.DATABASES["default"])),
-        tmp_path_factory.mktemp("web-log") / "web.log",
-    )
-    web.start()
-    try:
+    with web_on_test_database(tmp_path_factory.mktemp("web-log")) as web:
         yield int(web.url.rsplit(":", 1)[1])
-    finally:
-        web.stop()
 
 
 @pytest.mark.django_db(transaction=True)
