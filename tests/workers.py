@@ -49,6 +49,23 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+_DEPLOYMENTS_STARTED = iter(range(1, 1 << 30))
+
+
+def deployment_within_session(label: str) -> str:
+    """Return a deployment name, under the test session's own, for processes a fixture starts.
+
+    A fixture whose processes have a var dir of their own makes them a secret key of their
+    own, hence a deployment of their own: the sandbox images they built were no deployment's
+    the session removes, and stayed on the engine, four more every run of the suite. Named
+    under the session's deployment, they go with its images when the session ends
+    (`pytest_sessionfinish`); numbered, no two fixtures of one session share one.
+    """
+    from django.conf import settings
+
+    return f"{settings.JAZZMINE_DEPLOYMENT}-{label}{next(_DEPLOYMENTS_STARTED)}"
+
+
 def database_url_of(database: dict[str, Any]) -> str:
     """Return the URL of a Django database setting (the test database, once it is set up)."""
     engine = database["ENGINE"]

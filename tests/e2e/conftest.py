@@ -28,7 +28,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.workers import WorkerProcess, free_port, web_command, worker_start
+from tests.workers import (
+    WorkerProcess,
+    deployment_within_session,
+    free_port,
+    web_command,
+    worker_start,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("JAZZMINE_CHROMIUM", "/usr/bin/chromium")
@@ -117,6 +123,7 @@ def seeded_studio_server(
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "jazzmine_web.settings",
         "JAZZMINE_VAR_DIR": str(var_dir),
+        "JAZZMINE_DEPLOYMENT": deployment_within_session("e2e"),
         "JAZZMINE_DATABASE_PATH": str(database),
         "JAZZMINE_DEBUG": "false",
         "JAZZMINE_SERVE_STATIC": "true",

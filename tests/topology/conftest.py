@@ -22,7 +22,15 @@ import httpx
 import psycopg
 import pytest
 
-from tests.workers import AGENT_TOKEN_SCRIPT, Web, WorkerProcess, free_port, venv_bin, worker_start
+from tests.workers import (
+    AGENT_TOKEN_SCRIPT,
+    Web,
+    WorkerProcess,
+    deployment_within_session,
+    free_port,
+    venv_bin,
+    worker_start,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 PG_ADMIN = "postgres://jazzmine:jazzmine@127.0.0.1:5432/jazzmine"
@@ -151,6 +159,7 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
         "JAZZMINE_SECRET_KEY": secrets.token_urlsafe(32),
         "JAZZMINE_SECRETS_KEY": secrets.token_urlsafe(32),
         "JAZZMINE_VAR_DIR": str(log_dir),
+        "JAZZMINE_DEPLOYMENT": deployment_within_session("topology"),
         "JAZZMINE_REDIS_PREFIX": f"{os.environ['JAZZMINE_REDIS_PREFIX']}-topology",
         "JAZZMINE_DEBUG": "false",
         "JAZZMINE_HEARTBEAT_SECONDS": "1",
