@@ -9,6 +9,7 @@ from django.conf import settings
 from django.db import models
 
 from ..catalog.models import Sandbox
+from ..studio.hotrows import Rows
 
 
 class Language(models.TextChoices):
@@ -137,3 +138,7 @@ class RunEvent(models.Model):
     def to_dict(self) -> dict[str, object]:
         """Return the form sent to browsers and agents."""
         return {"seq": self.seq, "type": self.type, "data": self.data, "ts": self.ts}
+
+
+# Read on every run page, follow and once a second by every socket streaming a run.
+RUN = Rows(Run, where=("id",))

@@ -5,6 +5,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from ..studio.hotrows import Rows
+
 
 class Role(models.TextChoices):
     """What a member may do; each role includes the ones before it."""
@@ -83,3 +85,8 @@ class ApiToken(models.Model):
     def is_active(self) -> bool:
         """Tell whether the token still opens the API."""
         return self.revoked_at is None
+
+
+# Read by every permission check and every run a socket streams (`studio.hotrows`).
+TEAM = Rows(Team, where=("id",))
+USER_MEMBERSHIPS = Rows(Membership, where=("user",))

@@ -196,3 +196,75 @@ def test_two_rows_for_one_get_are_an_error(ecommerce, member):
         run_create(sandbox=ecommerce, user=member, body="emit_result(1)\n", start=False)
     with pytest.raises(Run.MultipleObjectsReturned):
         Rows(Run, where=("status",)).get(RunStatus.QUEUED)
+
+
+def _read_for(user, run_id):
+    """Return what `run_for_user` and the queryset it replaced give (or raise) for one id."""
+    from jazzmine_web.runs.selectors import run_for_user, runs_for_user
+
+    def outcome(fn):
+        try:
+            return _outcome(fn)
+        except ValidationError as exc:  # text that is no UUID names no run
+            return exc
+
+    hot = outcome(lambda: run_for_user(user, run_id))
+    orm = outcome(lambda: runs_for_user(user).filter(pk=run_id).first())
+    return hot, orm
+
+
+def test_a_run_is_read_for_a_person_exactly_as_the_queryset_reads_it(run, ecommerce, member, team):
+    """Who may see a run, by fixed-shape reads, is who the three-join queryset lets see it."""
+    from django.contrib.auth.models import AnonymousUser
+
+    from jazzmine_web.teams.models import Membership, Role
+    from jazzmine_web.teams.services import membership_set
+    from tests.web.helpers import rival_team, teammate
+
+    _rival, rex, rival_sandbox, _token = rival_team("rival-token")
+    theirs = run_create(sandbox=rival_sandbox, user=rex, body="emit_result(1)\n", start=False)
+    reviewer = teammate(team, Role.REVIEWER, username="rita")
+    admin = teammate(team, Role.ADMIN, username="adele")
+    removed = teammate(team, Role.MEMBER, username="gone")
+    Membership.objects.filter(user=removed).delete()
+    moved = teammate(team, Role.MEMBER, username="moved")
+    Membership.objects.filter(user=moved).delete()
+    membership_set(team=_rival, user=moved, role=Role.MEMBER)
+    inactive = teammate(team, Role.MEMBER, username="idle")
+    inactive.is_active = False
+    inactive.save()
+    people = [member, reviewer, admin, removed, moved, inactive, rex, AnonymousUser()]
+    ids = [
+        run.pk, str(run.pk), str(run.pk).upper(), run.pk.hex, f"{{{run.pk}}}", f"urn:uuid:{run.pk}",
+        theirs.pk, str(theirs.pk), uuid.uuid4(), run.pk.int, 0, -1,
+        "not-a-uuid", "", " ", f"{run.pk}' OR '1'='1", f"{run.pk}\x00",
+    ]  # fmt: skip
+    seen = 0
+    for person in people:
+        for run_id in ids:
+            hot, orm = _read_for(person, run_id)
+            where = f"{getattr(person, 'username', 'anonymous')} {run_id!r}"
+            if isinstance(orm, Exception) or orm is None:
+                assert type(hot) is type(orm), where
+                continue
+            assert hot is not None, where
+            same_row(hot, orm)
+            same_row(hot.sandbox, orm.sandbox)
+            same_row(hot.sandbox.team, orm.sandbox.team)
+            assert hot.created_by == orm.created_by, where
+            seen += 1
+    # Both reads do let people see runs (so a wrong answer would show): the team's four
+    # members (the inactive one too: signing in is the session's check) read its run by six
+    # spellings of its id and the integer it is, and rex and `moved` their new team's by two.
+    assert seen == 4 * 7 + 2 * 2, seen
+
+
+def test_a_run_whose_sandbox_went_to_another_team_is_no_longer_read(run, ecommerce, member):
+    from jazzmine_web.runs.selectors import run_for_user
+    from tests.web.helpers import rival_team
+
+    rival, _rex, _sandbox, _token = rival_team("rival-token")
+    assert run_for_user(member, run.pk) is not None
+    Sandbox.objects.filter(pk=ecommerce.pk).update(team=rival, name="moved-away")
+    hot, orm = _read_for(member, run.pk)
+    assert hot is None and orm is None
