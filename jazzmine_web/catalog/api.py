@@ -11,7 +11,7 @@ from .models import Sandbox
 
 
 def _sandbox_or_none(request: HttpRequest, pk: int) -> Sandbox | None:
-    return selectors.sandboxes_for_user(request.user).filter(pk=pk).first()
+    return selectors.sandbox_for_user(request.user, pk)
 
 
 def _not_found(pk: int) -> HttpResponse:

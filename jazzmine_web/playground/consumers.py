@@ -21,7 +21,7 @@ from django.template.loader import render_to_string
 from jazzmine.core.tools import ScriptGenerator
 from jazzmine.orchestrator import generate_attempt, solve
 
-from ..catalog.selectors import sandboxes_for_user
+from ..catalog.selectors import sandbox_for_user
 from ..runs.consumers import RunFollowMixin, RunStatusPayload
 from ..runs.lifecycle import run_cancel, sandbox_prewarm
 from ..runs.models import Run
@@ -398,8 +398,7 @@ def _sandbox_for(user: Any, sandbox_id: Any) -> Any:
     """Return the sandbox a message names (its id, as sent), if the user may use it."""
     if sandbox_id is None or sandbox_id == "":
         raise PlaygroundError("pick a sandbox first")
-    number = id_number(sandbox_id)
-    sandbox = sandboxes_for_user(user).filter(pk=number).first() if number is not None else None
+    sandbox = sandbox_for_user(user, sandbox_id)
     if sandbox is None:
         raise PlaygroundError("no such sandbox")
     return sandbox

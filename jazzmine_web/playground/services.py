@@ -18,7 +18,7 @@ from jazzmine.llm import LLMConfig
 
 from ..catalog.crypto import decrypt, encrypt
 from ..catalog.models import Sandbox, Tool
-from ..catalog.selectors import sandboxes_for_user
+from ..catalog.selectors import sandbox_for_user
 from ..catalog.services.registry import registry_for_sandbox, script_tool_from_row
 from ..reviews.services import unattended_allowed_tools
 from ..runs.models import Language
@@ -199,7 +199,7 @@ def attempt_run(*, attempt: Attempt, user: AbstractBaseUser, unattended: bool = 
     Either way the member must still be allowed the sandbox: the loop outlives its start.
     """
     session = attempt.session
-    if not sandboxes_for_user(user).filter(pk=session.sandbox_id).exists():
+    if sandbox_for_user(user, session.sandbox_id) is None:
         raise PlaygroundForbidden("you may no longer run scripts in this sandbox")
     allowed_tools: dict[str, str] | None = None
     if unattended:

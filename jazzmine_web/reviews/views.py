@@ -14,7 +14,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from ..catalog.selectors import sandboxes_for_user
+from ..catalog.selectors import sandbox_for_user, sandboxes_for_user
 from ..studio.http import FORM_REFUSED
 from ..studio.untrusted import id_number
 from ..teams.models import Role
@@ -312,7 +312,7 @@ def _csv_safe(text: str) -> str:
 @require_http_methods(["GET", "POST"])
 def policy(request: HttpRequest, pk: int) -> HttpResponse:
     """Show and change a sandbox's review policy and timeout (admins change it)."""
-    sandbox = sandboxes_for_user(request.user).filter(pk=pk).first()
+    sandbox = sandbox_for_user(request.user, pk)
     if sandbox is None:
         raise Http404("No such sandbox")
     settings_row = selectors.review_settings_for(sandbox)

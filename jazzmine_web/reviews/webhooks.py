@@ -33,7 +33,7 @@ from django.utils import timezone
 from jazzmine.net import OutboundURLRefused, outbound_client, refusal_in, url_check
 
 from ..catalog.crypto import decrypt, encrypt
-from ..catalog.selectors import sandboxes_for_user
+from ..catalog.selectors import sandbox_for_user
 from ..celery import app as celery_app
 from ..studio.outbound import outbound_policy
 from ..teams.models import ApiToken
@@ -100,10 +100,7 @@ def webhook_refusal(*, endpoint: WebhookEndpoint, submission: Submission | None)
         return "its API token was revoked"
     if not token.user.is_active:
         return "the token's user was deactivated"
-    if (
-        submission is not None
-        and not sandboxes_for_user(token.user).filter(pk=submission.sandbox_id).exists()
-    ):
+    if submission is not None and sandbox_for_user(token.user, submission.sandbox_id) is None:
         return "the token's user may no longer see the submission's sandbox"
     return ""
 

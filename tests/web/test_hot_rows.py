@@ -268,3 +268,37 @@ def test_a_run_whose_sandbox_went_to_another_team_is_no_longer_read(run, ecommer
     Sandbox.objects.filter(pk=ecommerce.pk).update(team=rival, name="moved-away")
     hot, orm = _read_for(member, run.pk)
     assert hot is None and orm is None
+
+
+def test_a_sandbox_is_read_for_a_person_exactly_as_the_queryset_reads_it(ecommerce, member, team):
+    """`sandbox_for_user` lets in whom `sandboxes_for_user` lets in, role by role."""
+    from django.contrib.auth.models import AnonymousUser
+
+    from jazzmine_web.catalog.selectors import sandbox_for_user, sandboxes_for_user
+    from jazzmine_web.teams.models import Role
+    from tests.web.helpers import rival_team, teammate
+
+    _rival, rex, rival_sandbox, _token = rival_team("rival-token")
+    people = [
+        member, teammate(team, Role.REVIEWER, username="rita"),
+        teammate(team, Role.ADMIN, username="adele"), rex, AnonymousUser(),
+    ]  # fmt: skip
+    ids = [ecommerce.pk, str(ecommerce.pk), rival_sandbox.pk, 10**6]
+    seen = 0
+    for person in people:
+        for role in Role.values:
+            for sandbox_id in ids:
+                hot = sandbox_for_user(person, sandbox_id, role=role)
+                orm = sandboxes_for_user(person, role=role).filter(pk=sandbox_id).first()
+                if orm is None:
+                    assert hot is None, (person, role, sandbox_id)
+                    continue
+                same_row(hot, orm)
+                same_row(hot.team, orm.team)
+                seen += 1
+    # member: its team's sandbox by two spellings, as member; rita as member and reviewer;
+    # adele and rex (their own teams') in all three roles.
+    assert seen == 2 * 1 + 2 * 2 + 2 * 3 + 1 * 3, seen
+    # What no column holds names no sandbox: no 500 from the database, no True as 1.
+    for hostile in [10**20, -1, True, " 7", "7.0", "²", None, "", [ecommerce.pk], 1.0]:
+        assert sandbox_for_user(member, hostile) is None, hostile
