@@ -18,6 +18,7 @@ ACTIONS = (
     "tool_changed",
     "tool_deleted",
     "tool_accepted",
+    "trial_wheels_accepted",
     "secret_set",
     "secret_cleared",
 )

@@ -159,7 +159,9 @@ class AuditAction(models.TextChoices):
     TOOL_CREATED = "tool_created", "Tool created"
     TOOL_CHANGED = "tool_changed", "Tool changed"
     TOOL_DELETED = "tool_deleted", "Tool deleted"
+    # Before trial wheels had an action of their own, their acceptances were stored as this.
     TOOL_ACCEPTED = "tool_accepted", "Tool code or trial wheels accepted"
+    TRIAL_WHEELS_ACCEPTED = "trial_wheels_accepted", "Wheel files accepted for a tool's trials"
     SECRET_SET = "secret_set", "Secret value set"
     SECRET_CLEARED = "secret_cleared", "Secret value cleared"
 

@@ -376,7 +376,7 @@ def trial_wheels_accept(
         catalog_change_announce(
             sandbox=tool.sandbox,
             actor=actor,
-            action="tool_accepted",
+            action="trial_wheels_accepted",
             target=f"tool {tool.name}",
             changes={
                 "trial_accepted_wheels": (before, shown.files),

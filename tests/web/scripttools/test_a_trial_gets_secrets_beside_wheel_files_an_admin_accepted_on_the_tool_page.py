@@ -157,7 +157,7 @@ def test_an_admin_accepts_a_trials_wheel_files_on_the_tool_page_and_it_publishes
     landed = press(admins, action, fields)
     assert "Accepted 1 wheel file(s) for trials of send_slack's current code" in landed
     assert accepted_row(row) == ([line], row.code_digest)
-    entry = AuditEntry.objects.filter(action="tool_accepted").latest("created_at")
+    entry = AuditEntry.objects.filter(action="trial_wheels_accepted").latest("created_at")
     assert entry.code_sha256 == row.code_digest and entry.actor_user == admin
     assert entry.data["changes"]["trial_accepted_wheels"] == [None, [line]]
 
@@ -273,7 +273,7 @@ def test_a_form_shown_before_the_code_changed_accepts_nothing(quiet, member, adm
         "accepted. Read its trial's wheel files again before accepting."
     ) in landed
     assert accepted_row(quiet) == (None, "")
-    assert not AuditEntry.objects.filter(action="tool_accepted").exists()
+    assert not AuditEntry.objects.filter(action="trial_wheels_accepted").exists()
 
 
 def test_a_form_without_the_fields_accepts_nothing(quiet, admin) -> None:
@@ -286,7 +286,7 @@ def test_a_member_may_not_accept(quiet, member, admin) -> None:
     action, fields = accept_form(browser(admin), quiet)
     assert browser(member).post(action, fields).status_code == 403
     assert accepted_row(quiet) == (None, "")
-    assert not AuditEntry.objects.filter(action="tool_accepted").exists()
+    assert not AuditEntry.objects.filter(action="trial_wheels_accepted").exists()
 
 
 def test_another_teams_tool_or_no_tool_is_not_found(quiet, admin, outsider) -> None:
