@@ -268,6 +268,9 @@ def _wheels_context(sandbox: Sandbox) -> dict:
     )
     return {
         "built_wheels": wheels,
+        "built_wheels_marked": (
+            services.sandbox_wheels_marked(sandbox=sandbox, wheels=wheels) if wheels else []
+        ),
         "built_wheels_digest": digest,
         # Files in the built image no admin accepted (or no build known to read them from).
         "wheels_pending": has_dependencies

@@ -79,6 +79,38 @@ def sandbox_wheels_shown(*, sandbox: Sandbox) -> tuple[list[str] | None, str]:
     return wheels, (wheels_digest(wheels) if wheels is not None else "")
 
 
+def sandbox_wheels_marked(
+    *, sandbox: Sandbox, wheels: list[str]
+) -> list[tuple[str, str, str]]:
+    """Return each wheel file of a build, its kind and what an admin already accepted it for.
+
+    Kinds: "runs" (accepted for this sandbox's runs), "trials" (for trials of a tool's current
+    code), "other" (not the file accepted under its name), "new".
+
+    An image whose dependencies changed by one package keeps most of its files: what the
+    admin must read before accepting are the files no one accepted, and above all a file
+    that takes the name of one accepted but is another (a different hash under the same
+    pinned version). A file is known only as the same file, its name and hash alike; the
+    marks inform, they accept nothing.
+    """
+    known: dict[str, tuple[str, str]] = {}
+    for tool in sandbox.tools.all():
+        for line in tool.trial_wheels_accepted_for(tool.code_digest) or ():
+            known.setdefault(line, ("trials", f"accepted for trials of {tool.name}"))
+    for line in sandbox.accepted_wheels or ():
+        known[line] = ("runs", "accepted for this sandbox's runs")
+    names = {line.split(" ", 1)[0] for line in known}
+    marked = []
+    for line in wheels:
+        kind, note = known.get(line) or (
+            ("other", "another file than the one accepted under this name")
+            if line.split(" ", 1)[0] in names
+            else ("new", "new")
+        )
+        marked.append((line, kind, note))
+    return marked
+
+
 def sandbox_dependencies_accept(
     *,
     sandbox: Sandbox,

@@ -62,3 +62,66 @@ def test_an_admins_edit_of_the_list_binds_no_file(ecommerce, admin) -> None:
     sandbox_update(sandbox=ecommerce, actor=admin, dependencies=["jzlock==1.0"])
     ecommerce.refresh_from_db()
     assert ecommerce.dependencies_accepted and ecommerce.accepted_wheels is None
+
+
+def marks(page: str) -> dict[str, str]:
+    """Return what the page says of each wheel file it lists: {file line: note}."""
+    import re
+
+    listed = page.split('id="built-wheels"', 1)[1].split("</ul>", 1)[0]
+    found = re.findall(
+        r'<li><code>([^<]*)</code> <span class="wheel-note wheel-(\w+)">([^<]*)</span>', listed
+    )
+    return {line: f"{kind}: {note}" for line, kind, note in found}
+
+
+def test_the_page_says_which_files_were_accepted_before_and_which_are_new(
+    ecommerce, admin, member
+) -> None:
+    """After a dependency changed, the admin reads the few files no one accepted, not all."""
+    from jazzmine_web.catalog.models import Tool
+
+    lock, util = SEEN[0], "jzutil-2.0-py3-none-any.whl " + "c" * 64
+    extra, fresh = (
+        "jzextra-3.0-py3-none-any.whl " + "d" * 64,
+        "jzfresh-1.0-py3-none-any.whl " + "e" * 64,
+    )
+    sandbox_update(sandbox=ecommerce, actor=admin, dependencies=["jzlock==1.0", "jzutil==2.0"])
+    built(ecommerce, [lock, util])
+    client = Client()
+    client.force_login(admin)
+    page = client.get(f"/catalog/sandboxes/{ecommerce.pk}/").content.decode()
+    assert marks(page) == {lock: "new: new", util: "new: new"}
+    post(client, ecommerce, wheels_digest([lock, util]))
+    ecommerce.refresh_from_db()
+    assert ecommerce.accepted_wheels == [lock, util]
+
+    # A member adds a dependency; the rebuild fetched another file for the same pinned jzlock.
+    sandbox_update(sandbox=ecommerce, actor=member,
+                   dependencies=["jzlock==1.0", "jzutil==2.0", "jzextra==3.0", "jzfresh==1.0"])  # fmt: skip
+    ecommerce.refresh_from_db()
+    swapped = SWAPPED[0]
+    built(ecommerce, sorted([swapped, util, extra, fresh]))
+    # jzextra was accepted for trials of a tool's current code; jzfresh only for code since
+    # changed, which says nothing of it.
+    tools = list(Tool.objects.filter(sandbox=ecommerce).order_by("name"))
+    trialled, stale = tools[0], tools[1]
+    Tool.objects.filter(pk=trialled.pk).update(
+        trial_accepted_wheels=[extra], trial_accepted_code_digest=trialled.code_digest
+    )
+    Tool.objects.filter(pk=stale.pk).update(
+        trial_accepted_wheels=[fresh], trial_accepted_code_digest="0" * 64
+    )
+    for viewer in (admin, member):  # the member reads what the admin reads
+        client.force_login(viewer)
+        for _ in range(2):
+            page = client.get(f"/catalog/sandboxes/{ecommerce.pk}/").content.decode()
+            assert marks(page) == {
+                swapped: "other: another file than the one accepted under this name",
+                util: "runs: accepted for this sandbox&#x27;s runs",
+                extra: f"trials: accepted for trials of {trialled.name}",
+                fresh: "new: new",
+            }
+    # The marks accept nothing: the files accepted are still the ones the admin accepted.
+    ecommerce.refresh_from_db()
+    assert ecommerce.accepted_wheels == sorted([lock, util])
