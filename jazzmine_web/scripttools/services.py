@@ -41,6 +41,7 @@ from ..catalog.services.tools import tool_publish
 from ..celery import app as celery_app
 from ..runs.models import Run, RunStatus, code_sha256
 from ..studio.claims import heartbeat_cutoff, never_started_cutoff, row_claim
+from ..studio.db import holds_row
 from ..studio.storable import storable_json, storable_text
 from .models import KeychainToken, TrialRun, TrialState
 from .selectors import latest_passed_trial, trial_wheels_shown
@@ -327,6 +328,7 @@ def trial_execute(*, trial_id: Any, interrupt: Interrupt | None = None) -> Trial
     return trial
 
 
+@holds_row("tool")
 def trial_wheels_accept(
     *,
     tool: Tool,

@@ -13,6 +13,7 @@ from django.utils import timezone
 from jazzmine.core.tools import SandboxConfig
 from jazzmine.sandbox.wheels import wheels_digest
 
+from ...studio.db import holds_row
 from ...teams.models import Team
 from ..models import Sandbox
 from .audit import catalog_change_announce
@@ -79,9 +80,7 @@ def sandbox_wheels_shown(*, sandbox: Sandbox) -> tuple[list[str] | None, str]:
     return wheels, (wheels_digest(wheels) if wheels is not None else "")
 
 
-def sandbox_wheels_marked(
-    *, sandbox: Sandbox, wheels: list[str]
-) -> list[tuple[str, str, str]]:
+def sandbox_wheels_marked(*, sandbox: Sandbox, wheels: list[str]) -> list[tuple[str, str, str]]:
     """Return each wheel file of a build, its kind and what an admin already accepted it for.
 
     Kinds: "runs" (accepted for this sandbox's runs), "trials" (for trials of a tool's current
@@ -111,6 +110,7 @@ def sandbox_wheels_marked(
     return marked
 
 
+@holds_row("sandbox")
 def sandbox_dependencies_accept(
     *,
     sandbox: Sandbox,
@@ -224,6 +224,7 @@ def _bash_limits_check(values: dict[str, Any]) -> dict[str, Any]:
     return values
 
 
+@holds_row("sandbox")
 def sandbox_update(
     *, sandbox: Sandbox, actor: AbstractBaseUser | None = None, **changes: Any
 ) -> bool:

@@ -11,6 +11,7 @@ from django.db import transaction
 from jazzmine.core.tools import RegisteredTool, SandboxConfig, ToolRegistry
 from jazzmine.scripttools import ScriptTool, register_script_tool
 
+from ...studio.db import holds_row
 from ...studio.untrusted import nul_field, nul_message
 from ..limits import bound
 from ..models import Sandbox, Tool, ToolKind
@@ -62,6 +63,7 @@ def _script_row_values(tool: ScriptTool, registered: RegisteredTool) -> dict[str
     }
 
 
+@holds_row("existing")
 def script_tool_save(
     *,
     sandbox: Sandbox,

@@ -15,6 +15,7 @@ from django.utils import timezone
 from jazzmine.core.tools import RegisteredTool, SandboxConfig, ToolRegistry
 from jazzmine.core.tools import Tool as CoreTool
 
+from ...studio.db import holds_row
 from ..models import Sandbox, Tool, ToolKind, ToolVersion
 from .audit import catalog_change_announce, tool_audit_state, tool_change_announce
 from .registry import script_tool_from_row, tool_parameters
@@ -263,6 +264,7 @@ class ToolChange:
         return "what review allows changed"
 
 
+@holds_row("tool")
 def tool_update(
     *,
     tool: Tool,
@@ -333,6 +335,7 @@ def tool_update(
     )
 
 
+@holds_row("tool")
 def tool_code_accept(
     *, tool: Tool, actor: AbstractBaseUser | None, seen_digest: str | None = None
 ) -> Tool:
