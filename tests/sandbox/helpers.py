@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -31,3 +34,18 @@ def aged(path: Path, *, follow_symlinks: bool = True) -> None:
     """Date a working directory back past the age at which an unheld one counts as abandoned."""
     then = time.time() - ABANDONED_AFTER_SECONDS - 60
     os.utime(path, (then, then), follow_symlinks=follow_symlinks)
+
+
+def harness_events(runtime: Path, line: bytes) -> list[dict]:
+    """Run one request line through the harness as a plain subprocess; return its events.
+
+    No container: the harness's own walls (guards, builtins, audit hook, tool scopes) alone.
+    """
+    done = subprocess.run(
+        [sys.executable, "-I", str(runtime / "harness.py"), str(runtime)],
+        input=line, capture_output=True, timeout=30, env={"PATH": os.environ["PATH"]},
+        check=False,
+    )  # fmt: skip
+    lines = [json.loads(x) for x in done.stdout.decode().splitlines()]
+    assert lines[0]["type"] == "ready" and lines[-1]["type"] == "exit", done.stderr
+    return lines[1:]

@@ -12,9 +12,6 @@ and a real container is in tests/web/runs/test_a_runs_secrets_reach_only_their_t
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,6 +19,8 @@ import pytest
 from jazzmine.core.tools import SandboxConfig, ToolParameter, ToolRegistry, ToolResponse
 from jazzmine.sandbox import RunRequest
 from jazzmine.sandbox.runtime import stage_runtime
+
+from .helpers import harness_events
 
 SANDBOX = "secret-scoping"
 NAMES = ["SHARED_DB_URL", "AWS_SECRET_ACCESS_KEY", "PAYMENTS_TOKEN"]
@@ -116,15 +115,7 @@ STORE = {
 }
 
 
-def run(runtime: Path, line: bytes) -> list:
-    done = subprocess.run(
-        [sys.executable, "-I", str(runtime / "harness.py"), str(runtime)],
-        input=line, capture_output=True, timeout=30, env={"PATH": os.environ["PATH"]},
-        check=False,
-    )  # fmt: skip
-    lines = [json.loads(x) for x in done.stdout.decode().splitlines()]
-    assert lines[0]["type"] == "ready" and lines[-1]["type"] == "exit", done.stderr
-    return lines[1:]
+run = harness_events
 
 
 def request_line(registry: ToolRegistry, script: str, **overrides) -> bytes:

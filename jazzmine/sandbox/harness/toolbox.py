@@ -59,6 +59,8 @@ class ToolBox:
         self._wrapped: list[Any] = []  # the functions the wrappers were made for
         # The secrets only one tool (or a few) declared, by tool: set for their calls alone.
         self._scoped: dict[str, dict[str, str]] = {}
+        # What each of those names holds outside every tool's call (normally unset).
+        self._outside: dict[str, str | None] = {}
         manifest_path = os.path.join(root, "manifest.json")
         if not os.path.exists(manifest_path):
             return
@@ -110,6 +112,7 @@ class ToolBox:
             return {}, problem
         values = {str(name): str(value) for name, value in secrets.items()}
         scoped = set().union(*by_tool.values()) if by_tool else set()
+        self._outside = {n: os.environ.get(n) for n in sorted(scoped)}
         self._scoped = {
             tool: {n: values[n] for n in sorted(names) if n in values}
             for tool, names in by_tool.items()
@@ -140,7 +143,7 @@ class ToolBox:
                 home = tempfile.mkdtemp(prefix="home-")
             except OSError as exc:
                 return self._failure(f"Tool {name!r} was not run: {exc}")
-            earlier = _environ_set({**self._scoped.get(name, {}), "HOME": home})
+            earlier = _environ_set(self._call_environment(name, home))
             try:
                 value = function(*args, **kwargs)
                 if _isawaitable(value):
@@ -160,6 +163,16 @@ class ToolBox:
         self.wrapper_codes.add(call.__code__)
         self._wrapped.append(function)
         return call
+
+    def _call_environment(self, name: str, home: str) -> dict[str, str | None]:
+        """Return what one call of tool `name` sets: its own secrets, no other tool's, a HOME."""
+        own = self._scoped.get(name, {})
+        # A call can start while another tool's is under way: the script hands the first tool
+        # a lazy `map` or generator that calls the second. Put every other tool's secret back
+        # to what it is outside all calls (None: unset) for this one, or the second tool would
+        # see the first one's and could hand it back to the script (or to what it spawns).
+        others = {n: value for n, value in self._outside.items() if n not in own}
+        return {**others, **own, "HOME": home}
 
     def is_tool(self, function: Any) -> bool:
         """Tell whether `function` is one a wrapper was made for (by identity, never by ==)."""
@@ -210,10 +223,14 @@ def node_modules_move_aside() -> None:
         directory = parent
 
 
-def _environ_set(values: dict[str, str]) -> dict[str, str | None]:
-    """Set variables for a tool's call (and what it spawns); return what they were before."""
+def _environ_set(values: dict[str, str | None]) -> dict[str, str | None]:
+    """Set (or unset, for None) variables for a tool's call; return what they were before."""
     earlier = {name: os.environ.get(name) for name in values}
-    os.environ.update(values)
+    for name, value in values.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
     return earlier
 
 
