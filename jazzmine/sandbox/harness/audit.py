@@ -13,7 +13,11 @@ from .refs import _getframe
 
 # Audit events a script's own frames may raise. Everything else raised while the nearest
 # attributable frame is the script's is refused: fail closed on events this list never saw.
-SCRIPT_EVENTS: frozenset[str] = frozenset({"time.sleep"})
+# `builtins.id` is raised by the standard library on the script's behalf: a dataclass repr
+# (`print(response)`, `f"{response}"` of a ToolResponse) guards against recursion with id(),
+# and refusing it failed ordinary scripts. It only reads a number; the script has no `id`
+# of its own, and nothing in the sandbox turns an address into an object.
+SCRIPT_EVENTS: frozenset[str] = frozenset({"time.sleep", "builtins.id"})
 
 
 def install_audit_hook(
