@@ -6,7 +6,9 @@ next to the in-container runner, so host tests and container runs use the same c
 
 from __future__ import annotations
 
+import functools
 import json
+import shlex
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -160,6 +162,10 @@ class BashSession:
         self._calls: list[BashCall] = []
         self._over_limit = False
         self._started = time.monotonic()
+        # Tools left out of bash (named like a shell command) and tools bash refuses to call
+        # (a schema bashkit cannot read), each with why; set by `_build`.
+        self.left_out: dict[str, str] = {}
+        self.unreadable: dict[str, str] = {}
         self.tool = self._build()
 
     def _limit_message(self) -> str:
@@ -178,9 +184,24 @@ class BashSession:
             max_loop_iterations=self.limits.max_loop_iterations,
             timeout_seconds=self.limits.timeout_seconds,
         )
+        # bashkit lets a tool take the place of its own command of the same name: a tool named
+        # `exit` or `set` would change what every script of the sandbox means (a reviewed
+        # `check || exit 1` would run on past its guard). Such a tool is no builtin at all.
+        shadowing = shell_commands(tuple(spec.name for spec in self.specs))
         for spec in self.specs:
-            tool.add_tool(spec.name, spec.description, callback=self._callback(spec.name),
-                          schema=spec.schema)  # fmt: skip
+            if spec.name in shadowing:
+                self.left_out[spec.name] = "named like a command of the shell itself"
+                continue
+            callback = self._callback(spec.name)
+            try:
+                tool.add_tool(spec.name, spec.description, callback=callback, schema=spec.schema)
+            except ValueError as exc:
+                # bashkit refuses some schemas (nested deeper than 64 levels), which nothing
+                # checks before: one tool's schema must not fail every run of its sandbox.
+                # That tool alone is refused, each time it is called.
+                self.unreadable[spec.name] = f"bash cannot read its parameter schema ({exc})"
+                tool.add_tool(spec.name, spec.description, callback=callback,
+                              schema={"type": "object", "properties": {}})  # fmt: skip
         return tool
 
     def _callback(self, name: str) -> Callable[[dict[str, Any], str | None], str]:
@@ -197,6 +218,9 @@ class BashSession:
             refused = self.allowed_tools is not None and name not in self.allowed_tools
             if refused:
                 ok, text, error = False, "", refusal_message(name)
+            elif name in self.unreadable:
+                why = self.unreadable[name]
+                ok, text, error = False, "", f"tool {name!r} cannot be called from bash: {why}"
             elif function is None:
                 ok, text, error = False, "", f"tool {name!r} is not available in this sandbox"
             else:
@@ -254,6 +278,32 @@ class BashSession:
             stdout_truncated=bool(raw.stdout_truncated),
             stderr_truncated=bool(raw.stderr_truncated),
         )
+
+
+@functools.lru_cache(maxsize=64)
+def shell_commands(names: tuple[str, ...]) -> frozenset[str]:
+    """Return which of `names` bashkit's own interpreter already knows (builtin or keyword).
+
+    Asked of a bare interpreter, so the answer follows the bashkit that runs the script.
+    Raises RuntimeError when it cannot answer: no tool is offered on a guess.
+    """
+    if not names:
+        return frozenset()
+    from bashkit.scripted import ScriptedTool
+
+    probe = ScriptedTool("probe", max_commands=100 * len(names) + 100,
+                         max_loop_iterations=len(names) + 1, timeout_seconds=30)  # fmt: skip
+    words = " ".join(shlex.quote(name) for name in names)
+    # Indexes, not names, come back: a name holds any character a spec gives it.
+    script = (
+        f"i=0; for n in {words}; do "
+        'if [ -n "$(type -t -- "$n" 2>/dev/null)" ]; then echo "$i"; fi; i=$((i+1)); done\n'
+    )
+    raw = probe.execute_sync(script)
+    lines = raw.stdout.split()
+    if raw.exit_code != 0 or raw.error or not all(line.isdigit() for line in lines):
+        raise RuntimeError(f"bashkit could not tell its own commands: {raw.error or raw.stderr}")
+    return frozenset(names[int(line)] for line in lines)
 
 
 def _limit_hit(stderr: str) -> str | None:
