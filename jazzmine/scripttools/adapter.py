@@ -74,6 +74,12 @@ def {name}(*args, **kwargs) -> ToolResponse:
         _shutil.rmtree(workdir, ignore_errors=True)
     stdout = done.stdout.decode("utf-8", "replace").strip()
     stderr = done.stderr.decode("utf-8", "replace").strip()
+    # The error reaches the LLM, the run's timeline and the calling script (which can hand it
+    # to another tool): never with the value of a secret this script was handed (an HTTP
+    # library's error quotes the URL, API key and all). Longest first: one may hold another.
+    handed = [(k, v) for k, v in env.items() if k not in {plain_env!r} and len(v) >= 4]
+    for key, value in sorted(handed, key=lambda item: -len(item[1])):
+        stderr = stderr.replace(value, f"[secret {{key}}]")
     if done.returncode != 0:
         return ToolResponse(success=False, message="script error: " + (
             stderr or f"exit code {{done.returncode}} and nothing on stderr"))
@@ -124,7 +130,9 @@ def runner_fields(tool: ScriptTool) -> dict[str, Any]:
 
 def function_source(tool: ScriptTool) -> str:
     """Return the source of a Python tool function that runs the script tool in the sandbox."""
-    return textwrap.dedent(_TEMPLATE).lstrip().format(**runner_fields(tool))
+    # The variables every script gets besides its secrets: never redacted from its errors.
+    plain_env = tuple(name for name in PASSED_ENV if name not in tool.secrets)
+    return textwrap.dedent(_TEMPLATE).lstrip().format(**runner_fields(tool), plain_env=plain_env)
 
 
 def register_script_tool(
