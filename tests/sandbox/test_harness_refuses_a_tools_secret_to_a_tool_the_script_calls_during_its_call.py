@@ -27,18 +27,19 @@ from jazzmine.sandbox import RunRequest
 from jazzmine.sandbox.runtime import stage_runtime
 
 from .helpers import harness_events
+from .sample_tools import read_env
 
 SANDBOX = "nested-secrets"
 STORE = {"PAYMENTS_TOKEN": "pay-charge-only", "SHARED_DB_URL": "postgres://shared"}
 
 # Charging iterates the amounts the script gives it; the script makes that iteration call
-# `plain_view`, a tool without secrets, while `charge_all`'s own token is set.
+# `read_env`, a tool without secrets, while `charge_all`'s own token is set.
 LEAK = """leaked = []
 def amount(n):
-    leaked.append(plain_view('PAYMENTS_TOKEN').data)
+    leaked.append(read_env('PAYMENTS_TOKEN').data)
     return n
 charged = charge_all(map(amount, [1, 2])).data
-emit_result({'charged': charged, 'leaked': leaked, 'after': plain_view('PAYMENTS_TOKEN').data})
+emit_result({'charged': charged, 'leaked': leaked, 'after': read_env('PAYMENTS_TOKEN').data})
 """
 
 
@@ -51,13 +52,6 @@ def charge_all(amounts: list) -> ToolResponse:
     return ToolResponse(success=True, data={"total": total, "had_its_token": token})
 
 
-def plain_view(name: str) -> ToolResponse:
-    """Report an environment variable (this tool declares no secret)."""
-    import os
-
-    return ToolResponse(success=True, data=os.environ.get(name))
-
-
 @pytest.fixture(scope="module")
 def registry() -> ToolRegistry:
     registry = ToolRegistry()
@@ -65,7 +59,7 @@ def registry() -> ToolRegistry:
     registry.register_function(charge_all, description="Charge amounts.",
                                parameters=[ToolParameter("amounts", "list")], dependencies=[],
                                secrets=["PAYMENTS_TOKEN"], sandbox=SANDBOX)  # fmt: skip
-    registry.register_function(plain_view, description="Read a variable.",
+    registry.register_function(read_env, description="Read a variable.",
                                parameters=[ToolParameter("name", "str")], dependencies=[],
                                secrets=[], sandbox=SANDBOX)  # fmt: skip
     return registry
