@@ -114,6 +114,12 @@ def runner_fields(tool: ScriptTool) -> dict[str, Any]:
     passed_env = tuple(dict.fromkeys((*PASSED_ENV, *own)))
     summary = (tool.description.strip().splitlines() or [tool.name])[0]
     doc = summary.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+    backslashes = len(doc[:-1]) - len(doc[:-1].rstrip("\\"))
+    if doc.endswith('"') and backslashes % 2 == 0:
+        # A last quote not escaped already would close the docstring early (`Say "hello"`
+        # gives `...hello""""`). Only then is it escaped: every summary that made a function
+        # before makes the same one, so its fields, code digest and acceptance stay as they were.
+        doc = doc[:-1] + '\\"'
     return {
         "name": tool.name,
         "doc": doc,
