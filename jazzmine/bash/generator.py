@@ -9,6 +9,7 @@ its limits and the sandbox are the walls; this refuses only what can never be a 
 from __future__ import annotations
 
 from jazzmine.core.tools import ScriptGenerator, failed_attempt, strip_fences
+from jazzmine.core.tools.validator.legible import unseen_characters
 
 from . import system_prompt
 from .engine import BashLimits, ToolSpec
@@ -38,7 +39,8 @@ def check_script(body: str, *, max_chars: int = DEFAULT_MAX_CHARS) -> list[str]:
     if "\x00" in body:
         line = body[: body.index("\x00")].count("\n") + 1
         return [f"Line {line}: the bash script holds a NUL character"]
-    return []
+    # What a reviewer reads must be what runs, in bash as in Python.
+    return [f"Line {line}: {problem}." for line, problem in unseen_characters(body)]
 
 
 class BashScriptGenerator:

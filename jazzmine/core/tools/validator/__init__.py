@@ -23,7 +23,8 @@ exhaustion (`"x" * 10**10`, catastrophic regexes, `time.sleep`) is the container
 
 One module a job: `source` reads the text into a tree (or refuses the whole script), `allowed`
 holds what a script may name, call, bind and write, `checker` walks the tree against it, and
-`messages` words every violation. The package runs on the host only; the sandbox gets
+`messages` words every violation, and `legible` refuses text a page draws otherwise
+than it runs (invisible characters, look-alike names). The package runs on the host only; the sandbox gets
 `safety` (the lists shared with the harness), never this package.
 """
 
@@ -34,6 +35,7 @@ from collections.abc import Iterable
 from . import messages
 from .allowed import FORBIDDEN_CALLS, context, tool_names
 from .checker import Checker
+from .legible import look_alike_names, unseen_characters
 from .source import MAX_SCRIPT_CHARS, parse_script
 
 __all__ = ["FORBIDDEN_CALLS", "MAX_SCRIPT_CHARS", "validate_script"]
@@ -45,6 +47,13 @@ def validate_script(script: str, allowed_tools: Iterable[str]) -> list[str]:
         tree = parse_script(script)
         if isinstance(tree, str):
             return [tree]
-        return Checker(context(tool_names(allowed_tools))).run(tree)
+        names = tool_names(allowed_tools)
+        checker = Checker(context(names))
+        # What a person reads must be what runs (`legible`): checked beside the rules of names.
+        text = script if type(script) is str else str.__str__(script)  # as parse_script read it
+        if not text.isascii():  # ASCII text is drawn as it runs, bar a few control characters
+            checker.violations.extend(look_alike_names(tree, names))
+        checker.violations.extend(unseen_characters(text))
+        return checker.run(tree)
     except Exception as exc:  # a validator that crashes would let nothing through: report it
         return [messages.violation(1, messages.not_analysed(exc))]
