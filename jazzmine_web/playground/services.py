@@ -203,6 +203,10 @@ def attempt_run(*, attempt: Attempt, user: AbstractBaseUser, unattended: bool = 
         raise PlaygroundForbidden("you may no longer run scripts in this sandbox")
     allowed_tools: dict[str, str] | None = None
     if unattended:
+        # No tool until the reading below says which: a script its first check refused is
+        # checked again as its run is made, and the sandbox's tools may have changed between
+        # (a tool created under the name it calls), so that run must not call every tool.
+        allowed_tools = {}
         script, violations = script_check(
             sandbox=session.sandbox, body=attempt.body, language=attempt.language
         )
