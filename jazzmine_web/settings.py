@@ -7,6 +7,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from csp.constants import NONE, SELF
+from django.core.exceptions import ImproperlyConfigured
 
 from .broker import broker_transport
 from .env import (
@@ -255,6 +256,10 @@ JAZZMINE_MAX_SANDBOX_CPUS = env_float("JAZZMINE_MAX_SANDBOX_CPUS", 4.0)
 JAZZMINE_MAX_SANDBOX_PIDS = env_int("JAZZMINE_MAX_SANDBOX_PIDS", 1024)
 JAZZMINE_MAX_SANDBOX_TIMEOUT_SECONDS = env_float("JAZZMINE_MAX_SANDBOX_TIMEOUT_SECONDS", 600.0)
 JAZZMINE_MAX_SANDBOX_OUTPUT_BYTES = env_int("JAZZMINE_MAX_SANDBOX_OUTPUT_BYTES", 50 * 1024 * 1024)
+# Events one run may send (each is a stored row and a message to its watchers).
+JAZZMINE_MAX_RUN_EVENTS = env_int("JAZZMINE_MAX_RUN_EVENTS", 100_000)
+if JAZZMINE_MAX_RUN_EVENTS < 10:
+    raise ImproperlyConfigured("JAZZMINE_MAX_RUN_EVENTS must be at least 10")
 JAZZMINE_MAX_BASH_COMMANDS = env_int("JAZZMINE_MAX_BASH_COMMANDS", 1_000_000)
 JAZZMINE_MAX_BASH_LOOP_ITERATIONS = env_int("JAZZMINE_MAX_BASH_LOOP_ITERATIONS", 1_000_000)
 JAZZMINE_MAX_BASH_TIMEOUT_SECONDS = env_float("JAZZMINE_MAX_BASH_TIMEOUT_SECONDS", 600.0)

@@ -19,6 +19,10 @@ class RunLimits:
     timeout_seconds: float = 30.0
     max_output_bytes: int = 1_000_000
     tmpfs_mb: int = 64
+    # Events a run may send: each is parsed, stored as a row and sent to its watchers, so a
+    # loop of empty logs (half a million under a 50 MB output cap) cost the host far more
+    # than its bytes say.
+    max_events: int = 100_000
 
     @classmethod
     def from_sandbox(cls, config: Any, **overrides: Any) -> RunLimits:

@@ -161,6 +161,8 @@ async def drive(process: Process, request: RunRequest, limits: RunLimits) -> Asy
                     outcome = _harness_outcome(event)
                     yield state.final(outcome, _RESULT_MESSAGES[outcome])
                     return
+                if event.seq > limits.max_events:  # numbered after the last one kept
+                    raise _Ended(Outcome.OUTPUT_LIMIT, _events_message(limits))
                 state.last_seq = event.seq
                 if event.type == "result" and not any(r.strip() for r in lines[index + 1 :]):
                     held, held_until = event, time.monotonic() + RESULT_GRACE_SECONDS
@@ -290,6 +292,13 @@ def _cut_line(text: str) -> str:
     if len(text) <= STDERR_LINE_CHARS:
         return text
     return f"{text[:STDERR_LINE_CHARS]}... ({len(text) - STDERR_LINE_CHARS} more characters cut)"
+
+
+def _events_message(limits: RunLimits) -> str:
+    return (
+        f"event limit of {limits.max_events} events reached: the run was cut and the sandbox "
+        "stopped"
+    )
 
 
 def _timeout_message(limits: RunLimits) -> str:

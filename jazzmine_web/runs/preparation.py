@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 
 from jazzmine.bash import BashLimits, ToolSpec, specs_for_sandbox
@@ -93,8 +94,8 @@ class Prepared:
 
 
 def run_limits_for(sandbox: Any) -> RunLimits:
-    """Return the container limits of a sandbox."""
-    return RunLimits.from_sandbox(sandbox.to_config())
+    """Return the container limits of a sandbox (and the operator's cap on a run's events)."""
+    return RunLimits.from_sandbox(sandbox.to_config(), max_events=settings.JAZZMINE_MAX_RUN_EVENTS)
 
 
 def run_claim_prepare(*, run_id: Any, worker: str, known_images: frozenset[str]) -> Prepared | None:
