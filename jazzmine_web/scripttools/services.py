@@ -507,6 +507,10 @@ def keychain_lookup(*, token: str, key: str) -> KeychainAnswer:
     ended = (
         row.expires_at <= timezone.now()
         or (row.run is not None and row.run.status in RunStatus.finished())
+        # A stop was asked: the run stays `running` until its worker kills the sandbox (at
+        # once, or only at the timeout if the worker never heard), and that sandbox is what
+        # the person wanted stopped: it reads no more secrets meanwhile (fail closed).
+        or (row.run is not None and bool(row.run.cancel_reason))
         or (row.trial is not None and row.trial.state == TrialState.DONE)
     )
     if ended:
