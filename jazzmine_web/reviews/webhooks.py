@@ -211,6 +211,10 @@ def webhook_delivery_attempt(
     # Checked again on every attempt: the token may have been revoked (or its user
     # deactivated or taken out of the team) since the delivery was queued.
     refusal = webhook_refusal(endpoint=delivery.endpoint, submission=delivery.submission)
+    if not refusal and delivery.url != delivery.endpoint.url:
+        # Re-pointed since it was queued: the agent left that URL (wrong, or no longer theirs)
+        # and holds a new secret; the submission's state goes nowhere it no longer names.
+        refusal = "the webhook was pointed at another URL since it was queued"
     if refusal:
         WebhookDelivery.objects.filter(pk=delivery.pk).update(
             status=DeliveryStatus.CANCELLED,
