@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import time
+import weakref
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -32,6 +34,72 @@ _DECIMAL = re.compile(r"[0-9]{1,9}(\.[0-9]{0,6})?", re.ASCII)
 # Long requests wake on channel-layer messages; this is only the safety net for a lost one.
 RECHECK_SECONDS = 5.0
 PING_SECONDS = 15.0
+# Waits and event streams one user may hold open at once in a web process, all tokens together
+# (JAZZMINE_REVIEW_MAX_LONG_REQUESTS). Each holds a server thread for its whole life (Django runs
+# a request's sync calls in a thread of its own) and a channel-layer subscription, for up to
+# ten minutes: uncapped, one agent token opened them by the thousand and took the web
+# process's threads from everyone. Per process, as the threads it guards are.
+
+
+class _LongRequest:
+    """One open wait or stream; its place is free once released, or once it is collected."""
+
+    def __init__(self, places: _LongRequests, user_id: int) -> None:
+        self._places = places
+        self.user_id = user_id
+
+    def release(self) -> None:
+        self._places.release(self)
+
+
+class _LongRequests:
+    """The long requests each user holds open in this process.
+
+    Held weakly besides the explicit release: a stream whose response is dropped before its
+    first line (the client left at once) never runs its `finally`, and must not keep its
+    place for good.
+    """
+
+    def __init__(self) -> None:
+        self._open: dict[int, weakref.WeakSet[_LongRequest]] = {}
+        self._lock = threading.Lock()
+
+    def take(self, user_id: int, limit: int) -> _LongRequest | None:
+        with self._lock:
+            held = self._open.setdefault(user_id, weakref.WeakSet())
+            if len(held) >= limit:
+                return None
+            place = _LongRequest(self, user_id)
+            held.add(place)
+            return place
+
+    def release(self, place: _LongRequest) -> None:
+        with self._lock:
+            held = self._open.get(place.user_id)
+            if held is None:
+                return
+            held.discard(place)
+            if not held:
+                del self._open[place.user_id]
+
+
+LONG_REQUESTS = _LongRequests()
+
+
+def _long_request_take(request: HttpRequest) -> _LongRequest | HttpResponse:
+    """Return the request's place among its user's long requests, or the 429 refusing it."""
+    limit = settings.JAZZMINE_REVIEW_MAX_LONG_REQUESTS
+    place = LONG_REQUESTS.take(request.user.pk, limit)
+    if place is not None:
+        return place
+    response = json_error(
+        "too_many_requests",
+        f"This user already holds {limit} waits or event streams open "
+        "(all tokens together): close one, or let one end, before opening another.",
+        status=429,
+    )
+    response["Retry-After"] = str(int(RECHECK_SECONDS))
+    return response
 
 
 def _json_body(request: HttpRequest) -> dict[str, Any] | HttpResponse:
@@ -241,7 +309,18 @@ async def submission_wait(request: HttpRequest, submission_id: Any) -> HttpRespo
     until = request.GET.get("until", "final")
     if until not in ("final", "decided"):
         return json_error("invalid_field", "'until' must be 'final' or 'decided'.", status=400)
-    deadline = time.monotonic() + timeout
+    place = _long_request_take(request)
+    if isinstance(place, HttpResponse):
+        return place
+    try:
+        return await _wait(request, submission_id, until, time.monotonic() + timeout)
+    finally:
+        place.release()
+
+
+async def _wait(
+    request: HttpRequest, submission_id: Any, until: str, deadline: float
+) -> HttpResponse:
     # Each look at the database is short, outside any transaction, and gives its connection
     # back; between looks the request sleeps until its submission's groups hear of a change.
     async with GroupWaiter() as waiter:
@@ -295,14 +374,17 @@ def _line(payload: dict[str, Any]) -> bytes:
 
 
 async def _event_lines(
-    user: Any, submission_id: Any, *, after: int, token_id: int
+    user: Any, submission_id: Any, *, after: int, token_id: int, place: _LongRequest
 ) -> AsyncIterator[bytes]:
     deadline = time.monotonic() + settings.JAZZMINE_REVIEW_MAX_STREAM_SECONDS
-    async with GroupWaiter() as waiter:
-        async for line in _stream_turns(
-            waiter, user, submission_id, sent=after, token_id=token_id, deadline=deadline
-        ):
-            yield line
+    try:
+        async with GroupWaiter() as waiter:
+            async for line in _stream_turns(
+                waiter, user, submission_id, sent=after, token_id=token_id, deadline=deadline
+            ):
+                yield line
+    finally:
+        place.release()
 
 
 async def _stream_turns(
@@ -372,10 +454,14 @@ async def submission_events(request: HttpRequest, submission_id: Any) -> HttpRes
     snapshot = await sync_to_async(_stream_snapshot)(request.user, submission_id, 0)
     if snapshot is None:
         return _not_found(submission_id)
-    response = StreamingHttpResponse(
-        _event_lines(request.user, submission_id, after=int(after), token_id=request.api_token.pk),
-        content_type="application/x-ndjson",
+    place = _long_request_take(request)
+    if isinstance(place, HttpResponse):
+        return place
+    # Released when the stream ends, or when its response is dropped unread (`_LongRequests`).
+    lines = _event_lines(
+        request.user, submission_id, after=int(after), token_id=request.api_token.pk, place=place
     )
+    response = StreamingHttpResponse(lines, content_type="application/x-ndjson")
     response["Cache-Control"] = "no-cache"
     response["X-Accel-Buffering"] = "no"  # a proxy in front must not hold lines back
     return response
