@@ -17,8 +17,9 @@ def bwrap_available() -> tuple[bool, str]:
     if shutil.which("bwrap") is None:
         return False, "bwrap is not installed (apt-get install bubblewrap)"
     probe = subprocess.run(
-        ["bwrap", "--unshare-all", "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin",
-         "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--", "/bin/true"],
+        ["bwrap", "--unshare-all", "--as-pid-1", "--ro-bind", "/usr", "/usr",
+         "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib",
+         "--symlink", "usr/lib64", "/lib64", "--", "/bin/true"],
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     if probe.returncode != 0:

@@ -20,8 +20,8 @@ from .usr import minimal_usr
 
 SANDBOX_UID = 65534
 RUNTIME_MOUNT = "/opt/jazzmine"
-# bwrap itself: the outer process that waits and the inner one that is pid 1 of the sandbox.
-BWRAP_PIDS = 2
+# bwrap itself: the outer process that waits (with `--as-pid-1` there is no inner init).
+BWRAP_PIDS = 1
 # Exit code of the launcher when the process cannot join its cgroup (it then never runs).
 CGROUP_JOIN_FAILED = 125
 # Writes its own pid to each cgroup.procs file given before "--", then runs what follows.
@@ -66,6 +66,11 @@ class BwrapRunner:
                         "--clear-groups", "--"]  # fmt: skip
         command += [
             "bwrap", "--unshare-all", "--die-with-parent", "--new-session",
+            # No bwrap init inside: it would hold the host's stdin and stdout as the sandbox
+            # user, dumpable, so a script could write code into it (/proc/1/mem), hand it an
+            # orphan to reap and print forged events past the relay. The relay (non-dumpable)
+            # is pid 1 instead, as in a container; when it exits the kernel kills the rest.
+            "--as-pid-1",
             *minimal_usr(self.python),
             "--proc", "/proc", "--dev", "/dev",
             "--size", str(limits.tmpfs_mb * 1024 * 1024), "--tmpfs", "/tmp",
