@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -14,10 +15,11 @@ from .containers import remove_labelled as remove_labelled  # the run worker imp
 from .engine import ENGINE_ERRORS, EngineUnavailable, engine_client
 from .errors import SandboxStale, UnrestrictedRefused
 from .events import Event, Outcome, error_data
-from .harness import UNRESTRICTED_ENV
+from .harness import SECCOMP_ENV, UNRESTRICTED_ENV
 from .request import RunLimits, RunRequest
 from .session import ExitInfo, RunState, drive, engine_unavailable
 from .streams import Chunk
+from .syscalls import SeccompUnavailable, seccomp_program
 
 POOL_LABEL = "jazzmine.pool"
 # Makes a run's missing image again; True: it exists now and the start may be tried once more.
@@ -145,6 +147,16 @@ class DockerRunner:
     ) -> DockerProcess:
         """Start one ready container for a later request."""
         environment = {UNRESTRICTED_ENV: "1"} if self.allow_unrestricted else {}
+        # The sandbox's own seccomp filter, loaded by the harness on top of the engine's
+        # profile (which lets io_uring and vsock through on some engines). Compiled here, for
+        # this host's kernel; no filter, no sandbox (SeccompUnavailable).
+        try:
+            program = seccomp_program(network=limits.network)
+        except SeccompUnavailable as exc:
+            raise EngineUnavailable(
+                f"cannot start a sandbox without its seccomp filter: {exc}"
+            ) from exc
+        environment[SECCOMP_ENV] = base64.b64encode(program).decode("ascii")
         container = await Container.start(
             self.client, image, limits, labels=dict(labels or {}), environment=environment
         )

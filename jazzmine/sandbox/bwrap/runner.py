@@ -13,9 +13,9 @@ from ..events import Event
 from ..harness import UNRESTRICTED_ENV
 from ..request import RunLimits, RunRequest
 from ..session import drive, engine_unavailable
+from ..syscalls import seccomp_program
 from ..workdirs import workdir_remove
 from .process import BwrapProcess
-from .syscalls import seccomp_program
 from .usr import minimal_usr
 
 SANDBOX_UID = 65534

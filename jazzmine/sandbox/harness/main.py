@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import base64
 import os
 import select
 import sys
 
-from .process import fork_worker, read_line, take_host_channel, worker_lines, worker_status
+from .process import (
+    fork_worker,
+    read_line,
+    seccomp_load,
+    take_host_channel,
+    worker_lines,
+    worker_status,
+)
+from .protocol import SECCOMP_ENV
 from .refs import _os_write
 from .relay import Relay
 from .worker import run_worker
@@ -16,6 +25,11 @@ LINGER_SECONDS = 2.0
 
 def main(root: str) -> None:
     """Fork the worker for the runtime at `root`, announce readiness, relay one run and exit."""
+    # First of all, and inherited by the worker, the tools and whatever they start. Taken out
+    # of the environment: nothing after needs it.
+    program = os.environ.pop(SECCOMP_ENV, None)
+    if program is not None:
+        seccomp_load(base64.b64decode(program, validate=True))
     # Only this process holds the host's channel; the worker forked below reads its request
     # from a pipe, never from the real stdin.
     proto_fd, in_fd = take_host_channel()

@@ -11,6 +11,8 @@ SCRIPT_FILENAME = "<script>"
 # Set by the runner only when it was created with allow_unrestricted=True (tests of the
 # container walls); a request alone can never lift the restricted builtins.
 UNRESTRICTED_ENV = "JAZZMINE_HARNESS_ALLOW_UNRESTRICTED"
+# A seccomp filter (BPF, base64) the relay loads before anything else runs in the sandbox.
+SECCOMP_ENV = "JAZZMINE_HARNESS_SECCOMP"
 
 # The host refuses events beyond these bounds (jazzmine/sandbox/events.py holds the same
 # numbers); the harness checks first so a script gets an exception it can read and handle.

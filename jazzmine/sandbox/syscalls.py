@@ -1,4 +1,9 @@
-"""The seccomp filter of a sandbox: the syscalls a script may not make answer EPERM."""
+"""The seccomp filter of a sandbox: the syscalls a script may not make answer EPERM.
+
+bubblewrap loads it for its sandbox (`--seccomp`); a Docker sandbox's harness loads it as it
+starts, on top of the engine's own profile (filters stack: a call must pass both), since an
+engine's default profile lets some of these through (io_uring and vsock on Docker 20.10).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,7 @@ import functools
 import os
 import socket
 
-from .availability import BwrapUnavailable
+from .errors import SandboxError
 
 # Syscalls no script needs that widen the kernel's surface or reach out of the sandbox: they
 # fail with EPERM. Names this architecture does not have are skipped.
@@ -37,8 +42,15 @@ CLONE_NAMESPACE_FLAGS = (
 )  # fmt: skip  CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET
 # personality() bits that turn off ASLR or make data executable.
 PERSONALITY_TRICKS = (0x0040000, 0x0200000, 0x0400000, 0x0100000)
+# Sockets to the machine's hypervisor: `network_mode=none` leaves them open, and no script
+# or tool has a use for one, networked or not.
+AF_VSOCK = 40
 # ioctls that push input into, or reconfigure, a terminal outside the sandbox.
 TERMINAL_IOCTLS = (0x5412, 0x541C)  # TIOCSTI, TIOCLINUX
+
+
+class SeccompUnavailable(SandboxError):
+    """The seccomp filter cannot be compiled on this host (pyseccomp or libseccomp missing)."""
 
 
 @functools.lru_cache(maxsize=4)
@@ -48,7 +60,7 @@ def seccomp_program(*, network: bool) -> bytes:
         import pyseccomp as seccomp
     except (ImportError, RuntimeError, OSError) as exc:
         message = f"cannot build the seccomp filter (pyseccomp/libseccomp): {exc}"
-        raise BwrapUnavailable(message) from exc
+        raise SeccompUnavailable(message) from exc
     deny = seccomp.ERRNO(errno.EPERM)
     rules = seccomp.SyscallFilter(seccomp.ALLOW)
     for name in DENIED_SYSCALLS:
@@ -65,6 +77,7 @@ def seccomp_program(*, network: bool) -> bytes:
         rules.add_rule(deny, "personality", seccomp.Arg(0, seccomp.MASKED_EQ, bit, bit))
     for request in TERMINAL_IOCTLS:
         rules.add_rule(deny, "ioctl", seccomp.Arg(1, seccomp.MASKED_EQ, 0xFFFFFFFF, request))
+    rules.add_rule(deny, "socket", seccomp.Arg(0, seccomp.EQ, AF_VSOCK))
     if not network:
         # Only local socket pairs (asyncio, multiprocessing); no IP, netlink or packet sockets.
         rules.add_rule(deny, "socket", seccomp.Arg(0, seccomp.NE, socket.AF_UNIX))
