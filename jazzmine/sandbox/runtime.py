@@ -6,12 +6,18 @@ bubblewrap sandbox, so both backends run byte-identical code.
 
 from __future__ import annotations
 
+import builtins
 import functools
 import hashlib
 import json
+import keyword
 import shutil
+import unicodedata
 from pathlib import Path
 from typing import Any, Protocol
+
+from ..core.tools import safety
+from .errors import BuildError
 
 _HERE = Path(__file__).resolve().parent
 _TOOLS_PACKAGE = _HERE.parent / "core" / "tools"
@@ -32,6 +38,22 @@ PACKAGE_INITS = (
 )
 # Bump when the image recipe changes in a way the copied files do not show.
 RECIPE_VERSION = "1"
+
+# Names a script already has: the harness puts every tool into the script's globals over
+# them (`script_scope`), so a tool named `print`, `emit_result`, `json` or `ToolResponse`
+# would quietly receive what each script of its sandbox prints, emits or encodes, and one
+# named `__builtins__` would replace the script's builtins. Every builtin Python has, not
+# only the ones a script gets: the validator reserves them all (and the site's own).
+_TAKEN_NAMES: frozenset[str] = (
+    frozenset(dir(builtins))
+    | {"exit", "quit", "help", "copyright", "credits", "license"}
+    | safety.SAFE_BUILTINS
+    | safety.SAFE_EXCEPTIONS
+    | safety.SAFE_CONSTANTS
+    | safety.FRAMEWORK_NAMES
+    | frozenset(safety.EMIT_HELPERS)
+    | frozenset(safety.PREIMPORTED_MODULES)
+)
 
 
 class ToolLike(Protocol):
@@ -71,6 +93,29 @@ def runtime_version() -> str:
     return digest.hexdigest()[:8]
 
 
+def tool_name_problem(name: object) -> str | None:
+    """Return why a tool cannot have this name in a script's globals, or None when it can."""
+    if not isinstance(name, str) or not name.isidentifier():
+        return f"tool name {name!r} must be a Python identifier"
+    # The parser reads identifiers NFKC-normalised: a script's `ｆetch(...)` calls `fetch`,
+    # whichever tool holds that name. Only the spelling the parser reads is a name.
+    if unicodedata.normalize("NFKC", name) != name:
+        return (
+            f"tool name {name!r} is read by Python as "
+            f"{unicodedata.normalize('NFKC', name)!r} (NFKC); use that spelling"
+        )
+    if keyword.iskeyword(name):
+        return f"tool name {name!r} is a Python keyword: no script can call it"
+    if name.startswith("_"):
+        return f"tool name {name!r} starts with '_': scripts may not name it"
+    if name in _TAKEN_NAMES:
+        return (
+            f"tool name {name!r} is already a builtin, emit helper or module of every script; "
+            "a tool of that name would take its place"
+        )
+    return None
+
+
 def manifest(tools: list[ToolLike]) -> dict[str, Any]:
     """Return the manifest the harness reads to load the tools."""
     return {
@@ -88,6 +133,12 @@ def manifest(tools: list[ToolLike]) -> dict[str, Any]:
 
 def stage_runtime(dest: Path, tools: list[ToolLike]) -> Path:
     """Write the runtime layout into `dest` (created if needed) and return it."""
+    # Checked here too, whatever the caller did: rows stored before the catalog checked names
+    # and registries built outside the catalog reach the harness through this alone.
+    for t in tools:
+        problem = tool_name_problem(t.name)
+        if problem is not None:
+            raise BuildError(step="stage tools", package=str(t.name), message=problem)
     dest.mkdir(parents=True, exist_ok=True)
     for init in PACKAGE_INITS:
         (dest / init).parent.mkdir(parents=True, exist_ok=True)

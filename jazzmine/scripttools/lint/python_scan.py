@@ -20,6 +20,10 @@ def scan_python(source: str) -> ScriptScan:
         return ScriptScan(
             runtime="python3", error=f"script.py does not parse (line {exc.lineno}: {exc.msg})"
         )
+    except (RecursionError, MemoryError, ValueError):
+        # Valid but extreme code (`1+1+...` 200 000 times) makes CPython's parser give up with
+        # these; the tool page lints on every view, so a crash here made the page a 500.
+        return ScriptScan(runtime="python3", error="script.py is too deeply nested to read")
     reader = _Reader()
     for node in ast.walk(tree):
         reader.visit(node)
@@ -243,7 +247,8 @@ class _Reader(ast.NodeVisitor):
             node = self.constants[node.id]
         try:
             return "literal", ast.literal_eval(node)
-        except ValueError:
+        except (ValueError, TypeError, RecursionError, MemoryError):
+            # TypeError: a literal Python cannot build (`{[1]: 2}`, an unhashable key).
             return "unknown", None
 
     def _resolve_guards(self, args_vars: set[str]) -> None:

@@ -10,6 +10,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied, ValidationError
 
 from jazzmine.requirements import RequirementError, requirements_check
+from jazzmine.sandbox.runtime import tool_name_problem
 
 from ...teams.models import Role, Team
 from ...teams.selectors import user_has_team_role
@@ -95,6 +96,18 @@ def requirements_checked(dependencies: Any) -> list[str]:
         return requirements_check(dependencies or [])
     except RequirementError as exc:
         raise ValidationError(f"dependencies {exc}") from None
+
+
+def tool_name_checked(name: str) -> str:
+    """Return a tool name a script can call as itself; raise ValidationError for any other.
+
+    Every tool becomes a global of its sandbox's scripts, over the builtins, emit helpers and
+    module views (`tool_name_problem` says which), and the builds refuse the rest anyway.
+    """
+    problem = tool_name_problem(name)
+    if problem is not None:
+        raise ValidationError(problem)
+    return name
 
 
 def base_images_allowed() -> list[str]:

@@ -16,7 +16,13 @@ from ...studio.untrusted import nul_field, nul_message
 from ..limits import bound
 from ..models import Sandbox, Tool, ToolKind
 from .audit import tool_audit_state, tool_change_announce
-from .rules import ADMIN_TOOL_FIELDS, admin_check, admin_fields_of_new, requirements_checked
+from .rules import (
+    ADMIN_TOOL_FIELDS,
+    admin_check,
+    admin_fields_of_new,
+    requirements_checked,
+    tool_name_checked,
+)
 from .tools import (
     ACCEPTING_FIELDS,
     ToolChange,
@@ -34,6 +40,7 @@ def script_tool_check(*, tool: ScriptTool, sandbox_name: str = "default") -> Reg
     field = nul_field({**tool.to_json_dict(), tool.script_filename: tool.source})
     if field is not None:
         raise ValidationError(nul_message(field))
+    tool_name_checked(tool.name)
     requirements_checked(tool.dependencies)
     problem = bound("script_timeout_seconds").problem("timeout", tool.timeout)
     if problem:

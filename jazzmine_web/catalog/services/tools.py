@@ -26,6 +26,7 @@ from .rules import (
     admin_check,
     admin_fields_of_new,
     requirements_checked,
+    tool_name_checked,
 )
 
 # What an admin's change touches for it to accept the tool's code: the code itself (and its
@@ -95,6 +96,12 @@ def tool_spec_check(
         )
     except (TypeError, ValueError) as exc:
         raise ValidationError(str(exc)) from exc
+    except (RecursionError, MemoryError):
+        # CPython's parser gives up on valid but extreme code (`1+1+...` 200 000 times, a long
+        # `a.b.b...` chain, `not not ... 1`) with these instead of SyntaxError: a form error,
+        # not a 500.
+        raise ValidationError("the source is too deeply nested to read") from None
+    tool_name_checked(registered.name)  # the name a script calls it by (its def's, when unsaid)
     accepted = _accepted_arguments(registered.source)
     if accepted is not None:
         unknown = [p.name for p in params if p.name not in accepted]
