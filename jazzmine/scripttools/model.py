@@ -67,6 +67,16 @@ class ScriptTool:
             raise ScriptToolError("tool.json", f"timeout must be a number, not {self.timeout!r}")
         if not math.isfinite(self.timeout) or self.timeout <= 0:
             raise ScriptToolError("tool.json", f"timeout must be positive, not {self.timeout!r}")
+        # tool.json reads `NaN`, `Infinity` and `1e999` (inf) as numbers, but no JSON column
+        # stores one: the save failed with a database error after every other check passed.
+        for key, value in (("parameters", self.parameters), ("extra", self.extra)):
+            where = _non_finite_at(value)
+            if where is not None:
+                shown = (f"{key}.{where}" if where else key)[:60]
+                raise ScriptToolError(
+                    "tool.json",
+                    f"field {shown!r} holds NaN or an infinite number; JSON numbers are finite",
+                )
         # The dependencies reach pip on the host: plain requirements only, in every entry path.
         try:
             self.dependencies = requirements_check(self.dependencies)
@@ -209,6 +219,23 @@ def parse_tool_json(text: str, file: str = "tool.json") -> Any:
         return json_read(text)
     except JSONTextError as exc:
         raise ScriptToolError(file, exc.problem) from None
+
+
+def _non_finite_at(value: Any) -> str | None:
+    """Return where a JSON value holds NaN or an infinity ("" for itself), else None.
+
+    Walked without recursion: the value may nest as deep as the parser allowed.
+    """
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return path
+        if isinstance(item, dict):
+            stack.extend((v, f"{path}.{k}" if path else str(k)) for k, v in item.items())
+        elif isinstance(item, (list, tuple)):
+            stack.extend((v, f"{path}[{i}]") for i, v in enumerate(item))
+    return None
 
 
 def _kind(value: Any) -> str:
