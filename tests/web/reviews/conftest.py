@@ -49,6 +49,14 @@ def auto(ecommerce):
     return ecommerce
 
 
+@pytest.fixture
+def gated(ecommerce):
+    """The demo sandbox, whose policy asks a person for every script (get_orders always allowed)."""
+    set_policy(ecommerce)
+    allow_tools(ecommerce, "get_orders")
+    return ecommerce
+
+
 def set_policy(sandbox, policy: str = ReviewPolicy.ALWAYS, timeout: int = 3600) -> None:
     SandboxReviewSettings.objects.update_or_create(
         sandbox=sandbox, defaults={"policy": policy, "timeout_seconds": timeout}

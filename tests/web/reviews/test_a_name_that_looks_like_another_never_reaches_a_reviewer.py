@@ -15,7 +15,7 @@ from jazzmine_web.reviews.models import Submission, SubmissionStatus
 from jazzmine_web.reviews.services import EditRefused, submission_approve
 from jazzmine_web.runs.models import Run
 
-from .conftest import allow_tools, set_policy, submit
+from .conftest import submit
 
 pytestmark = pytest.mark.django_db
 
@@ -37,13 +37,6 @@ SPELLINGS = {
     "a parameter": (f"f = lambda {CYRILLIC_A}: 1\nemit_result(f(1))\n", [1]),
     "a Greek letter": ("\u03bc = 1\nemit_result(\u03bc)\n", [1, 2]),
 }
-
-
-@pytest.fixture
-def gated(ecommerce):
-    set_policy(ecommerce)
-    allow_tools(ecommerce, "get_orders")
-    return ecommerce
 
 
 @pytest.mark.parametrize("case", list(SPELLINGS))

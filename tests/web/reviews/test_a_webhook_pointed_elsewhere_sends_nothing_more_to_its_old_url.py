@@ -12,7 +12,14 @@ import pytest
 import jazzmine.net as net
 from jazzmine_web.reviews.models import WebhookDelivery
 
-from .test_webhooks_stop_with_their_token import HOOK, attempt, hooked, pending, reject
+from .test_webhooks_stop_with_their_token import (
+    HOOK,
+    attempt,
+    hooked,
+    pending,
+    reject,
+    webhook_point,
+)
 
 __all__ = ["hooked", "pending"]  # fixtures shared with that module
 
@@ -23,9 +30,7 @@ NEW_HOOK = "https://new-receiver.example/hook"
 
 @pytest.fixture
 def repointed(api, monkeypatch) -> None:
-    monkeypatch.setattr(net, "resolve", lambda host, port: ["93.184.216.34"])
-    response = api.put("/api/v1/webhook/", {"url": NEW_HOOK}, content_type="application/json")
-    assert response.status_code == 200, response.content
+    webhook_point(api, monkeypatch, NEW_HOOK)
 
 
 def test_a_delivery_queued_before_the_change_is_not_sent_to_the_old_url(

@@ -19,7 +19,7 @@ from jazzmine_web.reviews.models import Submission, SubmissionStatus
 from jazzmine_web.reviews.services import EditRefused, submission_approve
 from jazzmine_web.runs.models import Run
 
-from .conftest import BODY, allow_tools, set_policy, submit
+from .conftest import BODY, submit
 
 pytestmark = pytest.mark.django_db
 
@@ -56,13 +56,6 @@ BASH_CASES = {
     "bash right-to-left override": ('echo "ok\u202e"; get_orders\n', 1, "U+202E"),
     "bash form feed": ("get_orders\n\x0cget_user --user_id U-1\n", 2, "U+000C"),
 }
-
-
-@pytest.fixture
-def gated(ecommerce):
-    set_policy(ecommerce)
-    allow_tools(ecommerce, "get_orders")
-    return ecommerce
 
 
 @pytest.mark.parametrize("case", list(CASES))

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from jazzmine_web.reviews.models import ReviewPolicy
 from jazzmine_web.runs.models import Run
 
-from .conftest import allow_tools, set_policy, submit
+from .conftest import submit
 
 pytestmark = pytest.mark.django_db
 
@@ -93,13 +92,6 @@ PYTHON_SPELLINGS = [
 ]
 
 
-@pytest.fixture
-def gated(ecommerce):
-    set_policy(ecommerce, ReviewPolicy.UNLISTED_TOOLS)
-    allow_tools(ecommerce, "get_orders")
-    return ecommerce
-
-
 def _listed(state: dict) -> dict[str, dict]:
     return {t["name"]: t for t in state["tools_called"]}
 
@@ -109,8 +101,8 @@ def test_the_table_has_at_least_thirty_bash_spellings() -> None:
 
 
 @pytest.mark.parametrize("body", BASH_SPELLINGS)
-def test_a_bash_spelling_of_a_reviewed_tool_waits_for_a_person(api, gated, body) -> None:
-    state = submit(api, gated, body=body, language="bash").json()
+def test_a_bash_spelling_of_a_reviewed_tool_waits_for_a_person(api, auto, body) -> None:
+    state = submit(api, auto, body=body, language="bash").json()
     assert state["status"] == "pending", state
     listed = _listed(state)
     assert "get_user" in listed or any(t["certain"] is False for t in listed.values()), listed
@@ -119,8 +111,8 @@ def test_a_bash_spelling_of_a_reviewed_tool_waits_for_a_person(api, gated, body)
 
 
 @pytest.mark.parametrize("body", PYTHON_SPELLINGS)
-def test_a_python_spelling_of_a_reviewed_tool_never_runs_unreviewed(api, gated, body) -> None:
-    state = submit(api, gated, body=body).json()
+def test_a_python_spelling_of_a_reviewed_tool_never_runs_unreviewed(api, auto, body) -> None:
+    state = submit(api, auto, body=body).json()
     # Either the validator refuses it or a person decides; never the policy alone.
     assert state["status"] in {"pending", "rejected_by_validator"}, state
     listed = _listed(state)
@@ -128,29 +120,29 @@ def test_a_python_spelling_of_a_reviewed_tool_never_runs_unreviewed(api, gated, 
     assert Run.objects.count() == 0
 
 
-def test_a_fenced_look_alike_call_is_valid_and_read_as_the_real_tool(api, gated) -> None:
-    state = submit(api, gated, body=PYTHON_SPELLINGS[0]).json()
+def test_a_fenced_look_alike_call_is_valid_and_read_as_the_real_tool(api, auto) -> None:
+    state = submit(api, auto, body=PYTHON_SPELLINGS[0]).json()
     assert state["status"] == "pending"
     assert _listed(state)["get_user"]["certain"] is True
 
 
-def test_a_plain_bash_call_of_an_always_allowed_tool_still_runs_at_once(api, gated) -> None:
+def test_a_plain_bash_call_of_an_always_allowed_tool_still_runs_at_once(api, auto) -> None:
     body = "get_orders --status delivered | jq '[.orders[].price] | add'\n"
-    state = submit(api, gated, body=body, language="bash").json()
+    state = submit(api, auto, body=body, language="bash").json()
     assert state["status"] == "auto_approved"
     assert [(t["name"], t["certain"]) for t in state["tools_called"]] == [("get_orders", True)]
 
 
-def test_a_plain_python_call_of_an_always_allowed_tool_still_runs_at_once(api, gated) -> None:
+def test_a_plain_python_call_of_an_always_allowed_tool_still_runs_at_once(api, auto) -> None:
     body = "```python\norders = get_orders(status='delivered')\nemit_result(orders.data)\n```"
-    state = submit(api, gated, body=body).json()
+    state = submit(api, auto, body=body).json()
     assert state["status"] == "auto_approved"
     # Numbered like the validator's messages: by line of the script that runs.
     assert _listed(state)["get_orders"]["why"] == "called on line 1"
 
 
-def test_the_reviewer_page_shows_which_tools_and_why(api, gated, reviewer_client) -> None:
-    state = submit(api, gated, body='eval "$CMD"\n', language="bash").json()
+def test_the_reviewer_page_shows_which_tools_and_why(api, auto, reviewer_client) -> None:
+    state = submit(api, auto, body='eval "$CMD"\n', language="bash").json()
     page = reviewer_client.get(f"/reviews/{state['id']}/").content.decode()
     assert 'data-tool="get_user"' in page and 'data-certain="no"' in page
     assert "eval runs a string as commands" in page

@@ -25,13 +25,18 @@ pytestmark = pytest.mark.django_db
 HOOK = "https://agent.example/hook"
 
 
+def webhook_point(api, monkeypatch, url: str) -> WebhookEndpoint:
+    """Point the agent's webhook at `url` through the API (its name resolving publicly)."""
+    monkeypatch.setattr(net, "resolve", lambda host, port: ["93.184.216.34"])
+    response = api.put("/api/v1/webhook/", {"url": url}, content_type="application/json")
+    assert response.status_code == 200, response.content
+    return WebhookEndpoint.objects.get()
+
+
 @pytest.fixture
 def hooked(api, monkeypatch) -> WebhookEndpoint:
     """Set the agent's webhook through the API (its name resolving to a public address)."""
-    monkeypatch.setattr(net, "resolve", lambda host, port: ["93.184.216.34"])
-    response = api.put("/api/v1/webhook/", {"url": HOOK}, content_type="application/json")
-    assert response.status_code == 200, response.content
-    return WebhookEndpoint.objects.get()
+    return webhook_point(api, monkeypatch, HOOK)
 
 
 @pytest.fixture
