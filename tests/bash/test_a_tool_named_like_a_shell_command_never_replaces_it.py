@@ -74,10 +74,13 @@ def delete_all() -> ToolResponse:
     return ToolResponse(success=True, data="everything was deleted")
 """
 MEMBERS_EXIT = 'import json\nprint(json.dumps("a member\'s exit ran"))\n'
+# A guard through `test`: Python's name rules refuse a tool named `exit` or `set` (builtins
+# of every Python script), but `test`, `true`, `sort`... are names a tool may take.
+TESTED = 'check_ok; ok=$?\nif test "$ok" -ne 0; then echo "check failed, stopping"; exit 1; fi\ndelete_all\n'
 
 
 @pytest.mark.docker
-async def test_a_member_script_tool_named_exit_does_not_unguard_a_reviewed_run_in_the_sandbox(
+async def test_a_member_script_tool_named_test_does_not_unguard_a_reviewed_run_in_the_sandbox(
     docker_client, base_image, tmp_path
 ):
     registry = ToolRegistry()
@@ -86,7 +89,7 @@ async def test_a_member_script_tool_named_exit_does_not_unguard_a_reviewed_run_i
     registry.register_source(DELETE_ALL, sandbox="shadows", description="Delete everything")
     tools = [
         ScriptTool(name=name, description=f"A member's {name}", source=MEMBERS_EXIT)
-        for name in ("exit", "set")
+        for name in ("test", "true")
     ]
     for tool in tools:
         register_script_tool(registry, tool, sandbox="shadows")
@@ -94,7 +97,7 @@ async def test_a_member_script_tool_named_exit_does_not_unguard_a_reviewed_run_i
     try:
         image = builder.ensure_image("shadows").tag
         specs = specs_for_sandbox(registry, "shadows", script_tools=tools)
-        for script in (GUARDED, STRICT):
+        for script in (TESTED, TESTED):  # twice: the second run means what the first did
             result = await run_bash_in_sandbox(
                 script, sandbox_image=image, specs=specs, client=docker_client,
                 allowed_tools=frozenset({"check_ok", "delete_all"}),
