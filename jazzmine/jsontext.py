@@ -81,18 +81,25 @@ def text_where(value: Any, flagged: Callable[[str], Any]) -> str | None:
     """Return where the first text `flagged` picks out is in a JSON value, or None.
 
     Text is every string and every object's key, in the order they were written; the place is
-    a path ('task', 'tools[2]', 'a.b'; "" for the value itself), with any NUL or surrogate in
-    it written as its JSON escape and cut to 60 characters (keys are the sender's text).
-    Walked without recursion: the value may nest as deep as the parser allowed.
+    a path as `leaf_where` gives it.
+    """
+    return leaf_where(value, lambda item: isinstance(item, str) and flagged(item))
+
+
+def leaf_where(value: Any, flagged: Callable[[Any], Any]) -> str | None:
+    """Return where the first leaf `flagged` picks out is in a JSON value, or None.
+
+    Leaves are every object's key (as text, before its value, as written) and every value
+    that is not an object or a list; the place is a path ('task', 'tools[2]', 'a.b'; "" for
+    the value itself), with any NUL or surrogate in it written as its JSON escape and cut to
+    60 characters (keys are the sender's text). Walked without recursion: the value may nest
+    as deep as the parser allowed.
     """
     # (item, its path, whether it is a key): a key is checked before its value, as written.
     stack: list[tuple[Any, str, bool]] = [(value, "", False)]
     while stack:
         item, path, is_key = stack.pop()
-        if isinstance(item, str):
-            if flagged(item):
-                return _shown(path)
-        elif not is_key and isinstance(item, dict):
+        if not is_key and isinstance(item, dict):
             for key, inner in reversed(list(item.items())):
                 inner_path = f"{path}.{key}" if path else str(key)
                 stack.append((inner, inner_path, False))
@@ -101,6 +108,8 @@ def text_where(value: Any, flagged: Callable[[str], Any]) -> str | None:
             stack.extend(
                 (inner, f"{path}[{i}]", False) for i, inner in reversed(list(enumerate(item)))
             )
+        elif flagged(item):
+            return _shown(path)
     return None
 
 

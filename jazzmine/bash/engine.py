@@ -162,9 +162,7 @@ class BashSession:
         self._calls: list[BashCall] = []
         self._over_limit = False
         self._started = time.monotonic()
-        # Tools left out of bash (named like a shell command) and tools bash refuses to call
-        # (a schema bashkit cannot read), each with why; set by `_build`.
-        self.left_out: dict[str, str] = {}
+        # Tools bash refuses to call (a schema bashkit cannot read), each with why; set by `_build`.
         self.unreadable: dict[str, str] = {}
         self.tool = self._build()
 
@@ -190,8 +188,7 @@ class BashSession:
         shadowing = shell_commands(tuple(spec.name for spec in self.specs))
         for spec in self.specs:
             if spec.name in shadowing:
-                self.left_out[spec.name] = "named like a command of the shell itself"
-                continue
+                continue  # the shell's command keeps its meaning; the prompt never offers it
             callback = self._callback(spec.name)
             try:
                 tool.add_tool(spec.name, spec.description, callback=callback, schema=spec.schema)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from jazzmine.core.tools.types import Tool, ToolParameter
-from jazzmine.jsontext import JSONTextError, json_read
+from jazzmine.jsontext import JSONTextError, json_read, leaf_where
 from jazzmine.requirements import RequirementError, requirements_check
 
 Runtime = Literal["python3", "node"]
@@ -70,7 +70,7 @@ class ScriptTool:
         # tool.json reads `NaN`, `Infinity` and `1e999` (inf) as numbers, but no JSON column
         # stores one: the save failed with a database error after every other check passed.
         for key, value in (("parameters", self.parameters), ("extra", self.extra)):
-            where = _non_finite_at(value)
+            where = leaf_where(value, _non_finite)
             if where is not None:
                 shown = (f"{key}.{where}" if where else key)[:60]
                 raise ScriptToolError(
@@ -221,23 +221,6 @@ def parse_tool_json(text: str, file: str = "tool.json") -> Any:
         raise ScriptToolError(file, exc.problem) from None
 
 
-def _non_finite_at(value: Any) -> str | None:
-    """Return where a JSON value holds NaN or an infinity ("" for itself), else None.
-
-    Walked without recursion: the value may nest as deep as the parser allowed.
-    """
-    stack: list[tuple[Any, str]] = [(value, "")]
-    while stack:
-        item, path = stack.pop()
-        if isinstance(item, float) and not math.isfinite(item):
-            return path
-        if isinstance(item, dict):
-            stack.extend((v, f"{path}.{k}" if path else str(k)) for k, v in item.items())
-        elif isinstance(item, (list, tuple)):
-            stack.extend((v, f"{path}[{i}]") for i, v in enumerate(item))
-    return None
-
-
 def _kind(value: Any) -> str:
     """Name a JSON value's type the way tool.json authors think of it."""
     if value is None:
@@ -256,3 +239,8 @@ def _kind(value: Any) -> str:
 def _expect(data: dict[str, Any], key: str, type_: type, wanted: str, file: str) -> None:
     if key in data and not isinstance(data[key], type_):
         raise ScriptToolError(file, f"field {key!r} must be {wanted}, not {_kind(data[key])}")
+
+
+def _non_finite(item: Any) -> bool:
+    """Tell whether a JSON leaf is NaN or an infinity, which no JSON column stores."""
+    return isinstance(item, float) and not math.isfinite(item)
