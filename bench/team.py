@@ -46,6 +46,7 @@ from typing import Any
 
 import httpx
 import psycopg
+import redis
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -249,6 +250,16 @@ def deployed(label: str, tmp: Path) -> Iterator[Deployment]:
             with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
                 conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
         deployment_images_clear(env)
+        redis_namespace_clear(env)
+
+
+def redis_namespace_clear(env: dict[str, str]) -> None:
+    """Remove what a deployment left under its Redis prefix (kombu's queue bindings)."""
+    client = redis.Redis.from_url(env.get("JAZZMINE_REDIS_URL", "redis://127.0.0.1:6379/0"))
+    with contextlib.closing(client):
+        keys = list(client.scan_iter(match=f"{env['JAZZMINE_REDIS_PREFIX']}:*"))
+        if keys:
+            client.delete(*keys)
 
 
 def epoch(value: Any) -> float:

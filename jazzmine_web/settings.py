@@ -301,6 +301,10 @@ AXES_VERBOSE = False
 # Where a network-enabled sandbox reaches this server's /v1/key (e.g. http://172.17.0.1:8000
 # when daphne listens on the Docker bridge); empty: secrets reach sandboxes as env only.
 JAZZMINE_KEYCHAIN_URL = env_str("JAZZMINE_KEYCHAIN_URL", "")
+# `host:port` pairs (or URLs) a network-enabled sandbox may reach although they are not on the
+# public internet, besides the keychain's; every other private, loopback or link-local address
+# and this host itself are dropped by the sandboxes' network filter (`jazzmine.sandbox.egress`).
+JAZZMINE_SANDBOX_EGRESS_ALLOW = env_list("JAZZMINE_SANDBOX_EGRESS_ALLOW", [])
 JAZZMINE_MAX_BASH_CHARS = env_int("JAZZMINE_MAX_BASH_CHARS", 100_000)
 
 # Reviews

@@ -21,6 +21,7 @@ import docker
 import docker.errors
 
 from .builder import SANDBOX_USER
+from .egress import IPV6_OFF, egress_network
 from .engine import ENGINE_ERRORS, EngineUnavailable, engine_unavailable
 from .events import memory_message
 from .owner import owner_labels
@@ -42,11 +43,22 @@ class ImageMissing(Exception):
     """The sandbox image is not built."""
 
 
-def host_config(client: docker.DockerClient, limits: RunLimits) -> dict[str, Any]:
-    """Return the container walls of a run: network, filesystem, privileges, resources."""
+def host_config(
+    client: docker.DockerClient, limits: RunLimits, *, network: str | None = None
+) -> dict[str, Any]:
+    """Return the container walls of a run: network, filesystem, privileges, resources.
+
+    A network-enabled run joins `network`, the filtered one of `egress.egress_network`
+    (required then: Docker's default bridge reaches the host and its private network).
+    """
+    if limits.network and network is None:
+        raise ValueError("a network-enabled sandbox needs its filtered network")
     memory = f"{limits.memory_mb}m"
     return client.api.create_host_config(
-        network_mode="bridge" if limits.network else "none",
+        network_mode=network if limits.network else "none",
+        # Its network is IPv4 only, and the bridge's IPv6 link-local traffic would reach the
+        # host: no IPv6 inside either.
+        sysctls=IPV6_OFF if limits.network else None,
         read_only=True,
         tmpfs={"/tmp": f"rw,noexec,nosuid,nodev,size={limits.tmpfs_mb}m"},
         cap_drop=["ALL"],
@@ -118,6 +130,9 @@ class Container:
         working_dir: str | None = None,
     ) -> Container:
         """Create, attach and start a container of `image` inside the run's walls."""
+        network = None
+        if limits.network:
+            network = await asyncio.to_thread(egress_network, client)
         try:
             # stdin_open without detach also sets StdinOnce: closing our end of stdin closes
             # the process's stdin (EOF), as `docker run -i` does.
@@ -130,7 +145,7 @@ class Container:
                 working_dir=working_dir,
                 labels={RUN_LABEL: "1", **owner_labels(), **labels},
                 environment=dict(environment),
-                host_config=host_config(client, limits),
+                host_config=host_config(client, limits, network=network),
                 network_disabled=not limits.network,
             )
             created = await _created(client, config)

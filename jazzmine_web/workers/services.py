@@ -8,7 +8,11 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.utils import timezone
+
+from jazzmine.sandbox.egress import allowed_from, egress_allow
 
 from ..celery import app as celery_app
 from ..studio.claims import heartbeat_cutoff
@@ -113,3 +117,19 @@ def workers_broadcast(command: str, **arguments: Any) -> None:
     """
     with _broadcasting:
         celery_app.control.broadcast(command, arguments=arguments)
+
+
+def sandbox_egress_configure() -> None:
+    """Let this worker's network-enabled sandboxes reach the keychain and the listed hosts.
+
+    Everything else not public stays out of their reach (`jazzmine.sandbox.egress`). Raises
+    ImproperlyConfigured, and the worker does not start, when an entry names no IPv4 address
+    and port: a typo must not quietly leave a tool without its keychain.
+    """
+    entries = [settings.JAZZMINE_KEYCHAIN_URL, *settings.JAZZMINE_SANDBOX_EGRESS_ALLOW]
+    try:
+        egress_allow(allowed_from(entries))
+    except ValueError as exc:
+        raise ImproperlyConfigured(
+            f"JAZZMINE_KEYCHAIN_URL or JAZZMINE_SANDBOX_EGRESS_ALLOW: {exc}"
+        ) from exc

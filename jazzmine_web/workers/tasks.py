@@ -9,12 +9,14 @@ from django.conf import settings
 from django.db import close_old_connections
 
 from .process import worker_process, worker_process_start, worker_process_stop
+from .services import sandbox_egress_configure
 
 
 @signals.worker_init.connect
 def _worker_started(sender: Any = None, **_kwargs: Any) -> None:
     name = getattr(sender, "hostname", None) or "worker"
     concurrency = getattr(sender, "concurrency", None) or settings.JAZZMINE_WORKER_CONCURRENCY
+    sandbox_egress_configure()
     worker_process_start(name=name, concurrency=int(concurrency))
 
 

@@ -1,0 +1,255 @@
+"""A network-enabled sandbox reaches the public internet only: not this host, not a LAN.
+
+It joined Docker's default bridge, from which a process reached every service of the host
+listening beyond loopback (a web process on 0.0.0.0, here a listener the test opens) through
+the bridge's gateway or the host's own address, the cloud's metadata service, and the private
+network where a team's Redis and PostgreSQL live. Now it gets a bridge of its own, filtered
+in the host's kernel (`jazzmine.sandbox.egress`), with an exception per `host:port` the
+operator allows (the keychain). The scripts here run unrestricted, with sockets: the walls
+under test are the network's, not the harness's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import socket
+import subprocess
+import threading
+from ipaddress import IPv4Address
+
+import pytest
+
+from jazzmine.sandbox import RunRequest
+from jazzmine.sandbox.docker_runner import DockerOneShot
+from jazzmine.sandbox.egress import (
+    Allowed,
+    EgressNetwork,
+    EgressUnavailable,
+    _network_ensure,
+    allowed_from,
+    egress_allow,
+    egress_network,
+)
+
+from .helpers import collect
+
+pytestmark = pytest.mark.docker
+
+PROBE = """
+import json, socket
+def probe(host, port):
+    try:
+        socket.create_connection((host, port), timeout=1.5).close()
+        return "open"
+    except OSError as exc:
+        return type(exc).__name__
+targets = json.loads(TARGETS)
+emit_result({name: probe(host, port) for name, (host, port) in targets.items()})
+"""
+
+
+@pytest.fixture
+def listener():
+    """A TCP service of the host on every address, as a web process on 0.0.0.0 is."""
+    server = socket.create_server(("0.0.0.0", 0))
+    server.settimeout(0.2)
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+                conn.close()
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield server.getsockname()[1]
+    stop.set()
+    thread.join()
+    server.close()
+
+
+def address_of(interface: str) -> str:
+    out = subprocess.run(
+        ["ip", "-4", "-o", "addr", "show", "dev", interface], capture_output=True, text=True
+    ).stdout
+    return out.split("inet ", 1)[1].split("/", 1)[0]
+
+
+def host_address() -> str:
+    route = subprocess.run(["ip", "-4", "route", "show", "default"], capture_output=True, text=True)
+    return address_of(route.stdout.split(" dev ", 1)[1].split()[0])
+
+
+def probed(runner, image, limits, targets: dict[str, tuple[str, int]]) -> dict[str, str]:
+    script = f"TARGETS = {json.dumps(json.dumps(targets))}\n{PROBE}"
+    networked = dataclasses.replace(limits, network=True, timeout_seconds=30)
+    events = asyncio.run(
+        collect(
+            DockerOneShot(runner, image, networked).run(
+                RunRequest(script=script, unrestricted=True)
+            )
+        )
+    )
+    results = [e.data for e in events if e.type == "result"]
+    assert results, [e.to_dict() for e in events]
+    return results[0]
+
+
+@pytest.fixture
+def network(docker_client) -> EgressNetwork:
+    return EgressNetwork.for_engine(str(docker_client.info()["ID"]))
+
+
+@pytest.fixture(autouse=True)
+def nothing_allowed():
+    egress_allow(())
+    yield
+    egress_allow(())
+
+
+def test_the_host_is_out_of_reach_on_every_address_it_listens_on(
+    hostile_runner, image, limits, listener, docker_client, network
+):
+    egress_network(docker_client)
+    found = probed(
+        hostile_runner,
+        image,
+        limits,
+        {
+            "docker0": (address_of("docker0"), listener),
+            "own gateway": (address_of(network.bridge), listener),
+            "host": (host_address(), listener),
+        },
+    )
+    assert found == {
+        "docker0": "TimeoutError",
+        "own gateway": "TimeoutError",
+        "host": "TimeoutError",
+    }
+
+
+def test_an_allowed_address_and_port_is_reached_and_no_other_port(
+    hostile_runner, image, limits, listener
+):
+    gateway = address_of("docker0")
+    other = socket.create_server(("0.0.0.0", 0))
+    try:
+        egress_allow(allowed_from([f"http://{gateway}:{listener}"]))
+        found = probed(
+            hostile_runner,
+            image,
+            limits,
+            {"allowed": (gateway, listener), "other port": (gateway, other.getsockname()[1])},
+        )
+    finally:
+        other.close()
+    assert found == {"allowed": "open", "other port": "TimeoutError"}
+
+
+def drops(network: EgressNetwork) -> dict[str, int]:
+    out = subprocess.run(
+        ["iptables", "-w", "5", "-n", "-v", "-x", "-L", f"{network.chain}-OUT"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    counts = {}
+    for line in out.splitlines()[2:]:
+        fields = line.split()
+        if fields and fields[2] == "DROP":
+            counts[fields[-1]] = int(fields[0])
+    return counts
+
+
+@pytest.mark.parametrize(
+    ("host", "cidr"),
+    [
+        ("10.255.255.1", "10.0.0.0/8"),
+        ("169.254.169.254", "169.254.0.0/16"),
+        ("192.168.77.1", "192.168.0.0/16"),
+        ("172.31.1.1", "172.16.0.0/12"),
+        ("100.100.100.200", "100.64.0.0/10"),
+    ],
+)
+def test_private_and_metadata_addresses_are_dropped_on_their_way_out(
+    hostile_runner, image, limits, docker_client, network, host, cidr
+):
+    egress_network(docker_client)
+    before = drops(network)[cidr]
+    found = probed(hostile_runner, image, limits, {"target": (host, 80)})
+    assert found["target"] != "open"
+    assert drops(network)[cidr] > before
+
+
+def test_a_sandbox_has_no_ipv6_and_cannot_reach_another_on_its_network(
+    hostile_runner, image, limits
+):
+    script = (
+        "import socket\n"
+        "try:\n"
+        "    socket.socket(socket.AF_INET6, socket.SOCK_STREAM).connect(('::1', 1))\n"
+        "    v6 = 'connected'\n"
+        "except OSError as exc:\n"
+        "    v6 = type(exc).__name__\n"
+        "emit_result({'v6': v6, 'off': open('/proc/sys/net/ipv6/conf/all/disable_ipv6').read().strip()})\n"
+    )
+    networked = dataclasses.replace(limits, network=True)
+    events = asyncio.run(
+        collect(
+            DockerOneShot(hostile_runner, image, networked).run(
+                RunRequest(script=script, unrestricted=True)
+            )
+        )
+    )
+    result = next(e.data for e in events if e.type == "result")
+    assert result["off"] == "1" and result["v6"] != "connected"
+
+
+def test_the_filter_is_written_again_when_a_firewall_reload_dropped_it(docker_client, network):
+    egress_network(docker_client)
+    subprocess.run(
+        ["iptables", "-w", "5", "-D", "INPUT", "-i", network.bridge, "-j", f"{network.chain}-IN"],
+        check=True,
+    )
+    egress_network(docker_client)
+    check = [
+        "iptables",
+        "-w",
+        "5",
+        "-C",
+        "INPUT",
+        "-i",
+        network.bridge,
+        "-j",
+        f"{network.chain}-IN",
+    ]
+    assert subprocess.run(check).returncode == 0
+
+
+def test_a_network_of_its_name_with_other_options_is_refused(docker_client):
+    impostor = EgressNetwork.for_engine("not-this-engine")
+    made = docker_client.networks.create(impostor.name, driver="bridge")
+    try:
+        with pytest.raises(EgressUnavailable, match="other options"):
+            _network_ensure(docker_client, impostor)
+    finally:
+        made.remove()
+
+
+@pytest.mark.parametrize("entry", ["172.17.0.1", "http://", "no-such-host.invalid:80", "[::1]:80"])
+def test_an_allowance_that_names_no_ipv4_address_and_port_is_refused(entry):
+    with pytest.raises(ValueError):
+        allowed_from([entry])
+
+
+def test_allowances_read_urls_and_host_port_pairs():
+    assert allowed_from(["http://127.0.0.1:8000", "127.0.0.2:9", "https://127.0.0.3"]) == (
+        Allowed(IPv4Address("127.0.0.1"), 8000),
+        Allowed(IPv4Address("127.0.0.2"), 9),
+        Allowed(IPv4Address("127.0.0.3"), 443),
+    )
