@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import include, path, re_path
+from django.urls import include, path, re_path, reverse_lazy
+from django.views.generic import RedirectView
 
 from .catalog.views import home
 from .teams.auth import api_not_found
@@ -12,6 +13,9 @@ from .teams.auth import api_not_found
 urlpatterns = [
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    # The admin's own form checks the current password with nothing counting the guesses:
+    # people change theirs on the account page, where they count as failed logins.
+    path("admin/password_change/", RedirectView.as_view(url=reverse_lazy("teams:password"))),
     path("admin/", admin.site.urls),
     # The home page lists the catalog's sandboxes; outside the `catalog:` names, as it always was.
     path("", home, name="home"),

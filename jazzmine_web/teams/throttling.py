@@ -137,14 +137,19 @@ def client_address(request: HttpRequest) -> str | None:
     return str(address)
 
 
+def lockout_minutes(request: HttpRequest) -> int | None:
+    """Return how many minutes a lock lasts (None: until someone lifts it)."""
+    cool_off = get_cool_off(request)
+    return max(1, round(cool_off.total_seconds() / 60)) if cool_off else None
+
+
 def lockout_response(
     request: HttpRequest,
     original_response: HttpResponse | None = None,
     credentials: dict[str, Any] | None = None,
 ) -> HttpResponse:
     """Render the login page again, saying the account is locked and for how long (429)."""
-    cool_off = get_cool_off(request)
-    minutes = max(1, round(cool_off.total_seconds() / 60)) if cool_off else None
+    minutes = lockout_minutes(request)
     context = {
         "form": AuthenticationForm(request),
         "locked_out": True,

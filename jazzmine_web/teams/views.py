@@ -14,7 +14,7 @@ from django.urls import reverse_lazy
 from django.views.decorators.http import require_http_methods, require_POST
 
 from ..studio.http import form_status
-from .forms import TokenForm
+from .forms import ThrottledPasswordChangeForm, TokenForm
 from .selectors import api_tokens_for_user, teams_for_user
 from .services import api_token_create, api_token_revoke
 
@@ -97,6 +97,17 @@ class PasswordChange(auth_views.PasswordChangeView):
 
     template_name = "teams/password.html"
     success_url = reverse_lazy("teams:password")
+    # The current password is checked as a login is: counted, and locked after the limit.
+    form_class = ThrottledPasswordChangeForm
+
+    def get_form_kwargs(self) -> dict[str, Any]:
+        return {**super().get_form_kwargs(), "request": self.request}
+
+    def form_invalid(self, form: Any) -> HttpResponse:
+        response = super().form_invalid(form)
+        if form.locked:
+            response.status_code = 429
+        return response
 
     def form_valid(self, form: Any) -> HttpResponse:
         response = super().form_valid(form)
