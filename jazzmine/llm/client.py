@@ -44,7 +44,7 @@ from .answers import (
     stream_choice,
     whole_answer,
 )
-from .bodies import read_head, read_within
+from .bodies import ACCEPT_ENCODING, read_head, read_within
 from .config import LLMConfig
 from .errors import LLMConfigError, LLMProtocolError, LLMServerError
 from .http_errors import ALLOW_HINT, error_code, status_error, transport_errors
@@ -149,18 +149,24 @@ async def _client(
         yield client
         return
     # Only vetted addresses, no redirects and no env proxies (a proxy would hide the target).
-    async with outbound_async_client(policy, timeout=_timeout(config)) as owned:
+    async with outbound_async_client(
+        policy, timeout=_timeout(config), total_timeout=config.total_timeout
+    ) as owned:
         yield owned
 
 
 def _timeout(config: LLMConfig) -> httpx.Timeout:
-    """Bound connecting and each read, not the whole answer: long generations are legitimate."""
+    """Bound connecting and each read (the whole exchange: `config.total_timeout`)."""
     return httpx.Timeout(config.timeout, connect=min(config.timeout, 10.0))
 
 
 def _headers(config: LLMConfig, *, stream: bool = False) -> dict[str, str]:
     """Return the request headers; the key goes only here."""
-    headers = {"Accept": "text/event-stream" if stream else "application/json"}
+    headers = {
+        "Accept": "text/event-stream" if stream else "application/json",
+        # What `bodies` unpacks, whatever decoders httpx finds installed (brotli, zstd).
+        "Accept-Encoding": ACCEPT_ENCODING,
+    }
     if config.api_key:
         headers["Authorization"] = f"Bearer {config.api_key}"
     return headers

@@ -11,6 +11,7 @@ import json
 import re
 import socket
 import ssl
+import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -44,6 +45,7 @@ _ERROR_CODE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
 def transport_errors(config: LLMConfig, url: str) -> Iterator[None]:
     """Translate httpx transport failures into LLM errors that name the URL."""
     timeout = config.timeout
+    started = time.monotonic()
     try:
         yield
     except httpx.ConnectTimeout as exc:
@@ -51,6 +53,13 @@ def transport_errors(config: LLMConfig, url: str) -> Iterator[None]:
             f"Timed out connecting to {url} after {min(timeout, 10.0):g}s", url=url
         ) from exc
     except httpx.TimeoutException as exc:
+        # A read cut short by the exchange's deadline times out like a slow one: told by the clock.
+        if time.monotonic() - started >= config.total_timeout - 0.05:
+            raise LLMTimeoutError(
+                f"{url} did not finish its answer within {config.total_timeout:g}s "
+                "(the total timeout of one request)",
+                url=url,
+            ) from exc
         raise LLMTimeoutError(
             f"{url} sent nothing for {timeout:g}s (timeout); the model may be loading or "
             "overloaded, or the timeout too short",

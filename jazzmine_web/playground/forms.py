@@ -2,6 +2,8 @@ from __future__ import annotations
 
 from django import forms
 
+from jazzmine.llm import LLMConfigError
+from jazzmine.llm.config import base_url_check
 from jazzmine.net import OutboundURLRefused, url_check
 
 from ..studio.outbound import outbound_policy
@@ -31,6 +33,10 @@ class LLMSettingsForm(forms.Form):
         url = self.cleaned_data.get("base_url") or ""
         if not url:
             return url
+        try:
+            base_url_check(url)
+        except LLMConfigError as exc:
+            raise forms.ValidationError(str(exc)) from None
         try:
             url_check(url, policy=outbound_policy())
         except OutboundURLRefused as exc:
