@@ -5,6 +5,7 @@ from __future__ import annotations
 import ctypes
 import os
 import select
+import signal
 import traceback
 from collections.abc import Callable
 from typing import Any
@@ -52,13 +53,52 @@ def seccomp_load(program: bytes) -> None:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP) failed")
 
 
+# Every signal a process can ignore, but SIGCHLD: ignored, it would have the kernel reap the
+# worker before the relay could read how it ended.
+_IGNORABLE: frozenset[int] = frozenset(signal.valid_signals()) - {
+    signal.SIGKILL, signal.SIGSTOP, signal.SIGCHLD,
+}  # fmt: skip
+# What Python itself ignores in every program it starts: a closed pipe or the file size
+# limit is an OSError to handle then, not the end of the process.
+_IGNORED_BY_PYTHON: frozenset[int] = frozenset({signal.SIGPIPE, signal.SIGXFSZ})
+
+
+def ignore_signals() -> None:
+    """Ignore every signal another process of the sandbox could stop this one with.
+
+    The relay is pid 1, which the kernel spares the signals it has no handler for; but Python
+    installs one for SIGINT, so a tool sending SIGINT to its process group (or to pid 1)
+    raised KeyboardInterrupt in the relay and the run ended as a crashed sandbox. Ignored,
+    every such signal leaves the relay as it was, pid 1 or not; the host stops a sandbox
+    with SIGKILL, which nothing ignores.
+    """
+    for number in _IGNORABLE:
+        signal.signal(number, signal.SIG_IGN)
+
+
+def worker_signals() -> None:
+    """Give a forked worker Python's start-up dispositions, but SIGINT at its default.
+
+    Ignored signals stay ignored across exec, so the relay's would reach every program a tool
+    starts. And a SIGINT kills the worker rather than raising KeyboardInterrupt wherever it
+    happens to be, inside the harness too: between a tool's end and the restoring of the
+    environment its secrets were set in, say, or turned into a tool's failed response the
+    script goes on after. The relay reports the signal (`Relay.finish`).
+    """
+    for number in _IGNORABLE:
+        disposition = signal.SIG_IGN if number in _IGNORED_BY_PYTHON else signal.SIG_DFL
+        signal.signal(number, disposition)
+
+
 def take_host_channel() -> tuple[int, int]:
     """Make this process non-dumpable and return private copies of its stdout and stdin.
 
     The copies are non-inheritable, so only this process holds them; fd 1 itself then points
     at stderr so nothing written there (by this process, a tool or a child) reaches the host.
+    No signal from inside the sandbox stops the process that holds them (`ignore_signals`).
     """
     no_dump()
+    ignore_signals()
     out_fd = os.dup(1)
     os.set_inheritable(out_fd, False)
     os.dup2(2, 1)
@@ -103,6 +143,7 @@ def fork_worker(body: Callable[[int, int, bytes], None], keep: tuple[int, ...] =
     pid = os.fork()
     if pid == 0:
         try:
+            worker_signals()
             for fd in (*keep, request_w, event_r):
                 os.close(fd)
             no_dump()  # inherited already; said again so the worker never depends on it
@@ -180,10 +221,33 @@ def worker_status(worker: Worker) -> int:
 def describe_status(status: int) -> str:
     """Say in words how a worker ended."""
     if os.WIFSIGNALED(status):
-        signal = os.WTERMSIG(status)
-        hint = " (out of memory?)" if signal == 9 else ""
-        return f"killed by signal {signal}{hint}"
+        number = os.WTERMSIG(status)
+        hint = "; out of memory?" if number == signal.SIGKILL else ""
+        return f"killed by signal {number}: {signal_name(number)}{hint}"
     return f"exit code {os.waitstatus_to_exitcode(status)}"
+
+
+def sent_signal(status: int) -> int | None:
+    """Return the signal that ended a worker, unless none did or it may be the OOM killer's.
+
+    The kernel ends a process out of memory with SIGKILL, which the relay cannot tell from
+    any other SIGKILL; the host can (the engine's or the cgroup's OOM record). Every other
+    signal was sent from inside the sandbox, or is the worker's own crash.
+    """
+    if os.WIFSIGNALED(status) and os.WTERMSIG(status) != signal.SIGKILL:
+        return os.WTERMSIG(status)
+    return None
+
+
+def signal_name(number: int) -> str:
+    """Name a signal for people: "SIGINT (Interrupt)"."""
+    try:
+        name = signal.Signals(number).name
+    except ValueError:  # real-time signals but the first and the last have no name
+        realtime = signal.SIGRTMIN <= number <= signal.SIGRTMAX
+        name = f"SIGRTMIN+{number - signal.SIGRTMIN}" if realtime else f"signal {number}"
+    text = signal.strsignal(number)
+    return f"{name} ({text})" if text else name
 
 
 def mirror_status(status: int) -> int:

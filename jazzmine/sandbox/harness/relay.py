@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from .failure import error_data
-from .process import describe_status, mirror_status
+from .process import describe_status, mirror_status, sent_signal, signal_name
 from .protocol import HARNESS_PROTOCOL, MAX_DATA_DEPTH, clean, clean_text, data_problem
 from .refs import _encode, _now, _os_write
 
@@ -88,6 +88,7 @@ class Relay:
     def finish(self, status: int) -> None:
         """Decide the run's end from the worker's own end, write `exit` and stop."""
         normal = os.WIFEXITED(status) and os.waitstatus_to_exitcode(status) == 0
+        signalled = sent_signal(status)
         if self.breach is not None:
             message = f"the script process broke the event protocol: it sent {self.breach}"
             self.send("error", {"kind": "protocol_error", "exception": "ProtocolError",
@@ -95,6 +96,17 @@ class Relay:
             outcome = "script_error"
         elif self.outcome == "result" and self.results == 1 and normal:
             outcome = "result"
+        elif signalled is not None and self.outcome != "script_error":
+            # Stopped by a signal that is not the OOM killer's: the script, a tool or what it
+            # started sent it (or the process crashed). Say which; whatever the worker sent
+            # before, a result included, the run did not end with one.
+            message = (
+                f"the script process was stopped by signal {signal_name(signalled)} before "
+                "the script ended: the script, one of its tools or a process a tool started "
+                "sent it, or the process crashed"
+            )
+            self.send("error", error_data("ScriptStopped", message))
+            outcome = "script_error"
         elif self.outcome is None:
             # The worker ended without saying so (a crash, a kill, os._exit): nothing it
             # printed decides the run. Leave without an exit event, with the worker's own

@@ -16,11 +16,12 @@ from .channel import Emitters
 from .guards import GUARD_DEL, GUARD_GET, GUARD_SET, Guards, SandboxViolation
 from .refs import _real_type
 
-# Modules that C functions a script may call import lazily; loaded before the script runs.
-LAZY_IMPORTS: frozenset[str] = frozenset(
-    {"_strptime", "time", "encodings.latin_1", "encodings.ascii", "encodings.cp1252",
-     "encodings.utf_16", "encodings.utf_32"}
-)  # fmt: skip
+# Modules that C functions a script may call import lazily through its builtins, loaded
+# before the script runs: `datetime.strptime` imports `_strptime`; the `namereplace` error
+# handler and the unicode_escape codec's `\N{...}` import `unicodedata` for its name table.
+# The codecs' own modules are loaded with every other codec of the standard library
+# (`textcodecs`): encodings imports them through the real builtins, never through these.
+LAZY_IMPORTS: frozenset[str] = frozenset({"_strptime", "time", "unicodedata"})
 
 
 def restricted_builtins(safety: Any, emitters: Emitters, guards: Guards) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from .failure import error_data
 from .process import read_line
 from .refs import _format_exception, _json_loads
 from .scope import LAZY_IMPORTS
+from .textcodecs import preload_codecs
 from .toolbox import ToolBox
 
 
@@ -40,6 +41,9 @@ def run_worker(root: str, request_fd: int, event_fd: int, token: bytes) -> None:
     # the path: these come from the standard library, whatever a wheel ships.
     for name in sorted(LAZY_IMPORTS):
         __import__(name)
+    # The same for every codec of the standard library (textcodecs): Python imports a codec's
+    # module on its first use, from the frame that asked ("x".encode("idna") in a script).
+    preload_codecs()
     sys.path.insert(0, root)
     # Imported here, not at the top: the shared tool modules load only in the worker, from
     # the runtime root; the relay never loads them, and a host-side import of this package
