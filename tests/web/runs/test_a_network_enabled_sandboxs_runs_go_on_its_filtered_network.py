@@ -1,0 +1,43 @@
+"""A network-enabled sandbox's runs work through the worker, each on the filtered network.
+
+Its containers (the warm pool's included) join the engine's `jazzmine-egress-…` bridge, never
+Docker's default one, from which they reached the host and its private network
+(`jazzmine.sandbox.egress`; the walls themselves are tested in tests/sandbox).
+"""
+
+from __future__ import annotations
+
+import docker
+import pytest
+
+from jazzmine.sandbox.containers import RUN_LABEL
+from jazzmine.sandbox.egress import EgressNetwork
+from jazzmine_web.catalog.services import sandbox_update
+from jazzmine_web.runs.models import RunStatus
+from jazzmine_web.runs.services import run_create
+
+pytestmark = [pytest.mark.docker, pytest.mark.django_db(transaction=True)]
+
+BODY = """\
+orders = get_orders(status="delivered")
+emit_result({"count": len(orders.data["orders"])})
+"""
+
+
+def test_two_runs_in_a_row_succeed_and_every_container_is_on_the_filtered_network(
+    ecommerce, member, team_admin, worker
+) -> None:
+    sandbox_update(sandbox=ecommerce, network=True, actor=team_admin)
+    client = docker.from_env()
+    egress = EgressNetwork.for_engine(str(client.info()["ID"])).name
+    seen: set[str] = set()
+    for _ in range(2):
+        run = run_create(sandbox=ecommerce, user=member, body=BODY)
+        assert worker.future(run.pk).result(timeout=180) == RunStatus.SUCCEEDED
+        run.refresh_from_db()
+        assert run.result == {"count": 2}
+        for container in client.containers.list(all=True, filters={"label": RUN_LABEL}):
+            networks = set(container.attrs["NetworkSettings"]["Networks"])
+            seen |= networks
+            assert networks == {egress}, container.name
+    assert seen == {egress}  # the pool's next sandbox waits on it
