@@ -34,15 +34,18 @@ def env_bool(name: str, default: bool) -> bool:
     raise ImproperlyConfigured(f"{name} must be true or false, not {raw!r}")
 
 
-def env_int(name: str, default: int) -> int:
-    """Return an integer setting."""
+def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
+    """Return an integer setting (at least `minimum` when given)."""
     raw = os.environ.get(name)
     if raw is None:
         return default
     try:
-        return int(raw)
+        value = int(raw)
     except ValueError:
         raise ImproperlyConfigured(f"{name} must be an integer, not {raw!r}") from None
+    if minimum is not None and value < minimum:
+        raise ImproperlyConfigured(f"{name} must be at least {minimum}, not {raw!r}")
+    return value
 
 
 def env_float(name: str, default: float, *, above: float | None = None) -> float:

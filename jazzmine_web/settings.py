@@ -250,6 +250,16 @@ JAZZMINE_PIP_EXTRA_INDEX_URLS = env_list("JAZZMINE_PIP_EXTRA_INDEX_URLS", [])
 # The base images sandboxes may name; the builder refuses any other and pulls only if allowed.
 JAZZMINE_BASE_IMAGES = env_list("JAZZMINE_BASE_IMAGES", [JAZZMINE_BASE_IMAGE])
 JAZZMINE_BASE_IMAGE_PULL = env_bool("JAZZMINE_BASE_IMAGE_PULL", False)
+# What a sandbox's wheels may unpack to (files and directories counted as entries), one wheel
+# and all of them: a small download can be a zip bomb that fills the worker's disk.
+JAZZMINE_MAX_WHEEL_BYTES = env_int("JAZZMINE_MAX_WHEEL_BYTES", 512 * 1024 * 1024, minimum=1)
+JAZZMINE_MAX_WHEEL_ENTRIES = env_int("JAZZMINE_MAX_WHEEL_ENTRIES", 100_000, minimum=1)
+JAZZMINE_MAX_SANDBOX_WHEELS_BYTES = env_int(
+    "JAZZMINE_MAX_SANDBOX_WHEELS_BYTES", 1024 * 1024 * 1024, minimum=1
+)
+JAZZMINE_MAX_SANDBOX_WHEELS_ENTRIES = env_int(
+    "JAZZMINE_MAX_SANDBOX_WHEELS_ENTRIES", 200_000, minimum=1
+)
 # Largest sandbox numbers a form accepts; runs clamp stored values to them too.
 JAZZMINE_MAX_SANDBOX_MEMORY_MB = env_int("JAZZMINE_MAX_SANDBOX_MEMORY_MB", 4096)
 JAZZMINE_MAX_SANDBOX_CPUS = env_float("JAZZMINE_MAX_SANDBOX_CPUS", 4.0)

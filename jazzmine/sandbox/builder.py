@@ -22,6 +22,7 @@ from .commands import run_logged
 from .engine import engine_client
 from .errors import BuildError
 from .runtime import runtime_version, stage_runtime
+from .wheel_limits import WheelLimits
 from .wheels import (
     PROBE,
     WHEELS_LABEL,
@@ -67,6 +68,8 @@ class BuildPolicy:
     base_images: tuple[str, ...] = (DEFAULT_BASE_IMAGE,)
     allow_pull: bool = False
     indexes: PipIndexes = field(default_factory=PipIndexes)
+    # How much a sandbox's wheels may download and unpack to (a zip bomb fills the disk).
+    wheel_limits: WheelLimits = field(default_factory=WheelLimits)
 
     @classmethod
     def from_env(cls) -> BuildPolicy:
@@ -81,6 +84,7 @@ class BuildPolicy:
                 index_url=os.environ.get("JAZZMINE_PIP_INDEX_URL", "").strip(),
                 extra_index_urls=tuple(_env_list("JAZZMINE_PIP_EXTRA_INDEX_URLS")),
             ),
+            wheel_limits=WheelLimits.from_env(),
         )
 
     def check_base_image(self, base_image: str) -> None:
@@ -393,21 +397,23 @@ class SandboxBuilder:
         """Write the runtime directory of a sandbox (harness, tools, unpacked wheels) to `dest`.
 
         Wheels are chosen for `target`, the interpreter that will load them (this host's,
-        for bubblewrap, unless told otherwise). Return the wheel files unpacked ("name
-        sha256", sorted): what a check of the directory's wheels reads.
+        for bubblewrap, unless told otherwise), and refused past the policy's limits on what
+        they download and unpack to. Return the wheel files unpacked ("name sha256",
+        sorted): what a check of the directory's wheels reads.
         """
         log = on_log or (lambda _line: None)
         stage_runtime(dest, self.registry.tools(sandbox_name))
         requirements = self.registry.aggregate_dependencies(sandbox_name)
         if not requirements:
             return []
+        limits = self.policy.wheel_limits
         wheel_dir = download_wheels(
             requirements, self.cache_dir, log, target=target, indexes=self.policy.indexes,
-            interrupt=interrupt,
+            interrupt=interrupt, limits=limits,
         )  # fmt: skip
         # Hashed before unpacking, from the very files unpacked: what the label says is them.
         lines = wheel_lines(wheel_dir)
-        unpack_wheels(wheel_dir, dest / "site", log, target=target)
+        unpack_wheels(wheel_dir, dest / "site", log, target=target, limits=limits)
         for line in lines:  # one line a wheel: a person reads what the image holds
             log(f"wheel: {line}")
         return lines

@@ -8,11 +8,13 @@ requirement set and target.
 Compiled wheels are fine as long as they were built for the interpreter that runs them: pip is
 asked for wheels matching the image's CPython, C library and machine (`WheelTarget`, read
 from the image itself), and a wheel whose tags do not match is refused by name before
-anything is unpacked.
+anything is unpacked. So is one that would unpack past the operator's limits (`wheel_limits`):
+a wheel is a zip, and a small download can be a zip bomb.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import platform
@@ -20,6 +22,7 @@ import re
 import shutil
 import sys
 import zipfile
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
@@ -32,6 +35,18 @@ from ..interrupts import Interrupt
 from ..requirements import RequirementError, requirements_check
 from .commands import run_logged
 from .errors import BuildError
+from .wheel_limits import (
+    SETTINGS,
+    MiB,
+    WheelLimits,
+    WheelSize,
+    WrittenBytes,
+    amount,
+    refused,
+    sandbox_check,
+    wheel_open,
+    wheel_size,
+)
 from .workdirs import workdir_held
 
 LogFn = Callable[[str], None]
@@ -39,6 +54,13 @@ _MISSING = re.compile(
     r"(?:No matching distribution found for|Could not find a version that satisfies the "
     r"requirement)\s+(\S+)"
 )
+
+
+# What pip says when a file it writes reaches the file size limit (EFBIG; Python ignores
+# SIGXFSZ), and what it says before fetching each file, which names it.
+_TOO_LARGE = re.compile(r"\[Errno 27\]|File too large")
+_KILLED_BY_SIGXFSZ = 128 + 25  # as the tether reports a command killed by that signal
+_FETCHED = re.compile(r"^(?:Downloading|Processing|Saved)\s+(\S+\.whl)", re.MULTILINE)
 
 
 # The manylinux policies older than PEP 600 names, as glibc versions.
@@ -162,10 +184,14 @@ def download_wheels(
     target: WheelTarget | None = None,
     indexes: PipIndexes | None = None,
     interrupt: Interrupt | None = None,
+    limits: WheelLimits | None = None,
 ) -> Path:
     """Return a directory holding wheels for the requirements, downloading them once.
 
-    A fired `interrupt` kills pip at once and leaves no partial download behind.
+    A fired `interrupt` kills pip at once and leaves no partial download behind, and so
+    does a download past the limits: no file pip writes may grow past a wheel's unpacked
+    limit, nor the wheels together past a sandbox's (a wheel is compressed: its file is
+    seldom larger than what it unpacks to).
 
     The requirements are checked again here, whatever the caller did: this is the last code
     before pip, and they reach pip only after `--`, so no string can become an option.
@@ -178,6 +204,7 @@ def download_wheels(
         ) from None
     target = target or WheelTarget.of_host()
     indexes = indexes or PipIndexes()
+    limits = limits or WheelLimits()
     dest = cache_dir / "wheels" / requirements_key(requirements, target, indexes)
     if (dest / ".complete").exists():
         log(f"wheels: reusing cached wheels for {', '.join(requirements)}")
@@ -185,7 +212,9 @@ def download_wheels(
     dest.parent.mkdir(parents=True, exist_ok=True)
     # Removed on the way out unless kept: a stopped or failed download leaves no partial set.
     with workdir_held("download-", parent=dest.parent) as staging:
-        _download(requirements, staging, log, target=target, indexes=indexes, interrupt=interrupt)
+        _download(requirements, staging, log, target=target, indexes=indexes,
+                  interrupt=interrupt, limits=limits)  # fmt: skip
+        _downloaded_check(requirements, staging, limits)
         (staging / ".complete").write_text("\n".join(requirements) + "\n")
         if not dest.exists():  # else another build finished the same set meanwhile
             staging.rename(dest)
@@ -200,9 +229,19 @@ def _download(
     target: WheelTarget,
     indexes: PipIndexes,
     interrupt: Interrupt | None,
+    limits: WheelLimits,
 ) -> None:
     """Download wheels into `staging` with pip; raise if pip fails or is stopped."""
-    command = [sys.executable, "-m", "pip", "download", "--only-binary=:all:", "--dest",
+    # pip has no size limit of its own: the kernel's file size limit (RLIMIT_FSIZE) stops
+    # every file it writes (the wheel, its temporary copy, its cache) at a wheel's limit.
+    prlimit = shutil.which("prlimit")
+    if prlimit is None:
+        raise BuildError(
+            step="download dependencies",
+            message="prlimit (util-linux) is missing: a download cannot be capped, so none is made",
+        )
+    command = [prlimit, f"--fsize={limits.wheel_bytes}", "--",
+               sys.executable, "-m", "pip", "download", "--only-binary=:all:", "--dest",
                str(staging), "--progress-bar", "off", *target.pip_args(),
                *indexes.pip_args(), "--", *requirements]  # fmt: skip
     log(f"wheels: pip download {' '.join(requirements)} for {target.key}")
@@ -216,6 +255,18 @@ def _download(
     returncode = run_logged(command, on_line, interrupt=interrupt, cwd=staging)
     if returncode != 0:
         text = "\n".join(output)
+        if _TOO_LARGE.search(text) or returncode == _KILLED_BY_SIGXFSZ:
+            fetched = _FETCHED.findall(text)
+            name = fetched[-1].rsplit("/", 1)[-1] if fetched else ", ".join(requirements)
+            raise BuildError(
+                step="download dependencies",
+                package=name,
+                message=(
+                    f"{name} is larger than {amount(limits.wheel_bytes)}, the limit of one "
+                    f"wheel ({SETTINGS['wheel_bytes']}); nothing was kept"
+                ),
+                log_tail=output[-15:],
+            )
         match = _MISSING.search(text)
         package = match.group(1) if match else ", ".join(requirements)
         raise BuildError(
@@ -223,6 +274,28 @@ def _download(
             package=package,
             message=f"pip download failed for {package} (exit {returncode})",
             log_tail=output[-15:],
+        )
+
+
+def _downloaded_check(requirements: list[str], staging: Path, limits: WheelLimits) -> None:
+    """Refuse a download whose wheels together are larger than a sandbox's unpacked limit.
+
+    Each file was capped as it was written; this is their sum, before the set is cached.
+    """
+    sizes = {path.name: path.stat().st_size for path in staging.glob("*.whl")}
+    total = sum(sizes.values())
+    if total > limits.sandbox_bytes:
+        largest = sorted(sizes, key=sizes.__getitem__, reverse=True)[:3]
+        raise BuildError(
+            step="download dependencies",
+            package=largest[0],
+            message=(
+                f"the {len(sizes)} wheels of {', '.join(requirements)} download to "
+                f"{amount(total)}, over the limit of {amount(limits.sandbox_bytes)} for all "
+                f"of a sandbox's wheels ({SETTINGS['sandbox_bytes']}); the largest: "
+                f"{', '.join(f'{n} ({sizes[n] / MiB:,.1f} MiB)' for n in largest)}; "
+                "nothing was kept"
+            ),
         )
 
 
@@ -265,38 +338,78 @@ def wheels_from_labels(labels: dict[str, str] | None) -> list[str] | None:
 
 
 def unpack_wheels(
-    wheel_dir: Path, site_dir: Path, log: LogFn, *, target: WheelTarget | None = None
+    wheel_dir: Path,
+    site_dir: Path,
+    log: LogFn,
+    *,
+    target: WheelTarget | None = None,
+    limits: WheelLimits | None = None,
 ) -> list[str]:
-    """Unpack wheels into `site_dir`, refusing any not built for the target by name."""
+    """Unpack wheels into `site_dir` (missing or empty), refusing any not built for the target
+    by name and any that unpacks past the limits (`wheel_limits`).
+
+    Every wheel is checked, tags and central directory, before any is unpacked; a wheel
+    refused while unpacking (it wrote more than it declared, it is corrupt, the disk is
+    full) empties `site_dir` again: nothing is ever half-installed.
+    """
     target = target or WheelTarget.of_host()
+    limits = limits or WheelLimits()
     wheels = sorted(wheel_dir.glob("*.whl"))
-    for path in wheels:  # check all before unpacking any: nothing half-installed
-        try:
-            package, _version, _build, tags = parse_wheel_filename(path.name)
-        except InvalidWheelFilename as exc:
-            raise BuildError(step="install dependencies", package=path.name,
-                             message=f"not a wheel file name: {exc}") from None  # fmt: skip
-        if not tags & target.tags:
-            raise BuildError(
-                step="install dependencies",
-                package=str(package),
-                message=(
-                    f"{path.name} is built for {', '.join(sorted(str(t) for t in tags))}; "
-                    f"the sandbox runs {target.key}"
-                ),
-            )
-    site_dir.mkdir(parents=True, exist_ok=True)
-    installed = []
     for path in wheels:
-        with zipfile.ZipFile(path) as wheel:
-            for member in wheel.infolist():
-                _extract(wheel, member, site_dir)
-        installed.append(path.name)
-        log(f"install: {path.name}")
-    return installed
+        _tags_check(path, target)
+    existed = site_dir.exists()
+    if existed and any(site_dir.iterdir()):
+        raise ValueError(f"{site_dir} must be empty: a failed unpacking empties it again")
+    with contextlib.ExitStack() as opened:
+        archives: dict[str, zipfile.ZipFile] = {}
+        sizes: list[WheelSize] = []
+        for path in wheels:
+            handle = opened.enter_context(open(path, "rb"))
+            archive = opened.enter_context(wheel_open(path.name, handle, limits))
+            archives[path.name] = archive
+            sizes.append(wheel_size(path.name, archive, limits))
+            sandbox_check(sizes, limits)  # before the next is parsed: its entries take memory
+        site_dir.mkdir(parents=True, exist_ok=True)
+        written = WrittenBytes(limits)
+        try:
+            for name, archive in archives.items():
+                written.next_wheel()
+                for member in archive.infolist():
+                    _extract(name, archive, member, site_dir, written)
+                log(f"install: {name}")
+        except BaseException:
+            shutil.rmtree(site_dir, ignore_errors=True)
+            if existed:
+                site_dir.mkdir()
+            raise
+    return [path.name for path in wheels]
 
 
-def _extract(wheel: zipfile.ZipFile, member: zipfile.ZipInfo, site_dir: Path) -> None:
+def _tags_check(path: Path, target: WheelTarget) -> None:
+    """Refuse a wheel whose file name is not a wheel's, or whose tags the target cannot load."""
+    try:
+        package, _version, _build, tags = parse_wheel_filename(path.name)
+    except InvalidWheelFilename as exc:
+        raise BuildError(step="install dependencies", package=path.name,
+                         message=f"not a wheel file name: {exc}") from None  # fmt: skip
+    if not tags & target.tags:
+        raise BuildError(
+            step="install dependencies",
+            package=str(package),
+            message=(
+                f"{path.name} is built for {', '.join(sorted(str(t) for t in tags))}; "
+                f"the sandbox runs {target.key}"
+            ),
+        )
+
+
+def _extract(
+    name: str,
+    wheel: zipfile.ZipFile,
+    member: zipfile.ZipInfo,
+    site_dir: Path,
+    written: WrittenBytes,
+) -> None:
     """Extract one wheel member, mapping `*.data/purelib|platlib` into the site root."""
     parts = member.filename.split("/")
     if parts[0].endswith(".data"):
@@ -305,12 +418,25 @@ def _extract(wheel: zipfile.ZipFile, member: zipfile.ZipInfo, site_dir: Path) ->
         parts = parts[2:]
     relative = Path(*parts)
     if relative.is_absolute() or ".." in relative.parts:
-        raise BuildError(step="install dependencies", package=wheel.filename or "?",
-                         message=f"unsafe path in wheel: {member.filename}")  # fmt: skip
+        raise refused(name, f"unsafe path in wheel: {member.filename}")
     destination = site_dir / relative
-    if member.is_dir():
-        destination.mkdir(parents=True, exist_ok=True)
-        return
-    destination.parent.mkdir(parents=True, exist_ok=True)
-    with wheel.open(member) as source, open(destination, "wb") as target:
-        shutil.copyfileobj(source, target)
+    try:
+        if member.is_dir():
+            destination.mkdir(parents=True, exist_ok=True)
+            return
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        with wheel.open(member) as source, open(destination, "wb") as target:
+            written.copy(name, member, source, target)
+    except zipfile.BadZipFile as exc:  # zipfile stops at the declared size: the CRC is off
+        raise refused(
+            name,
+            f"{name} cannot be unpacked: {member.filename} does not hold what its central "
+            f"directory says ({exc})",
+        ) from None
+    # What zipfile raises for other data it cannot read back: a broken deflate stream, a
+    # truncated file, a compression method or encryption it does not support.
+    except (zlib.error, EOFError, NotImplementedError, RuntimeError) as exc:
+        raise refused(name, f"{name} cannot be unpacked at {member.filename}: {exc}") from None
+    except OSError as exc:  # the disk is full, a name is too long for the file system...
+        reason = exc.strerror or str(exc)
+        raise refused(name, f"{name}: cannot write {member.filename}: {reason}") from None

@@ -244,7 +244,9 @@ def test_pip_gets_the_requirements_after_a_double_dash_and_the_operators_indexes
     tethered = seen["command"]
     # pip runs under its tether (it dies with its worker): what pip gets follows the "--".
     assert tethered[3:6] == [str(TETHER), tethered[4], "--"], tethered
-    command = tethered[6:]
+    # Under a file size limit (a wheel's unpacked limit): pip itself has none.
+    limit, command = tethered[6:9], tethered[9:]
+    assert limit[0].endswith("/prlimit") and limit[1:] == [f"--fsize={512 * 1024 * 1024}", "--"]
     assert command[:3] == [sys.executable, "-m", "pip"]
     assert command[-2:] == ["--", "numpy>=1,<2"]
     assert command[command.index("--index-url") + 1] == "https://pypi.internal/simple"

@@ -14,6 +14,7 @@ from django.conf import settings
 
 from jazzmine.core.tools import ToolRegistry
 from jazzmine.sandbox.builder import BuildPolicy, SandboxBuilder
+from jazzmine.sandbox.wheel_limits import WheelLimits
 from jazzmine.sandbox.wheels import PipIndexes
 
 from ..models import Sandbox
@@ -22,13 +23,20 @@ from .rules import base_images_allowed
 
 
 def build_policy() -> BuildPolicy:
-    """Return the builder's walls from the deployment settings (base images, pulls, indexes)."""
+    """Return the builder's walls from the deployment settings (base images, pulls, indexes,
+    what wheels may unpack to)."""
     return BuildPolicy(
         base_images=tuple(base_images_allowed()),
         allow_pull=bool(settings.JAZZMINE_BASE_IMAGE_PULL),
         indexes=PipIndexes(
             index_url=settings.JAZZMINE_PIP_INDEX_URL,
             extra_index_urls=tuple(settings.JAZZMINE_PIP_EXTRA_INDEX_URLS),
+        ),
+        wheel_limits=WheelLimits(
+            wheel_bytes=settings.JAZZMINE_MAX_WHEEL_BYTES,
+            wheel_entries=settings.JAZZMINE_MAX_WHEEL_ENTRIES,
+            sandbox_bytes=settings.JAZZMINE_MAX_SANDBOX_WHEELS_BYTES,
+            sandbox_entries=settings.JAZZMINE_MAX_SANDBOX_WHEELS_ENTRIES,
         ),
     )
 
