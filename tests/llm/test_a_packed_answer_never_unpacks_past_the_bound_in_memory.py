@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import socket
-import threading
 import tracemalloc
 import zlib
 from collections.abc import Awaitable, Callable
@@ -21,6 +19,7 @@ from jazzmine.llm import LLMConfig, LLMProtocolError, complete, stream_chat
 from jazzmine.llm.bodies import MAX_ANSWER_BYTES
 
 from .conftest import loopback_config
+from .listener import Listener, http_answer
 
 HI = [{"role": "user", "content": "Say hello"}]
 UNPACKED = 16 * MAX_ANSWER_BYTES  # 256 MiB
@@ -33,33 +32,11 @@ def zeros_packed(size: int) -> bytes:
     return b"".join([*(packer.compress(block) for _ in range(size >> 20)), packer.flush()])
 
 
-class Answer:
-    """A loopback endpoint answering one request with a fixed head and body."""
+class Answer(Listener):
+    """A loopback endpoint answering with `body` and `headers` (`content_type="x"`)."""
 
     def __init__(self, body: bytes, **headers: str) -> None:
-        lines = ["HTTP/1.1 200 OK", "connection: close", f"content-length: {len(body)}"]
-        lines += [f"{name.replace('_', '-')}: {value}" for name, value in headers.items()]
-        self.data = ("\r\n".join(lines) + "\r\n\r\n").encode() + body
-        self.request = b""
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(1)
-        self.port = self.sock.getsockname()[1]
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
-
-    def _serve(self) -> None:
-        conn, _ = self.sock.accept()
-        with conn:
-            self.request = conn.recv(65536)
-            try:
-                conn.sendall(self.data)
-            except OSError:
-                pass
-
-    def close(self) -> None:
-        self.sock.close()
-        self.thread.join(timeout=10)
+        super().__init__(http_answer("200 OK", body, **headers))
 
     def config(self) -> LLMConfig:
         return loopback_config(f"http://127.0.0.1:{self.port}/v1", model="m", timeout=10)
@@ -131,7 +108,7 @@ async def test_a_compressed_answer_within_the_bound_still_reads(coding: str, pac
         answer.close()
     assert completion.text == "hi"
     # Only the codings it reads are asked for, whatever decoders httpx may have installed.
-    assert b"accept-encoding: gzip, deflate\r\n" in answer.request.lower()
+    assert b"accept-encoding: gzip, deflate\r\n" in answer.received.lower()
 
 
 async def test_a_coding_the_client_does_not_read_is_refused() -> None:

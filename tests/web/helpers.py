@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import re
 import socket
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -268,3 +271,16 @@ def rival_team(mark: str) -> tuple[Any, Any, Any, Any]:
     accept_code(sandbox)
     api_token_create(user=rex, name=mark)
     return team, rex, sandbox, ApiToken.objects.get(user=rex)
+
+
+def manage_check(**env: str) -> subprocess.CompletedProcess[str]:
+    """Run `manage.py check` in a process of its own with `env` set: how a start reads settings."""
+    # Only what the case sets: a test session on PostgreSQL has its own database and keys.
+    ambient = {
+        k: v for k, v in os.environ.items()
+        if k not in ("JAZZMINE_DATABASE_URL", "JAZZMINE_SECRET_KEY", "JAZZMINE_SECRETS_KEY")
+    }  # fmt: skip
+    return subprocess.run(
+        [sys.executable, str(Path(settings.BASE_DIR) / "manage.py"), "check"],
+        cwd=settings.BASE_DIR, env={**ambient, **env}, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip

@@ -7,16 +7,10 @@ zero that fails every build with a dependency) until the first build meets it.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
 from jazzmine.sandbox.builder import BuildPolicy
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.web.helpers import manage_check as check
 
 NONSENSE = [
     ("JAZZMINE_MAX_WHEEL_BYTES", "0", "at least 1"),
@@ -25,18 +19,6 @@ NONSENSE = [
     ("JAZZMINE_MAX_SANDBOX_WHEELS_BYTES", "1e9", "must be an integer"),
     ("JAZZMINE_MAX_SANDBOX_WHEELS_ENTRIES", "0", "at least 1"),
 ]
-
-
-def check(**env: str) -> subprocess.CompletedProcess[str]:
-    # Only what the case sets: a test session on PostgreSQL has its own database and keys.
-    ambient = {
-        k: v for k, v in os.environ.items()
-        if k not in ("JAZZMINE_DATABASE_URL", "JAZZMINE_SECRET_KEY", "JAZZMINE_SECRETS_KEY")
-    }  # fmt: skip
-    return subprocess.run(
-        [sys.executable, str(ROOT / "manage.py"), "check"],
-        cwd=ROOT, env={**ambient, **env}, capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
 
 
 @pytest.mark.parametrize(("setting", "value", "said"), NONSENSE)

@@ -2,26 +2,9 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def check(**env: str) -> subprocess.CompletedProcess[str]:
-    # Only what the case sets: a test session on PostgreSQL has its own database and keys.
-    ambient = {
-        k: v for k, v in os.environ.items()
-        if k not in ("JAZZMINE_DATABASE_URL", "JAZZMINE_SECRET_KEY", "JAZZMINE_SECRETS_KEY")
-    }  # fmt: skip
-    return subprocess.run(
-        [sys.executable, str(ROOT / "manage.py"), "check"],
-        cwd=ROOT, env={**ambient, **env}, capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+from tests.web.helpers import manage_check as check
 
 
 @pytest.mark.parametrize(
