@@ -14,7 +14,18 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+try:
+    from .blindspots import limit_blind_spot
+except ImportError:  # in the bash image, where this file is bash_engine.py beside it
+    from bash_blindspots import limit_blind_spot  # type: ignore[no-redef]
+
 TOOLSET_NAME = "sandbox_tools"
+# bashkit keeps this much of stdout and of stderr (ExecutionLimits' default) and cuts the rest.
+OUTPUT_CAP_BYTES = 1_048_576
+# bashkit's line saying a limit stopped (part of) the script, and the one refusing a job
+# past its limits of jobs and nesting (that job never runs).
+_LIMIT_LINE = "resource limit exceeded:"
+_JOB_REFUSED = "fork: retry: Resource temporarily unavailable"
 
 
 @dataclass(frozen=True)
@@ -253,6 +264,43 @@ class BashSession:
         """Return bashkit's Markdown help for this tool set."""
         return self.tool.help()
 
+    def _limit_verdict(self, script: str, raw: Any) -> str | None:
+        """Return why the run counts as stopped by a limit though bashkit ended it without error.
+
+        bashkit fails the execution for most limit hits (`raw.error`), but a hit in a background
+        job, a coproc or `compgen -W` only leaves a line on that part's stderr, and one in an
+        EXIT trap leaves nothing. Whatever the engine cannot rule out counts as a hit.
+        """
+        if self._over_limit:
+            return self._limit_message()
+        seconds = time.monotonic() - self._started
+        found = _limit_hit(raw.stderr) or _output_cut(raw.stdout_truncated, raw.stderr_truncated)
+        if found:
+            return found
+        if seconds >= self.limits.timeout_seconds:
+            return (
+                f"timed out: the script used all of its time limit of "
+                f"{self.limits.timeout_seconds:g} s (bashkit ends what runs past it in an EXIT "
+                "trap without a word)"
+            )
+        try:
+            blind = limit_blind_spot(script)
+        except Exception as exc:  # a reading that fails cannot rule anything out
+            blind = f"the engine could not read the script ({type(exc).__name__}: {exc})"
+        if blind is None:
+            return None
+        return (
+            f"the engine cannot tell whether a resource limit ({self._limits_named()}) stopped "
+            f"part of this script, so the run counts as stopped by one: {blind}"
+        )
+
+    def _limits_named(self) -> str:
+        return (
+            f"{self.limits.max_commands} commands, {self.limits.max_loop_iterations} iterations "
+            f"a loop, {self.limits.timeout_seconds:g} s of time, and bashkit's caps on depth, "
+            "memory and output"
+        )
+
     def run(self, script: str) -> BashResult:
         """Run one bash script in a fresh interpreter and return its output and trace."""
         self._calls = []
@@ -261,9 +309,9 @@ class BashSession:
         raw = self.tool.execute_sync(script)
         stderr = _explain_failures(raw.stderr, self._calls)
         exit_code, error = raw.exit_code, raw.error
-        hit = self._limit_message() if self._over_limit else _limit_hit(raw.stderr)
+        hit = None if raw.error else self._limit_verdict(script, raw)
         if hit:
-            # A limit hit in a background job only reaches its stderr: the run fails anyway.
+            # bashkit lets the script go on past a limit hit in some parts: the run fails anyway.
             exit_code, error = exit_code or 1, error or hit
         return BashResult(
             stdout=raw.stdout,
@@ -306,9 +354,23 @@ def shell_commands(names: tuple[str, ...]) -> frozenset[str]:
 def _limit_hit(stderr: str) -> str | None:
     """Return bashkit's line saying a limit stopped (part of) the script, if it wrote one."""
     for line in stderr.splitlines():
-        if "resource limit exceeded:" in line:
+        if _LIMIT_LINE in line:
             return line.strip()
+        if _JOB_REFUSED in line:
+            return f"resource limit exceeded: bashkit refused a background job ({line.strip()})"
     return None
+
+
+def _output_cut(stdout_cut: bool, stderr_cut: bool) -> str | None:
+    """Say which streams bashkit cut at its cap: what the run shows of them is not all."""
+    streams = [name for name, cut in (("stdout", stdout_cut), ("stderr", stderr_cut)) if cut]
+    if not streams:
+        return None
+    return (
+        f"output limit: bashkit cut the script's {' and '.join(streams)} at "
+        f"{OUTPUT_CAP_BYTES} bytes, so the run shows only part of what it wrote (and a line "
+        "saying a limit stopped part of it may be in what was cut)"
+    )
 
 
 def _explain_failures(stderr: str, calls: list[BashCall]) -> str:

@@ -47,8 +47,17 @@ def bash_final_events(result: BashResult) -> list[tuple[str, Any]]:
     else:
         said = (result.error or result.stderr).lower()
         timed_out = result.exit_code == TIMEOUT_EXIT or "timed out" in said or "timeout" in said
-        outcome = Outcome.TIMEOUT if timed_out else Outcome.SCRIPT_ERROR
-        detail = (result.stderr.strip() or result.error or "")[-4000:]
+        if timed_out:
+            outcome = Outcome.TIMEOUT
+        elif result.stdout_truncated or result.stderr_truncated:
+            outcome = Outcome.OUTPUT_LIMIT
+        else:
+            outcome = Outcome.SCRIPT_ERROR
+        detail = result.stderr.strip()
+        if result.error and result.error not in detail:
+            # Last, so that the cut below keeps it: it says why (a limit whose line was hidden).
+            detail = f"{detail}\n{result.error}".strip()
+        detail = detail[-4000:]
         message = f"bash exited with {result.exit_code}" + (f": {detail}" if detail else "")
         events.append(("error", {"kind": outcome.value, "message": message}))
     exit_data = {

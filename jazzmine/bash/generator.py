@@ -3,15 +3,20 @@
 The orchestrator's loop (generate → check → run → retry) only needs `build_prompt`,
 `assemble_script`, `validate` and `validation_error_message`, so bash scripts go through the
 same loop as Python ones. The check is light on purpose: bashkit's logic-only interpreter,
-its limits and the sandbox are the walls; this refuses only what can never be a script.
+its limits and the sandbox are the walls; this refuses only what can never be a script, and
+what would hide from the run that it hit one of bashkit's limits (`blindspots`): such a script
+is told now, not run to an end that a failure then contradicts.
 """
 
 from __future__ import annotations
+
+import re
 
 from jazzmine.core.tools import ScriptGenerator, failed_attempt, strip_fences
 from jazzmine.core.tools.validator.legible import unseen_characters
 
 from . import system_prompt
+from .blindspots import limit_blind_spot
 from .engine import BashLimits, ToolSpec
 
 DEFAULT_MAX_CHARS = 100_000
@@ -40,7 +45,31 @@ def check_script(body: str, *, max_chars: int = DEFAULT_MAX_CHARS) -> list[str]:
         line = body[: body.index("\x00")].count("\n") + 1
         return [f"Line {line}: the bash script holds a NUL character"]
     # What a reviewer reads must be what runs, in bash as in Python.
-    return [f"Line {line}: {problem}." for line, problem in unseen_characters(body)]
+    unseen = [f"Line {line}: {problem}." for line, problem in unseen_characters(body)]
+    if unseen:
+        return unseen
+    blind = limit_blind_spot(body)
+    if blind is None:
+        return []
+    return [
+        f"Line {_line_of(body, blind)}: {blind}; a limit hit there would go unreported, so a "
+        "bash script may not do this"
+    ]
+
+
+# What a blind spot's reason names, searched for in the script to say on which line it is.
+_NAMED = ("trap", "eval", "compgen", "complete", "coproc", "alias", "mapfile", "readarray")
+
+
+def _line_of(body: str, reason: str) -> int:
+    """Return the line a blind spot is on: its quoted text's, or its command's (else 1)."""
+    quoted = re.search(r"`([^`]+)`\)?$", reason)
+    needles = [quoted.group(1)] if quoted else [w for w in _NAMED if w in reason.split(":")[0]]
+    for needle in needles:
+        found = re.search(re.escape(needle) if quoted else rf"\b{needle}\b", body)
+        if found:
+            return body.count("\n", 0, found.start()) + 1
+    return 1
 
 
 class BashScriptGenerator:

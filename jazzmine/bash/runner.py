@@ -1,7 +1,8 @@
 """Run one bash script inside a sandbox container, with the sandbox's tools as builtins.
 
 Copied into the bash image as /opt/jazzmine-bash/runner.py next to `bash_engine.py` (a copy
-of jazzmine/bash/engine.py) and an unpacked bashkit. It loads the tools exactly as the harness
+of jazzmine/bash/engine.py), `bash_blindspots.py` (of blindspots.py, which the engine imports)
+and an unpacked bashkit. It loads the tools exactly as the harness
 does (the harness's ToolBox from /opt/jazzmine/jazzmine/sandbox/harness), reads ONE request line from stdin, and writes
 JSON lines on a private copy of stdout: `{"type": "call", "data": {...}}` after every builtin
 call, then `{"type": "result", "data": {...}}`.

@@ -33,6 +33,13 @@ BASH_REPOSITORY = "jazzmine/bash"
 _HERE = Path(__file__).resolve().parent
 RUNNER_FILE = _HERE / "runner.py"
 ENGINE_FILE = _HERE / "engine.py"
+BLINDSPOTS_FILE = _HERE / "blindspots.py"
+# What the bash image holds beside bashkit, under the names the runner imports them by.
+BASH_FILES = {
+    "runner.py": RUNNER_FILE,
+    "bash_engine.py": ENGINE_FILE,
+    "bash_blindspots.py": BLINDSPOTS_FILE,
+}
 # The bashkit interpreter checks its own timeout between commands only; the container's
 # wall clock (this much later) kills a run stuck inside one builtin.
 KILL_GRACE_SECONDS = 5.0
@@ -63,7 +70,8 @@ def bash_image_tag(sandbox_image: str, image_id: str) -> str:
     # The label names the sandbox image, so that pruning it removes this one (images made
     # before they were labelled get a new tag, hence a labelled image).
     label = f"{DERIVED_FROM_LABEL}={sandbox_image}"
-    for part in (image_id, version, RUNNER_FILE.read_text(), ENGINE_FILE.read_text(), label):
+    sources = [path.read_text() for path in BASH_FILES.values()]
+    for part in (image_id, version, *sources, label):
         digest.update(part.encode())
         digest.update(b"\x00")
     return f"{BASH_REPOSITORY}:{digest.hexdigest()[:16]}"
@@ -133,8 +141,8 @@ def _build(api: docker.DockerClient, sandbox_image: str, image_id: str, tag: str
         try:
             target = context / "bash"
             (target / "site").mkdir(parents=True)
-            shutil.copyfile(RUNNER_FILE, target / "runner.py")
-            shutil.copyfile(ENGINE_FILE, target / "bash_engine.py")
+            for name, source in BASH_FILES.items():
+                shutil.copyfile(source, target / name)
             _, files = _bashkit_files()
             # The installed files are the unpacked manylinux wheel: the image's python3 is 3.11
             # on glibc 2.36, which the abi3 / manylinux2014 build supports.
@@ -244,5 +252,7 @@ async def run_bash_in_sandbox(
             f"the bash sandbox ended without a result (exit code {outcome.exit_code}): {notes}"
         )
     code = TIMEOUT_EXIT if outcome.timed_out else 1
+    # Cut at the container's output cap, the run's output is lost: an output limit too.
     return BashResult(stdout="", stderr=message + "\n", exit_code=code, error=message,
-                      calls=calls, duration_ms=outcome.duration_ms)  # fmt: skip
+                      calls=calls, duration_ms=outcome.duration_ms,
+                      stdout_truncated=outcome.output_limited)  # fmt: skip

@@ -157,3 +157,33 @@ def test_background_jobs_under_the_limit_still_run() -> None:
     script = "for i in 1 2 3; do (get_user --id $i >/dev/null) & done\nwait\necho done\n"
     result = session(limits=BashLimits(max_commands=100)).run(script)
     assert (result.exit_code, result.error, len(result.calls)) == (0, None, 3)
+
+
+# A limit hit in a job, a coproc or an EXIT trap may go unseen (see the tests named so): the
+# engine fails a run it cannot tell about. These scripts cannot hide one and run as before.
+CANNOT_HIDE_A_LIMIT = {
+    "jobs whose stderr reaches the run": (
+        "for i in 1 2 3; do get_user --id $i >/dev/null & done\nwait\necho done\n"
+    ),
+    "a job's own 2>/dev/null": (
+        "for i in 1 2 3; do get_user --id $i 2>/dev/null >/dev/null & done\nwait\necho done\n"
+    ),
+    "2>/dev/null without a job": "get_user --id 404 2>/dev/null || echo missing\n",
+    "2>&1 into a variable without a job": 'out=$(get_user --id 404 2>&1)\necho "${#out}"\n',
+    "an & in a string, a comment and arithmetic": (
+        "# users & orders\necho 'a&b' 2>/dev/null\necho $(( 6 & 3 ))\n"
+    ),
+    "an ERR trap": "trap 'echo failed >&2' ERR\nget_user --id 1 | jq .id\n",
+    "eval of a literal string": "eval 'get_user --id 1' 2>/dev/null | jq .id\n",
+    "a literal array from a tool": "declare -a ids=($(get_user --id 3 | jq .id))\necho ${ids[0]}\n",
+    "xargs and timeout running a tool": (
+        "printf '1\\n2\\n' | xargs -I{} get_user --id {} 2>/dev/null | jq -s length\n"
+        'id=2; timeout 5 get_user --id "$id" 2>/dev/null & wait\n'
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CANNOT_HIDE_A_LIMIT))
+def test_a_script_that_cannot_hide_a_limit_hit_succeeds(name: str) -> None:
+    result = session().run(CANNOT_HIDE_A_LIMIT[name])
+    assert (result.exit_code, result.error) == (0, None), result

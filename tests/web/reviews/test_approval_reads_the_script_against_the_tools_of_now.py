@@ -84,8 +84,6 @@ SPELLINGS = {
     "command": "command wipe_orders\n",
     "substitution": 'echo "$(wipe_orders)"\n',
     "backquotes": "echo `wipe_orders`\n",
-    "variable": "x=wipe_orders; $x\n",
-    "built name": "x=wipe; ${x}_orders\n",
     "eval": 'eval "wipe_orders"\n',
     "function first": "wipe_orders() { echo none; }\nunset -f wipe_orders\nwipe_orders\n",
     "xargs": "echo go | xargs wipe_orders\n",
@@ -101,6 +99,19 @@ def test_no_spelling_of_the_call_is_approved_once_the_tool_exists(
     add_wipe_orders(ecommerce, member)
     assert "wipe_orders" in refused(submission, reviewer).appeared
     assert "wipe_orders" in shown(submission)
+
+
+# A command name computed at run time is refused before anyone reads it (it may be `eval`,
+# which could hide a limit hit from the run: `jazzmine.bash.blindspots`).
+COMPUTED = {"variable": "x=wipe_orders; $x\n", "built name": "x=wipe; ${x}_orders\n"}
+
+
+@pytest.mark.parametrize("body", COMPUTED.values(), ids=COMPUTED.keys())
+def test_a_computed_command_name_is_never_pending_approval(api, ecommerce, body) -> None:
+    state = submit(api, ecommerce, body=body, language="bash").json()
+    assert state["status"] == "rejected_by_validator", state
+    assert "computed at run time" in str(state["violations"])
+    assert not Run.objects.exists()
 
 
 def test_a_tool_renamed_to_the_name_the_script_calls_is_not_approved_unseen(

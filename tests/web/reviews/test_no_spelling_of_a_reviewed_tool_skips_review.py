@@ -103,7 +103,9 @@ def test_the_table_has_at_least_thirty_bash_spellings() -> None:
 @pytest.mark.parametrize("body", BASH_SPELLINGS)
 def test_a_bash_spelling_of_a_reviewed_tool_waits_for_a_person(api, auto, body) -> None:
     state = submit(api, auto, body=body, language="bash").json()
-    assert state["status"] == "pending", state
+    # Either a person decides or the validator refuses it (code built at run time may hide a
+    # limit hit from the run: `jazzmine.bash.blindspots`); never the policy alone.
+    assert state["status"] in {"pending", "rejected_by_validator"}, state
     listed = _listed(state)
     assert "get_user" in listed or any(t["certain"] is False for t in listed.values()), listed
     assert all(t["why"] for t in listed.values())

@@ -1,0 +1,367 @@
+"""Read a bash script for the parts where bashkit could stop it at a limit and not say so.
+
+bashkit (0.20) fails the whole execution when a script hits one of its limits (commands, loop
+iterations, function or subshell depth, memory, time), except in a few places where only that
+part ends and the script goes on (read in bashkit 0.20.1's interpreter):
+- a background job (`cmd &`) or a coproc: the job ends and says why in one line on its stderr;
+- `compgen -W`: the error expanding the word list becomes compgen's message on its stderr;
+- an EXIT trap, the script's or a subshell's: the handler ends and nothing at all is said.
+A line on a part's stderr reaches the run only if the script lets it through: `2>/dev/null`,
+`&>`, `2>&-`, `2>&1` into a variable or a pipe, `|&` on a group, a function, a loop, eval or
+`wait` around it send it elsewhere (on the job's own command they do not: bashkit writes the
+line outside it). Text the script builds while it runs and then runs as code (eval of a
+computed string, a computed command name, a prompt expansion) may hold any of these parts. So
+the run tells every limit it hit only when the script can set no EXIT trap and runs none of the
+other parts where its stderr may be sent elsewhere.
+
+The reading errs one way only: a quoted `&`, a comment or a string may pass for such a part,
+never the other way round. Stdlib and bashkit only: it is copied into the bash image.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+# `&` ending a job: not `&&`, nor part of `>&`, `<&`, `&>`, `|&` or a case's `;&`.
+_AMPERSAND = re.compile(r"(?<![&<>|;])&(?![&>])")
+# Where stderr may go other than to the run: fd 2 redirected or closed, `&>`, `>&word`, `|&`,
+# or a `{name}` descriptor (which may hold 2).
+_DIVERSION = re.compile(r"(?<![0-9])0*2[<>]|&>|>&(?!\s*(?:[0-9]+|-)(?![\w/.]))|\|&|\}[<>]")
+_COPROC = re.compile(r"(?<![\w-])coproc(?![\w-])")
+# `${x@P}` and the prompt variables (PS4 under `set -x`) expand text as a prompt: `$(...)` in it runs.
+_PROMPT = re.compile(r"@\s*P\s*\}|(?<!\w)(?:PS[0-4]|PROMPT_COMMAND)(?!\w)")
+_PROBE = "__jazzmine_job_probe__"
+_MAX_DEPTH = 8  # strings run as code, inside strings run as code...
+_MAX_AMPERSANDS = 64  # past this many, every `&` is taken for a job unread
+
+# Commands that run another one named in their arguments, and the options that take a value.
+_RUNNERS: dict[str, frozenset[str]] = {
+    "command": frozenset(), "builtin": frozenset(), "exec": frozenset(), "nohup": frozenset(),
+    "time": frozenset(), "setsid": frozenset(), "sudo": frozenset(), "chroot": frozenset(),
+    "parallel": frozenset(), "retry": frozenset(),
+    "env": frozenset({"-u", "--unset", "-C", "--chdir"}),
+    "timeout": frozenset({"-s", "--signal", "-k", "--kill-after"}),
+    "nice": frozenset({"-n", "--adjustment"}),
+    "stdbuf": frozenset({"-i", "-o", "-e"}),
+    "watch": frozenset({"-n", "--interval", "-d"}),
+    "xargs": frozenset({"-I", "-d", "-E", "-L", "-n", "-P", "-s", "-a", "--delimiter",
+                        "--max-args", "--max-procs", "--max-chars", "--arg-file", "--eof",
+                        "--max-lines"}),
+}  # fmt: skip
+# What ends the command before a redirection's own (a brace only as a word of its own: `{}`
+# is xargs's), and the words that may open one.
+_COMMAND_START = frozenset(";|&\n()`")
+_LEADING = frozenset({"if", "then", "else", "elif", "do", "while", "until", "!"})
+_KEYWORDS = frozenset({"fi", "done", "esac", "case", "for", "select", "in", "function", "time",
+                       "coproc", "{", "}", "[[", "]]"})  # fmt: skip
+# Commands that hand on the output of jobs they wait for, lines saying why one ended included.
+_JOB_WAITERS = frozenset({"wait", "fg", "bg", "jobs"})
+# Commands that run text the reading cannot see (a file, another shell, the history).
+_UNREAD = frozenset({"source", ".", "sh", "bash", "fc"})
+_DECLARERS = frozenset({"declare", "typeset", "local", "readonly", "export"})
+# Names that are such a part (or may run one) when a runner runs them.
+_PARTS = frozenset({"eval", "trap", "compgen", "complete", "alias", "mapfile", "readarray"})
+_RUN_BY_NAME = _PARTS | _UNREAD | _DECLARERS | frozenset(_RUNNERS)
+# The names a script that bash cannot parse is searched for, word by word.
+_UNPARSED = frozenset({"trap", "eval", "alias", "compgen", "complete"})
+
+
+@dataclass
+class _Reading:
+    silent: list[str] = field(default_factory=list)  # a limit hit there leaves no trace
+    quiet: list[str] = field(default_factory=list)  # ... only a line on that part's stderr
+    # Each place stderr may be sent elsewhere: the text and where the redirection starts.
+    diversions: list[tuple[str, int]] = field(default_factory=list)
+    functions: set[str] = field(default_factory=set)
+    aliases: bool = False  # an alias may make a group of any name
+
+    def diverted(self) -> str | None:
+        """Return the first redirection that may hold a part's line, quoted, or None."""
+        for text, at in self.diversions:
+            if self.aliases or not _on_one_plain_command(text, at, self.functions):
+                return _quoted_line(text, at)
+        return None
+
+
+def limit_blind_spot(script: str) -> str | None:
+    """Return why a limit hit in this script could go unreported, or None when none could."""
+    reading = _Reading()
+    _read(script, reading, depth=0)
+    if reading.silent:
+        return reading.silent[0]
+    diverted = reading.diverted() if reading.quiet else None
+    if diverted:
+        return f"{reading.quiet[0]}, and the script may send that stderr elsewhere ({diverted})"
+    return None
+
+
+def _read(text: str, reading: _Reading, depth: int) -> None:
+    if depth > _MAX_DEPTH:
+        reading.silent.append("strings run as code nest deeper than the engine reads")
+        return
+    flat = text.replace("\\\n", "")  # bash joins continued lines before anything else
+    bare = _dequote(flat)
+    reading.diversions += [(flat, found.start()) for found in _DIVERSION.finditer(flat)]
+    if _COPROC.search(bare):
+        reading.quiet.append("a coproc reports a limit hit only on its stderr")
+    if _PROMPT.search(flat) or _PROMPT.search(bare):
+        reading.silent.append("a prompt expansion (${x@P}, PS4) runs text built at run time")
+    for part in [flat, *_substitutions(flat)]:
+        analysis = _analyze(part)
+        if analysis is None:
+            _read_unparsed(part, reading)
+            continue
+        if _has_job(part):
+            reading.quiet.append("a background job (`&`) reports a limit hit only on its stderr")
+        if analysis.has_dynamic_commands or analysis.truncated:
+            reading.silent.append("a command name is computed at run time (it may be eval)")
+        reading.functions.update(analysis.functions)
+        for command in analysis.commands:
+            if command.name is not None:
+                _read_command(command.name, list(command.args), flat, reading, depth)
+
+
+def _read_command(
+    name: str, args: list[str | None], text: str, reading: _Reading, depth: int
+) -> None:
+    literal = [a for a in args if a is not None]
+    computed = len(literal) < len(args)
+    if name == "eval":
+        if computed:
+            reading.silent.append("eval runs a string built at run time")
+        else:
+            _read(" ".join(literal), reading, depth + 1)
+    elif name == "trap":
+        _read_trap(args, reading, depth)
+    elif name in ("compgen", "complete"):
+        reading.quiet.append(f"`{name} -W` reports a limit hit in its words only on its stderr")
+        if computed:
+            reading.silent.append(f"{name} expands words built at run time")
+        _read(" ".join(literal), reading, depth + 1)
+    elif name == "alias":
+        reading.aliases = True
+        if computed:
+            reading.silent.append("alias makes a command of text built at run time")
+        for arg in literal:
+            _read(arg.partition("=")[2], reading, depth + 1)
+    elif name in _DECLARERS:
+        if any(a.startswith("-") and ("a" in a or "A" in a) for a in literal):
+            for arg in literal:
+                _read(arg.partition("=")[2], reading, depth + 1)
+            if computed and _rereads_a_value(text):
+                reading.silent.append(f"{name} -a reads a value built at run time as code")
+    elif name in ("mapfile", "readarray"):
+        if computed or any(a.startswith("-") and "C" in a for a in literal):
+            reading.silent.append(f"{name} -C runs a callback")
+    elif name in _UNREAD:
+        reading.silent.append(f"`{name}` runs commands the engine cannot read")
+    elif name in _RUNNERS:
+        word = _command_word(name, args)
+        if word is None or word in _RUN_BY_NAME:
+            reading.silent.append(f"`{name}` runs a command that may be eval or trap")
+
+
+def _read_trap(args: list[str | None], reading: _Reading, depth: int) -> None:
+    if None in args:
+        reading.silent.append("a trap set from a value built at run time may be an EXIT trap")
+        return
+    words = [str(a) for a in args]
+    if words[:1] == ["--"]:
+        words = words[1:]
+    elif words[:1] != ["-"] and words and words[0].startswith("-"):
+        return  # `trap -p`, `trap -l`: nothing is set
+    if len(words) < 2:
+        return
+    handler, signals = words[0], [s.upper().removeprefix("SIG") for s in words[1:]]
+    if handler in ("", "-"):
+        return  # ignores or resets the signals: no handler runs
+    if "EXIT" in signals or "0" in signals:
+        reading.silent.append("an EXIT trap: bashkit drops a limit hit inside one without a word")
+    else:
+        _read(handler, reading, depth + 1)  # runs as code when its signal comes
+
+
+def _read_unparsed(text: str, reading: _Reading) -> None:
+    """Read what bash cannot parse the coarse way: bashkit runs the lines before the error."""
+    if _AMPERSAND.search(text):
+        reading.quiet.append("a background job (`&`) reports a limit hit only on its stderr")
+    for name in sorted(_UNPARSED & set(re.findall(r"[\w-]+", _dequote(text)))):
+        reading.silent.append(f"bash cannot parse all of the script, and it names {name}")
+
+
+def _on_one_plain_command(text: str, at: int, functions: set[str]) -> bool:
+    """Tell whether the redirection at `at` belongs to one plain command that holds no part.
+
+    Such a redirection covers that command's own stderr, never a job's line: bashkit writes
+    it on the stderr around the job. Anything else (a group, a loop, a function, eval, `wait`,
+    or a command whose words hold `$(...)`) may hold one, and so may a text too odd to tell.
+    """
+    if text[at] == "}":
+        return False  # `{fd}>&-`: a descriptor held in a variable, which may be 2, for good
+    start = at
+    while start > 0 and not _ends_a_command(text, start - 1):
+        start -= 1
+    command = text[start:at]
+    if re.search(r"\$\(|`|[<>]\(", command):
+        return False
+    words = command.split()
+    while words and (words[0] in _LEADING or re.fullmatch(r"[A-Za-z_]\w*=\S*", words[0])):
+        words.pop(0)
+    if not words or not re.fullmatch(r"[A-Za-z_][\w.-]*", words[0]):
+        return False
+    if words[0] in _RUNNERS:
+        runs = _command_word(words[0], list(words[1:])) or ""
+        words = [runs] if re.fullmatch(r"[A-Za-z_][\w.-]*", runs) else []
+    if not words:
+        return False
+    name = words[0]
+    return not (name in _KEYWORDS or name in _RUN_BY_NAME or name in _JOB_WAITERS
+                or name in functions)  # fmt: skip
+
+
+def _ends_a_command(text: str, i: int) -> bool:
+    char = text[i]
+    if char == "}":
+        return i == 0 or text[i - 1] in " \t\n;&|"
+    if char == "{":
+        return i + 1 == len(text) or text[i + 1] in " \t\n"
+    return char in _COMMAND_START
+
+
+def _has_job(text: str) -> bool:
+    """Tell whether an `&` of the text ends a job, asking bash's parser of each one."""
+    spots = [found.start() for found in _AMPERSAND.finditer(text)]
+    if len(spots) > _MAX_AMPERSANDS:
+        return True
+    for at in spots:
+        # A job's `&` lets a command follow; in a string or a comment, the probe stays text.
+        probed = _analyze(f"{text[: at + 1]} {_PROBE};{text[at + 1 :]}")
+        if probed is None or any(c.name == _PROBE for c in probed.commands):
+            return True
+    return False
+
+
+def _command_word(name: str, args: list[str | None]) -> str | None:
+    """Return the command a runner runs: None when it is computed, "" when it runs none.
+
+    xargs's command is computed too when it is the string `-I` replaces with its input.
+    """
+    words = iter(args)
+    duration_left = name == "timeout"
+    replaced = {"{}"}
+    for arg in words:
+        if arg is None:
+            return None
+        if arg == "--":
+            arg = next(words, "")
+            return None if arg is None or arg in replaced else arg
+        if arg in _RUNNERS[name]:
+            value = next(words, None)
+            if arg == "-I":
+                replaced.add(value or "")
+        elif arg.startswith("-") or (name == "env" and "=" in arg):
+            if name == "xargs" and arg.startswith("-I"):
+                replaced.add(arg[2:])
+        elif duration_left:
+            duration_left = False
+        else:
+            return None if name == "xargs" and arg in replaced else arg
+    return ""
+
+
+def _rereads_a_value(text: str) -> bool:
+    """Tell whether some declare-like command holds a value that is no literal `name=( ... )`.
+
+    `declare -a a="$x"` reads `x` again as `( ... )`, running what it holds; the literal
+    `declare -a a=($(tool))` only splits the tool's output.
+    """
+    commands = re.finditer(r"(?<![\w-])(?:declare|typeset|local|readonly|export)\s[^\n;&|]*", text)
+    for command in commands:
+        if not re.search(r"\s-\w*[aA]", command.group()):
+            continue  # no array flag: a value is only ever a string
+        if re.search(r"[$`\"']", _without_literal_arrays(command.group())):
+            return True
+    return False
+
+
+def _without_literal_arrays(text: str) -> str:
+    out, i = [], 0
+    for found in re.finditer(r"(?<![\w\"'$])[A-Za-z_]\w*(?:\[[^\]]*\])?\+?=\(", text):
+        if found.start() < i:
+            continue
+        end = _closing_paren(text, found.end())
+        out.append(text[i : found.start()])
+        i = len(text) if end is None else end + 1
+    return "".join(out) + text[i:]
+
+
+def _substitutions(text: str) -> list[str]:
+    """Return the inner text of every `$(…)`, `<(…)`, `>(…)` and backquote pair.
+
+    Quotes are not honoured on purpose: the parser's analysis does not look inside `${x:-…}`,
+    `$((…))` or subscripts, and reading a quoted one as code can only find more.
+    """
+    found: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        char = text[i]
+        if char == "\\":
+            i += 2
+            continue
+        if char in "$<>" and text.startswith("(", i + 1) and not text.startswith("((", i + 1):
+            end = _closing_paren(text, i + 2)
+            if end is not None:
+                found.append(text[i + 2 : end])
+        elif char == "`":
+            end = text.find("`", i + 1)
+            if end > i:
+                found.append(text[i + 1 : end])
+                i = end
+        i += 1
+    return found
+
+
+def _closing_paren(text: str, start: int) -> int | None:
+    depth, i, n = 1, start, len(text)
+    while i < n:
+        char = text[i]
+        if char == "\\":
+            i += 2
+            continue
+        if char in "'\"":
+            close = text.find(char, i + 1)
+            if close < 0:
+                return None
+            i = close + 1
+            continue
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return None
+
+
+def _analyze(text: str) -> Any:
+    from bashkit import Bash  # bashkit's own parser, the one that runs the script; runs nothing
+
+    try:
+        return Bash().analyze(text)
+    except Exception:  # BashError, or a parser limit: this text does not parse on its own
+        return None
+
+
+def _dequote(text: str) -> str:
+    """Return the text without quotes and backslashes: `t''rap` is the word trap."""
+    return re.sub(r"['\"\\]", "", text)
+
+
+def _quoted_line(text: str, at: int) -> str:
+    start = text.rfind("\n", 0, at) + 1
+    end = text.find("\n", at)
+    line = text[start : end if end >= 0 else len(text)].strip()
+    return f"`{line[:60]}…`" if len(line) > 60 else f"`{line}`"
