@@ -46,7 +46,6 @@ from typing import Any
 
 import httpx
 import psycopg
-import redis
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -58,7 +57,13 @@ from bench.common import (  # noqa: E402
     pct,
     playground_page,
 )
-from tests.workers import AGENT_TOKEN_SCRIPT, Web, free_port, worker_start  # noqa: E402
+from tests.workers import (  # noqa: E402
+    AGENT_TOKEN_SCRIPT,
+    Web,
+    free_port,
+    redis_namespace_clear,
+    worker_start,
+)
 
 PG_ADMIN = "postgres://jazzmine:jazzmine@127.0.0.1:5432/jazzmine"
 STARTS = 15  # runs measured for Run → first event
@@ -250,16 +255,9 @@ def deployed(label: str, tmp: Path) -> Iterator[Deployment]:
             with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
                 conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
         deployment_images_clear(env)
-        redis_namespace_clear(env)
-
-
-def redis_namespace_clear(env: dict[str, str]) -> None:
-    """Remove what a deployment left under its Redis prefix (kombu's queue bindings)."""
-    client = redis.Redis.from_url(env.get("JAZZMINE_REDIS_URL", "redis://127.0.0.1:6379/0"))
-    with contextlib.closing(client):
-        keys = list(client.scan_iter(match=f"{env['JAZZMINE_REDIS_PREFIX']}:*"))
-        if keys:
-            client.delete(*keys)
+        redis_namespace_clear(
+            env.get("JAZZMINE_REDIS_URL", "redis://127.0.0.1:6379/0"), env["JAZZMINE_REDIS_PREFIX"]
+        )
 
 
 def epoch(value: Any) -> float:

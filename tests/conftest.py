@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 from pathlib import Path
@@ -132,7 +133,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """Remove the sandbox images the tests' deployment made, and those left without a tag.
+    """Remove the sandbox images the tests' deployment made, those left without a tag, and the
+    session's Redis keys.
 
     Every test sandbox's images are filed under the tests' deployment name (its key label),
     tagged or not: kept, they piled up run after run on one engine (thousands, after a few
@@ -154,3 +156,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         client.images.prune(filters={"dangling": True, "label": "jazzmine.sandbox"})
     except docker.errors.DockerException:
         pass
+    # And the session's Redis namespace (kombu's bindings), if its Redis answers.
+    from tests.workers import redis_namespace_clear
+
+    with contextlib.suppress(Exception):
+        redis_namespace_clear(settings.JAZZMINE_REDIS_URL, settings.JAZZMINE_REDIS_PREFIX)

@@ -393,3 +393,18 @@ sandbox = Sandbox.objects.get(name="ecommerce")
 SandboxReviewSettings.objects.update_or_create(sandbox=sandbox, defaults={"policy": "never"})
 print(api_token_create(user=get_user_model().objects.get(username="demo"), name="topology").raw)
 """
+
+
+def redis_namespace_clear(url: str, prefix: str) -> None:
+    """Remove what a test session or a bench deployment left under its Redis prefix.
+
+    kombu keeps its queue bindings there for good: three keys a session, one session after
+    another on a developer's Redis.
+    """
+    import redis
+
+    client = redis.Redis.from_url(url)
+    with contextlib.closing(client):
+        keys = list(client.scan_iter(match=f"{prefix}:*"))
+        if keys:
+            client.delete(*keys)
