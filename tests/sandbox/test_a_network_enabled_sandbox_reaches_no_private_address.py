@@ -253,3 +253,28 @@ def test_allowances_read_urls_and_host_port_pairs():
         Allowed(IPv4Address("127.0.0.2"), 9),
         Allowed(IPv4Address("127.0.0.3"), 443),
     )
+
+
+def test_one_sandbox_cannot_reach_another_on_the_same_network(
+    hostile_runner, image, limits, docker_client, network
+):
+    egress_network(docker_client)
+    # A neighbour listening on the network, started outside the runner: only its address matters.
+    serve = (
+        "import socket, time\n"
+        "s = socket.create_server(('0.0.0.0', 8080))\n"
+        "s.settimeout(60)\n"
+        "while True:\n"
+        "    try: s.accept()[0].close()\n"
+        "    except OSError: pass\n"
+    )
+    neighbour = docker_client.containers.run(
+        image, ["python3", "-c", serve], network=network.name, detach=True, remove=True
+    )
+    try:
+        neighbour.reload()
+        address = neighbour.attrs["NetworkSettings"]["Networks"][network.name]["IPAddress"]
+        found = probed(hostile_runner, image, limits, {"neighbour": (address, 8080)})
+    finally:
+        neighbour.kill()
+    assert found == {"neighbour": "TimeoutError"}
