@@ -215,6 +215,22 @@ def _must(family: str, *args: str) -> None:
         )
 
 
+def _restore(rules: str) -> None:
+    binary = shutil.which("iptables-restore")
+    if binary is None:
+        raise EgressUnavailable(
+            "iptables-restore is not installed: a network-enabled sandbox needs it"
+        )
+    done = subprocess.run(
+        [binary, "-w", "5", "--noflush"], input=rules, capture_output=True, text=True,
+        timeout=30, check=False,
+    )  # fmt: skip
+    if done.returncode != 0:
+        hint = "" if os.geteuid() == 0 else " (the worker is not root)"
+        why = (done.stderr or done.stdout).strip()
+        raise EgressUnavailable(f"cannot set the sandboxes' filter{hint}: iptables-restore: {why}")
+
+
 def _hooks(network: EgressNetwork) -> list[tuple[str, str, str]]:
     # (iptables binary, chain hooked, target): the FORWARD side through Docker's DOCKER-USER,
     # which Docker evaluates before its own rules and never rewrites.
@@ -234,19 +250,22 @@ def _hooked(network: EgressNetwork) -> bool:
 
 
 def _filter_write(network: EgressNetwork, allowed: Sequence[Allowed]) -> None:
-    """Write the filter's chains from scratch, then hook them (each hook once)."""
+    """Write the filter's chains in one transaction, then hook them (each hook once).
+
+    One `iptables-restore --noflush`: the chains are replaced whole, so a second worker of
+    this host writing them as it starts never leaves them empty (open) for a moment, as a
+    flush followed by appends would.
+    """
     out, into = f"{network.chain}-OUT", f"{network.chain}-IN"
-    for chain in (out, into):
-        if _iptables("iptables", "-n", "-L", chain).returncode != 0:
-            _must("iptables", "-N", chain)
-        _must("iptables", "-F", chain)
+    # A chain line empties that chain (made if missing) within the transaction.
+    rules = ["*filter", f":{out} - [0:0]", f":{into} - [0:0]"]
     for pair in allowed:
-        port = ("-p", "tcp", "--dport", str(pair.port))
-        _must("iptables", "-A", out, "-d", f"{pair.address}/32", *port, "-j", "RETURN")
-        _must("iptables", "-A", into, "-d", f"{pair.address}/32", *port, "-j", "ACCEPT")
-    for cidr in BLOCKED_V4:
-        _must("iptables", "-A", out, "-d", cidr, "-j", "DROP")
-    _must("iptables", "-A", into, "-j", "DROP")
+        port = f"-p tcp --dport {pair.port}"
+        rules.append(f"-A {out} -d {pair.address}/32 {port} -j RETURN")
+        rules.append(f"-A {into} -d {pair.address}/32 {port} -j ACCEPT")
+    rules += [f"-A {out} -d {cidr} -j DROP" for cidr in BLOCKED_V4]
+    rules += [f"-A {into} -j DROP", "COMMIT", ""]
+    _restore("\n".join(rules))
     for family, chain, target in _hooks(network):
         rule = ("-i", network.bridge, "-j", target)
         if _iptables(family, "-C", chain, *rule).returncode != 0:

@@ -24,9 +24,11 @@ import pytest
 from jazzmine.sandbox import RunRequest
 from jazzmine.sandbox.docker_runner import DockerOneShot
 from jazzmine.sandbox.egress import (
+    BLOCKED_V4,
     Allowed,
     EgressNetwork,
     EgressUnavailable,
+    _filter_write,
     _network_ensure,
     allowed_from,
     egress_allow,
@@ -278,3 +280,25 @@ def test_one_sandbox_cannot_reach_another_on_the_same_network(
     finally:
         neighbour.kill()
     assert found == {"neighbour": "TimeoutError"}
+
+
+def test_a_rewrite_never_leaves_the_filter_open_for_a_moment(docker_client, network):
+    # A second worker of the host writes the chains as it starts, while sandboxes run.
+    egress_network(docker_client)
+    done = threading.Event()
+
+    def rewrite() -> None:
+        for _ in range(15):
+            _filter_write(network, ())
+        done.set()
+
+    writer = threading.Thread(target=rewrite)
+    writer.start()
+    seen = []
+    while not done.is_set():
+        listed = subprocess.run(
+            ["iptables", "-w", "5", "-S", f"{network.chain}-OUT"], capture_output=True, text=True
+        ).stdout
+        seen.append(sum(f"-d {cidr} -j DROP" in listed for cidr in BLOCKED_V4))
+    writer.join()
+    assert len(seen) > 5 and set(seen) == {len(BLOCKED_V4)}, seen
