@@ -34,6 +34,7 @@ from jazzmine.sandbox.egress import (
     egress_allow,
     egress_network,
 )
+from jazzmine.sandbox.pool import WarmPool
 
 from .helpers import collect
 
@@ -302,3 +303,27 @@ def test_a_rewrite_never_leaves_the_filter_open_for_a_moment(docker_client, netw
         seen.append(sum(f"-d {cidr} -j DROP" in listed for cidr in BLOCKED_V4))
     writer.join()
     assert len(seen) > 5 and set(seen) == {len(BLOCKED_V4)}, seen
+
+
+@pytest.mark.parametrize("path", ["one-shot", "warm pool"])
+def test_a_worker_that_cannot_set_the_filter_starts_no_networked_sandbox(
+    runner, image, limits, monkeypatch, path
+):
+    def unavailable(_client):
+        raise EgressUnavailable("cannot set the sandboxes' filter (the worker is not root)")
+
+    monkeypatch.setattr("jazzmine.sandbox.containers.egress_network", unavailable)
+    networked = dataclasses.replace(limits, network=True)
+    request = RunRequest(script="emit_result(1)\n")
+
+    async def run() -> list:
+        if path == "one-shot":
+            return await collect(DockerOneShot(runner, image, networked).run(request))
+        async with WarmPool(runner, image, networked, size=1) as pool:
+            return await collect(pool.run(request))
+
+    events = asyncio.run(run())
+    assert events[-1].type == "exit", events
+    assert events[-1].data["outcome"] == "engine_unavailable"
+    assert "not root" in str(events[-1].data)
+    assert not [e for e in events if e.type == "result"]
