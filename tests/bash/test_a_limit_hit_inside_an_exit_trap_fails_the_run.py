@@ -13,11 +13,11 @@ import time
 
 import pytest
 
-from jazzmine.bash import BashLimits, BashResult, BashSession, ToolSpec, specs_for_sandbox
-from jazzmine.bash.events import bash_final_events
+from jazzmine.bash import BashLimits, BashSession, ToolSpec, specs_for_sandbox
 from jazzmine.bash.sandbox import run_bash_in_sandbox
 from jazzmine.core.tools import SandboxConfig, ToolParameter, ToolRegistry, ToolResponse
-from jazzmine.sandbox import Outcome, SandboxBuilder
+from jazzmine.sandbox import SandboxBuilder
+from tests.bash.limits import assert_stopped_by_a_limit
 
 USER = ToolSpec("get_user", "Fetch a user by id", {
     "type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"],
@@ -54,15 +54,6 @@ def slow() -> str:
 
 def session(limits: BashLimits = LIMITS) -> BashSession:
     return BashSession([USER, SLOW], {"get_user": get_user, "slow": slow}, limits=limits)
-
-
-def assert_stopped_by_a_limit(result: BashResult) -> None:
-    """The run failed, and both its error and its error event say a limit stopped it."""
-    assert result.exit_code != 0, result
-    assert "limit" in (result.error or ""), result
-    events = dict(bash_final_events(result))
-    assert "limit" in events["error"]["message"], events
-    assert events["exit"]["outcome"] != Outcome.RESULT.value
 
 
 @pytest.mark.parametrize("name", sorted(TRAPS))

@@ -15,10 +15,10 @@ from __future__ import annotations
 import pytest
 
 from jazzmine.bash import BashLimits, BashResult, BashSession, ToolSpec, specs_for_sandbox
-from jazzmine.bash.events import bash_final_events
 from jazzmine.bash.sandbox import run_bash_in_sandbox
 from jazzmine.core.tools import SandboxConfig, ToolParameter, ToolRegistry, ToolResponse
-from jazzmine.sandbox import Outcome, RunLimits, SandboxBuilder
+from jazzmine.sandbox import RunLimits, SandboxBuilder
+from tests.bash.limits import assert_stopped_by_a_limit
 
 USER = ToolSpec("get_user", "Fetch a user by id", {
     "type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"],
@@ -68,15 +68,6 @@ def get_user(id: int) -> ToolResponse:
 
 def run(script: str) -> BashResult:
     return BashSession([USER], {"get_user": get_user}, limits=LIMITS).run(script)
-
-
-def assert_stopped_by_a_limit(result: BashResult) -> None:
-    """The run failed, and both its error and its error event say a limit stopped it."""
-    assert result.exit_code != 0, result
-    assert "limit" in (result.error or ""), result
-    events = dict(bash_final_events(result))
-    assert "limit" in events["error"]["message"], events
-    assert events["exit"]["outcome"] != Outcome.RESULT.value
 
 
 @pytest.mark.parametrize("name", sorted(HIDING))
