@@ -12,14 +12,11 @@ by its own id, with the fields its own pages' forms carry.
 from __future__ import annotations
 
 import itertools
-import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
-from django.urls import URLPattern, URLResolver, get_resolver
 from django.urls.converters import (
     IntConverter,
     PathConverter,
@@ -42,6 +39,7 @@ from jazzmine_web.teams.models import ApiToken
 from jazzmine_web.teams.services import api_token_create
 from tests.scripttools.samples import RSI
 from tests.web.helpers import rival_team
+from tests.web.routes import PARAMETER, route_fill, site_routes
 
 pytestmark = pytest.mark.django_db
 
@@ -81,42 +79,23 @@ VALUES = (
 )  # fmt: skip
 MARK = "RIVAL-7731-not-for-you"
 ACTIONS = ("approve", "edit", "reject", "withdraw", "cancel", "retry")
-PARAMETER = re.compile(r"<(?:\w+:)?(\w+)>")
-
-
-def _patterns(
-    resolver: URLResolver, prefix: str = "", converters: dict[str, Any] | None = None
-) -> Iterator[tuple[str, dict[str, Any]]]:
-    for entry in resolver.url_patterns:
-        route = getattr(entry.pattern, "_route", None)
-        if route is None:
-            continue  # a regex pattern (the admin's own): not this app's paths
-        joined = {**(converters or {}), **entry.pattern.converters}
-        if isinstance(entry, URLResolver):
-            yield from _patterns(entry, prefix + route, joined)
-        elif isinstance(entry, URLPattern) and not (prefix + route).startswith("admin/"):
-            yield prefix + route, joined
-
-
-def _fill(route: str, values: dict[str, str]) -> str:
-    return "/" + PARAMETER.sub(lambda m: values[m.group(1)], route)
 
 
 def _hostile_paths() -> list[str]:
     paths = set()
-    for route, converters in _patterns(get_resolver()):
+    for route, converters in site_routes():
         names = PARAMETER.findall(route)
         choices = [HOSTILE[type(converters[name])] for name in names]
         for values in itertools.product(*choices) if len(names) < 2 else zip(*choices):
-            paths.add(_fill(route, dict(zip(names, values))))
+            paths.add(route_fill(route, dict(zip(names, values))))
     return sorted(paths)
 
 
 def _one_path_each() -> list[str]:
     """Every route once, with the first hostile value of each parameter."""
     return sorted(
-        _fill(route, {n: HOSTILE[type(c[n])][0] for n in PARAMETER.findall(route)})
-        for route, c in _patterns(get_resolver())
+        route_fill(route, {n: HOSTILE[type(c[n])][0] for n in PARAMETER.findall(route)})
+        for route, c in site_routes()
     )
 
 
@@ -208,11 +187,11 @@ def _rival_paths(rival: dict[str, Any]) -> list[str]:
         return [str(rival[name.removesuffix("_id")].pk)]
 
     paths = []
-    for route, _converters in _patterns(get_resolver()):
+    for route, _converters in site_routes():
         names = PARAMETER.findall(route)
         if names:
             for chosen in itertools.product(*(values(route, name) for name in names)):
-                paths.append(_fill(route, dict(zip(names, chosen))))
+                paths.append(route_fill(route, dict(zip(names, chosen))))
     return paths
 
 
