@@ -32,6 +32,9 @@ from .services import run_group
 CLOSE_NOT_FOUND = 4404
 CLOSE_NORMAL = 1000
 TEMPLATE = "runs/_output.html"
+# Rendering costs some 0.1 ms an event: a live batch this small is rendered on the loop (a
+# thread hand-over would delay it as much), a longer one (a replay) in a thread.
+RENDER_ON_LOOP_EVENTS = 50
 
 
 class RunStatusPayload(TypedDict):
@@ -93,7 +96,7 @@ class RunFollowMixin:
             run, events = stored
             self._recheck().passed()
             self.following_run = run
-            html = self._events_html(events, replace=True)
+            html = await self._events_html(events, replace=True)
             self.sent = max([after, *(e["seq"] for e in events)])
             await self._send_run_status(html, run)
         if not self.ended:
@@ -126,7 +129,7 @@ class RunFollowMixin:
                 # to Redis): the database has every event, so fill the gap from there first.
                 events = await self._missed(before=events[0]["seq"]) + events
             self.sent = events[-1]["seq"]
-            await self.send_run_html(run_id, self._events_html(events, replace=False))
+            await self.send_run_html(run_id, await self._events_html(events, replace=False))
 
     async def run_status(self, message: dict[str, Any]) -> None:
         """Forward a status change; a finished run's last events are read first if missing."""
@@ -143,7 +146,7 @@ class RunFollowMixin:
                 missed = await self._missed(before=None)
                 if missed:
                     self.sent = missed[-1]["seq"]
-                    html = self._events_html(missed, replace=False)
+                    html = await self._events_html(missed, replace=False)
             await self._send_status(
                 html,
                 RunStatusPayload(type="status", run_id=run_id, status=message["status"],
@@ -172,7 +175,7 @@ class RunFollowMixin:
             run, events = stored
             self._recheck().passed()
             events = [e for e in events if e["seq"] > self.sent]
-            html = self._events_html(events, replace=False) if events else ""
+            html = await self._events_html(events, replace=False) if events else ""
             if events:
                 self.sent = events[-1]["seq"]
             if run.is_finished:
@@ -228,23 +231,20 @@ class RunFollowMixin:
         await self.send_run_html(payload["run_id"], html)
         await self.run_status_sent(payload)
 
-    def _events_html(self, events: list[dict[str, Any]], *, replace: bool) -> str:
+    async def _events_html(self, events: list[dict[str, Any]], *, replace: bool) -> str:
+        """Render events as the pane's fragments, off the event loop.
+
+        A replay of a long run (up to `JAZZMINE_MAX_RUN_EVENTS` lines) is seconds of CPU:
+        on the loop it froze every socket and request of the web process meanwhile, and a
+        page could ask for it again and again (reconnecting, or `follow` with `after` 0).
+        """
         run = self.following_run
         assert run is not None
-        regions = pane_regions(run, events)
         if not replace and not events:
             return ""
-        return render_to_string(
-            f"{TEMPLATE}#run-events",
-            {
-                "run": run,
-                "replace": replace,
-                "timeline": regions.timeline,
-                "logs": regions.logs,
-                "result": regions.result,
-                "error": regions.error,
-            },
-        )
+        if len(events) <= RENDER_ON_LOOP_EVENTS:
+            return events_html(run, events, replace=replace)
+        return await asyncio.to_thread(events_html, run, events, replace=replace)
 
 
 class RunConsumer(RunFollowMixin, SessionBoundWebsocketConsumer):
@@ -281,6 +281,22 @@ class RunConsumer(RunFollowMixin, SessionBoundWebsocketConsumer):
         if payload["status"] in RunStatus.finished():
             await self.unfollow_run()
             await self.close(code=CLOSE_NORMAL)
+
+
+def events_html(run: Run, events: list[dict[str, Any]], *, replace: bool) -> str:
+    """Return the fragments of a run's pane that these events add (or, replacing, show)."""
+    regions = pane_regions(run, events)
+    return render_to_string(
+        f"{TEMPLATE}#run-events",
+        {
+            "run": run,
+            "replace": replace,
+            "timeline": regions.timeline,
+            "logs": regions.logs,
+            "result": regions.result,
+            "error": regions.error,
+        },
+    )
 
 
 def _after(scope: dict[str, Any]) -> int:

@@ -1,0 +1,87 @@
+"""A socket that asks for a long run's stored events (a run page opening or reconnecting with
+`?after=0`, a playground `follow`) gets them without freezing the web process: the replay is
+rendered off the event loop, which every other socket and request of the process waits on."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+
+import pytest
+from channels.db import database_sync_to_async
+
+from jazzmine_web.runs.models import Run, RunEvent
+from jazzmine_web.runs.services import run_create
+from tests.web.helpers import playground_socket, run_socket
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+# A run this long replays in about two seconds of CPU here; the most a run may send is 100000.
+EVENTS = 30_000
+# How long the loop may go without turning while the replay is made (it turns every 10 ms).
+STALL_SECONDS = 0.5
+
+
+@database_sync_to_async
+def long_run(ecommerce, member) -> Run:
+    run = run_create(sandbox=ecommerce, user=member, body="emit_result(1)\n", start=False)
+    now = time.time()
+    RunEvent.objects.bulk_create(
+        [
+            RunEvent(
+                run=run, seq=seq, type="log", data={"message": f"line {seq} " + "x" * 80}, ts=now
+            )
+            for seq in range(1, EVENTS + 1)
+        ],
+        batch_size=5000,
+    )
+    return run
+
+
+class LoopStall:
+    """The longest time the event loop went without running a waiting task."""
+
+    def __init__(self) -> None:
+        self.worst = 0.0
+
+    async def watch(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            before = loop.time()
+            await asyncio.sleep(0.01)
+            self.worst = max(self.worst, loop.time() - before - 0.01)
+
+
+@pytest.fixture
+async def stall() -> AsyncIterator[LoopStall]:
+    found = LoopStall()
+    task = asyncio.ensure_future(found.watch())
+    await asyncio.sleep(0.05)
+    yield found
+    task.cancel()
+
+
+async def test_a_run_page_socket_replays_a_long_run_without_stalling_the_loop(
+    ecommerce, member, stall
+) -> None:
+    run = await long_run(ecommerce, member)
+    stall.worst = 0.0
+    ws = await run_socket(run, member)  # past the replay: every event, as one frame
+    await ws.disconnect()
+    assert stall.worst < STALL_SECONDS, f"the loop stood still for {stall.worst:.2f} s"
+
+
+async def test_a_playground_follow_replays_a_long_run_without_stalling_the_loop(
+    ecommerce, member, stall
+) -> None:
+    run = await long_run(ecommerce, member)
+    ws = await playground_socket(member, timeout=10)
+    try:
+        stall.worst = 0.0
+        await ws.send_json_to({"type": "follow", "run_id": str(run.pk), "after": 0})
+        replay = await ws.receive_json_from(timeout=60)
+    finally:
+        await ws.disconnect()
+    assert replay["type"] == "run_html" and f'data-seq="{EVENTS}"' in replay["html"]
+    assert stall.worst < STALL_SECONDS, f"the loop stood still for {stall.worst:.2f} s"
