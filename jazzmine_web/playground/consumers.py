@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 import uuid
 from dataclasses import dataclass
 from typing import Any, TypedDict
@@ -36,6 +37,12 @@ from .recorder import AttemptRecorder
 
 MAX_BODY_CHARS = 200_000
 MAX_AUTO_ATTEMPTS = 10
+# A sandbox's pools are asked to fill at most once in this long by this process. Each ask is
+# a broadcast to every worker (one at a time per process, as cancels are), and each worker
+# answers it with a read on the thread that stores its runs' events; a pool keeps itself full
+# once asked, so asking again at once adds nothing. A page asks as its socket opens.
+PREWARM_EVERY_SECONDS = 10.0
+_prewarm_asked: dict[int, float] = {}  # sandbox id: when this process last asked (monotonic)
 
 
 class ValidationMessage(TypedDict):
@@ -153,7 +160,8 @@ class PlaygroundConsumer(RunFollowMixin, SessionBoundJsonWebsocketConsumer):
     async def prewarm(self, content: dict[str, Any]) -> None:
         sandbox = await self._sandbox(content.get("sandbox"))
         self.tool_names.pop(sandbox.pk, None)  # tools may have changed: read them again
-        await asyncio.to_thread(sandbox_prewarm, sandbox_id=sandbox.pk)
+        if _prewarm_due(sandbox.pk):
+            await asyncio.to_thread(sandbox_prewarm, sandbox_id=sandbox.pk)
 
     async def generate(self, content: dict[str, Any]) -> None:
         loop = await self._loop_setup(content, retry=bool(content.get("retry")))
@@ -378,6 +386,19 @@ def _unknown_message(kind: Any) -> str:
     return f"unknown message {kind[:40]!r}: the types are {types}"
 
 
+def _prewarm_due(sandbox_id: int) -> bool:
+    """Tell whether this process should ask the workers to fill a sandbox's pools now.
+
+    Called on the event loop only (no lock): pages flooding `prewarm` cost one ask each
+    `PREWARM_EVERY_SECONDS` per sandbox, whatever their number.
+    """
+    now = time.monotonic()
+    if now - _prewarm_asked.get(sandbox_id, float("-inf")) < PREWARM_EVERY_SECONDS:
+        return False
+    _prewarm_asked[sandbox_id] = now
+    return True
+
+
 def _language(content: dict[str, Any]) -> str:
     return "bash" if content.get("language") == "bash" else "python"
 
@@ -428,7 +449,10 @@ def _pane_render(pane: RunPane) -> str:
 
 
 def _cancel_run(*, run_id: str, user: Any) -> bool:
-    run = Run.objects.filter(pk=run_id).first()
+    # As the run page's Cancel: a run its author may still see. The socket notices that its
+    # author left the sandbox's team only at the run's next message or catch-up read, and
+    # until then it still follows the run: that is no right to stop the team's runs.
+    run = run_for_user(user, run_id)
     return run is not None and run_cancel(run=run, user=user)
 
 
