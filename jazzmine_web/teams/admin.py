@@ -53,6 +53,13 @@ class TeamAdmin(admin.ModelAdmin):
     prepopulated_fields = {"slug": ["name"]}
     inlines = [MembershipInline]
 
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        # Agents address sandboxes as "team/name": whoever renames a team can free its slug
+        # for a team of their own and receive its members' submissions. Its admins only.
+        if not super().has_change_permission(request, obj):
+            return False
+        return obj is None or _team_admin(request, obj)
+
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         # Deleting a team deletes its sandboxes and their audit trail.
         return bool(getattr(request.user, "is_superuser", False))
