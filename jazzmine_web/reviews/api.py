@@ -451,8 +451,9 @@ async def submission_events(request: HttpRequest, submission_id: Any) -> HttpRes
     after = _number(request, "after", 0)
     if isinstance(after, HttpResponse):
         return after
-    snapshot = await sync_to_async(_stream_snapshot)(request.user, submission_id, 0)
-    if snapshot is None:
+    # Whether it may be seen, not its run's events: a stream refused past the cap below must
+    # cost no read of a whole run (up to JAZZMINE_MAX_RUN_EVENTS rows), as many times as asked.
+    if await sync_to_async(_visible)(request.user, submission_id) is None:
         return _not_found(submission_id)
     place = _long_request_take(request)
     if isinstance(place, HttpResponse):

@@ -19,6 +19,9 @@ from django.test import AsyncRequestFactory
 
 from jazzmine_web.asgi import application
 from jazzmine_web.reviews import api as review_api
+from jazzmine_web.reviews.models import Submission
+from jazzmine_web.runs.models import RunEvent
+from jazzmine_web.runs.services import run_create
 from jazzmine_web.teams.services import api_token_create
 from tests.web.helpers import teammate
 
@@ -167,3 +170,32 @@ def test_a_stream_dropped_before_its_first_line_frees_its_place(
 
 def id_of(path: str) -> str:
     return path.rstrip("/").split("/")[-2]
+
+
+def test_a_stream_refused_past_the_cap_reads_none_of_its_runs_events(
+    monkeypatch, api, issued, ecommerce, member
+) -> None:
+    """Each refused stream read every event of its run first (20,000 of them: 0.6 s of the
+    server's time), so a token past its cap still made the server read whole runs at will."""
+    monkeypatch.setattr(settings, "JAZZMINE_REVIEW_MAX_LONG_REQUESTS", 0)
+    state = submit(api, ecommerce).json()
+    submission = Submission.objects.get(pk=state["id"])
+    submission.run = run_create(sandbox=ecommerce, user=member, body="emit_result(1)", start=False)
+    submission.save(update_fields=["run"])
+    RunEvent.objects.bulk_create(
+        RunEvent(run=submission.run, seq=seq, type="log", data={"message": "x"}, ts=0.0)
+        for seq in range(1, 201)
+    )
+    reads = []
+    real = review_api.run_events_after
+    monkeypatch.setattr(
+        review_api, "run_events_after", lambda *a, **kw: reads.append(a) or real(*a, **kw)
+    )
+
+    async def scenario() -> int:
+        request, status = await _open(_events(state), issued.raw)
+        await _close([request])
+        return status
+
+    assert asyncio.run(scenario()) == 429
+    assert reads == []
