@@ -127,6 +127,12 @@ def decide(request: HttpRequest, submission_id: UUID, action: str) -> HttpRespon
                     if "tools_seen_sent" in request.POST
                     else None
                 ),
+                # The tools its confirmation asked about (None: those the reading needs review for).
+                tools_asked=(
+                    request.POST.getlist("tools_asked")
+                    if "tools_asked_sent" in request.POST
+                    else None
+                ),
             )
         elif action == "edit":
             services.submission_approve_edit(

@@ -88,12 +88,15 @@ def submission_approve(
     body: str | None = None,
     note: str = "",
     tools_seen: Collection[str] | None = None,
+    tools_asked: Collection[str] | None = None,
 ) -> Submission:
     """Approve a pending script, or a reviewer's edit of it (validated again), and start its run.
 
     The script is read again against the sandbox's tools of now: the approval covers, and
     its run may call, only tools the reviewer was shown. `tools_seen` is what the page
-    listed (None: the reading stored with the submission, or an edit's own reading).
+    listed (None: the reading stored with the submission, or an edit's own reading), and
+    `tools_asked` the ones its confirmation named as needing review (None: those the stored
+    reading says need it).
     """
     submission = submission_refresh(submission=submission)
     submission_decide_check(submission=submission, user=user)
@@ -126,7 +129,9 @@ def submission_approve(
         # created since that reading (or a caller that passed no list) is left out of the run.
         seen = {t["name"] for t in tools} if tools_seen is None else set(tools_seen)
     else:
-        seen = _reading_check(submission=submission, tools=tools, tools_seen=tools_seen)
+        seen = _reading_check(
+            submission=submission, tools=tools, tools_seen=tools_seen, tools_asked=tools_asked
+        )
     approved_tools = sorted(t["name"] for t in tools if t["name"] in seen)
     status = SubmissionStatus.EDITED_AND_APPROVED if edited else SubmissionStatus.APPROVED
     sha = code_sha256(script)
@@ -163,26 +168,38 @@ def submission_approve(
 
 
 def _reading_check(
-    *, submission: Submission, tools: list[dict[str, Any]], tools_seen: Collection[str] | None
+    *,
+    submission: Submission,
+    tools: list[dict[str, Any]],
+    tools_seen: Collection[str] | None,
+    tools_asked: Collection[str] | None = None,
 ) -> set[str]:
     """Return the tools the reviewer was shown, or refuse when the reading now reaches others.
 
     Shown means listed by the reading stored with the submission (what every review page
     renders) and, when the page sent its list, on that page too: a page loaded before the
-    reading was refreshed approves nothing it did not show. A tool listed as always allowed
-    that is no longer (its code changed since an admin accepted it) was not asked about
-    either: the page's confirmation names only the tools that need review.
+    reading was refreshed approves nothing it did not show. A tool that needs review now
+    and was not asked about is refused too: the page's confirmation names only the tools
+    that need review, so one it showed as always allowed (its code changed since an admin
+    accepted it) was never asked. Which were asked is what the page sent, when it did: the
+    stored reading is refreshed by another reviewer's refused approval, and a page drawn
+    before that would otherwise send the same form as one drawn after.
 
     On refusal the submission stays pending with the new reading stored, so every page now
     shows what approval would let the script call; nothing else is changed.
     """
     stored = {t["name"]: t for t in submission.tools_called}
     seen = set(stored) if tools_seen is None else set(stored) & set(tools_seen)
+    asked = (
+        {name for name, t in stored.items() if not t.get("always_allow")}
+        if tools_asked is None
+        else set(tools_asked)
+    )
     appeared = sorted(t["name"] for t in tools if t["name"] not in seen)
     no_longer_allowed = sorted(
         t["name"]
         for t in tools
-        if t["name"] in seen and stored[t["name"]].get("always_allow") and not t["always_allow"]
+        if t["name"] in seen and not t["always_allow"] and t["name"] not in asked
     )
     if appeared or no_longer_allowed:
         Submission.objects.filter(pk=submission.pk, status=SubmissionStatus.PENDING).update(

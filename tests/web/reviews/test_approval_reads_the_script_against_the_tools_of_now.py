@@ -10,6 +10,8 @@ script runs.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.db import transaction
 
@@ -177,6 +179,45 @@ def test_a_tool_shown_as_always_allowed_that_no_longer_is_is_not_approved_unaske
     assert error.appeared == [] and error.no_longer_allowed == ["get_orders"]
     assert "get_orders is no longer always allowed" in error.message
     assert submission.tools_called[0]["always_allow"] is False
+
+
+def _approve_form(page: str) -> dict[str, list[str]]:
+    """Return the hidden fields the page's approve form sends, as a browser would."""
+    form = page[page.index('data-decision="approve"') :]
+    form = form[: form.index("</form>")]
+    fields: dict[str, list[str]] = {}
+    for name, value in re.findall(r'<input type="hidden" name="(tools_\w+)" value="([^"]*)"', form):
+        fields.setdefault(name, []).append(value)
+    return fields
+
+
+def test_a_page_that_showed_a_tool_as_always_allowed_never_approves_it_once_it_is_not(
+    api, ecommerce, member, reviewer, reviewer_client
+) -> None:
+    """Another reviewer's refused press stores the new reading; the page drawn before it sent
+    the same form as one drawn after, and approved `get_orders` without ever asking."""
+    allow_tools(ecommerce, "get_orders")
+    submission = pending(
+        api, ecommerce, body=AGENT.replace("wipe_orders", "get_user --user_id U-1")
+    )
+    drawn = reviewer_client.get(f"/reviews/{submission.pk}/").content.decode()
+    stale = _approve_form(drawn)
+    assert stale["tools_asked"] == ["get_user"]  # its confirmation asks about get_user only
+    get_orders = ecommerce.tools.get(name="get_orders")
+    changed = get_orders.source.replace("orders[: max(0, int(limit))]", "orders")
+    assert tool_update(tool=get_orders, actor=member, source=changed).code_changed
+    refused(submission, reviewer)  # another reviewer's press: the reading now says so
+    url = f"/reviews/{submission.pk}/approve/"
+    assert reviewer_client.post(url, stale).status_code == 409
+    submission.refresh_from_db()
+    assert submission.status == "pending" and not Run.objects.exists()
+    # The page drawn now asks about both, and approves both.
+    fresh = _approve_form(reviewer_client.get(f"/reviews/{submission.pk}/").content.decode())
+    assert fresh["tools_asked"] == ["get_orders", "get_user"]
+    assert reviewer_client.post(url, fresh).status_code == 302
+    submission.refresh_from_db()
+    assert submission.status == "approved"
+    assert submission.run.allowed_tools == ["get_orders", "get_user"]
 
 
 def test_a_reviewer_who_saw_the_new_reading_approves_exactly_it(
