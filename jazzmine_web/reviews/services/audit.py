@@ -20,10 +20,23 @@ from ..models import AuditAction, AuditEntry, Submission
 logger = logging.getLogger(__name__)
 
 
+# The columns an agent's label is stored in (`Submission.agent_name`, `AuditEntry.actor_label`).
+AGENT_LABEL_CHARS = 200
+
+
 def agent_label(token: ApiToken | None, user: AbstractBaseUser | AnonymousUser | None) -> str:
-    """Return how the audit names an agent: its token and the token's owner."""
+    """Return how the audit names an agent: its token and the token's owner.
+
+    A token name (100 characters) and a username (150) together are longer than the columns
+    the label goes in, which PostgreSQL refuses: the token's name is shortened, never the
+    owner's, who is the one accountable.
+    """
     owner = user.get_username() if user is not None and user.is_authenticated else "?"
-    return f"agent {token.name} ({owner})" if token is not None else owner
+    if token is None:
+        return owner[:AGENT_LABEL_CHARS]
+    room = AGENT_LABEL_CHARS - len(f"agent  ({owner})")
+    name = token.name if len(token.name) <= room else token.name[: max(0, room - 1)] + "…"
+    return f"agent {name} ({owner})"
 
 
 def _audit(
