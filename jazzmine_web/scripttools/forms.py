@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from django import forms
 from django.core.exceptions import ValidationError
 
-from jazzmine.jsontext import JSONTextError, json_read
+from jazzmine.jsontext import JSONTextError, json_read, leaf_where
 from jazzmine.scripttools import RUNTIMES, ScriptTool, ScriptToolError
 
 from ..catalog.forms import (
@@ -179,7 +180,18 @@ class JsonValueField(forms.CharField):
         wanted = list if self.json_type == "array" else dict
         if not isinstance(data, wanted):
             raise ValidationError(f"Give a JSON {self.json_type}")
+        # json reads NaN, Infinity and 1e999 (inf), but no JSON column stores them: the
+        # trial's row failed the database's check, a 500.
+        where = leaf_where(data, _non_finite)
+        if where is not None:
+            shown = f" (at {where})" if where else ""
+            raise ValidationError(f"JSON numbers are finite: no NaN or Infinity{shown}")
         return data
+
+
+def _non_finite(item: Any) -> bool:
+    """Tell whether a JSON leaf is NaN or an infinity."""
+    return isinstance(item, float) and not math.isfinite(item)
 
 
 def _field_for(prop: dict[str, Any], required: bool) -> forms.Field:
