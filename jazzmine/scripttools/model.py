@@ -22,6 +22,10 @@ _SAFE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 _KNOWN_KEYS = ("name", "description", "always_allow", "timeout", "parameters", "secrets",
                "dependencies")  # fmt: skip
 JSON_TYPES = ("string", "integer", "number", "boolean", "array", "object")
+# How deep tool.json may nest. json reads ~990 levels, but each copy of a schema
+# (`copy.deepcopy`, two frames a level) ran out of recursion at ~450: a 500 on the import page
+# and the form. Far deeper than any JSON Schema a tool needs, far shallower than Python's stack.
+MAX_JSON_DEPTH = 64
 
 
 class ScriptToolError(ValueError):
@@ -82,6 +86,14 @@ class ScriptTool:
             self.dependencies = requirements_check(self.dependencies)
         except RequirementError as exc:
             raise ScriptToolError("tool.json", f"dependencies {exc}") from None
+
+    @property
+    def json_depth(self) -> int:
+        """Return how deep its tool.json nests: savers refuse more than MAX_JSON_DEPTH.
+
+        Not refused here: a row stored before the bound must stay readable.
+        """
+        return 1 + max(json_depth(self.parameters), json_depth(self.extra))
 
     @property
     def script_filename(self) -> str:
@@ -172,6 +184,8 @@ class ScriptTool:
         """Build a script tool from parsed tool.json, refusing missing fields and wrong types."""
         if not isinstance(data, dict):
             raise ScriptToolError(file, f"must hold a JSON object, not {_kind(data)}")
+        if json_depth(data) > MAX_JSON_DEPTH:  # before anything copies it
+            raise ScriptToolError(file, f"is nested more than {MAX_JSON_DEPTH} levels deep")
         for key in ("name", "description", "parameters"):
             if key not in data:
                 raise ScriptToolError(file, f"missing field {key!r}")
@@ -219,6 +233,25 @@ def parse_tool_json(text: str, file: str = "tool.json") -> Any:
         return json_read(text)
     except JSONTextError as exc:
         raise ScriptToolError(file, exc.problem) from None
+
+
+def json_depth(value: Any) -> int:
+    """Return how many objects and arrays deep a JSON value nests (0 for a scalar).
+
+    Walked without recursion: the value may nest as deep as the parser allowed.
+    """
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            stack.extend((inner, depth + 1) for inner in item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend((inner, depth + 1) for inner in item)
+        else:
+            continue
+        deepest = max(deepest, depth + 1)
+    return deepest
 
 
 def _kind(value: Any) -> str:

@@ -93,7 +93,10 @@ def parse_module(
         # CPython's parser gives up on valid but extreme code (`1+1+...` 200 000 times, a long
         # `a.b.b...` chain, `not not ... 1`) with these instead of SyntaxError.
         return [], [], [ImportProblem(filename, None, "too deeply nested to read")]
-    lines = text.splitlines()
+    # Lines as the parser counts them (`decode_source` made every break "\n"): `splitlines`
+    # also breaks at form feeds, vertical tabs, \x1c-\x1e, \x85 and U+2028/9, so one of them
+    # above a tool cut it lines off where its `def` is not, and hid itself from the checks.
+    lines = text.split("\n")
     tools: list[ParsedTool] = []
     configs: list[ParsedConfig] = []
     problems: list[ImportProblem] = []

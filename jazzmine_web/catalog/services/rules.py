@@ -9,6 +9,7 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied, ValidationError
 
+from jazzmine.core.tools.validator.legible import unseen_characters
 from jazzmine.requirements import RequirementError, requirements_check
 from jazzmine.sandbox.runtime import tool_name_problem
 
@@ -108,6 +109,22 @@ def tool_name_checked(name: str) -> str:
     if problem is not None:
         raise ValidationError(problem)
     return name
+
+
+def code_legibility_checked(source: str, *, what: str) -> str:
+    """Return tool code whose every character a page draws as the interpreter reads it.
+
+    Secrets reach only code a team admin accepted, and the admin accepts what the tool page
+    shows: a form feed in an indentation (Python puts the line at column 0, a page draws it
+    inside the block above), bidi controls (Trojan Source) or a line separator (it ends a
+    JavaScript comment) would have the admin accept other code than runs. The rule scripts
+    already follow (`validator.legible`); raise ValidationError naming the first such line.
+    """
+    found = unseen_characters(source)
+    if found:
+        line, problem = found[0]
+        raise ValidationError(f"{what}, line {line}: {problem}")
+    return source
 
 
 def base_images_allowed() -> list[str]:

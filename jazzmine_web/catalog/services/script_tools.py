@@ -10,6 +10,7 @@ from django.db import transaction
 
 from jazzmine.core.tools import RegisteredTool, SandboxConfig, ToolRegistry
 from jazzmine.scripttools import ScriptTool, register_script_tool
+from jazzmine.scripttools.model import MAX_JSON_DEPTH
 
 from ...studio.db import holds_row
 from ...studio.untrusted import nul_field, nul_message
@@ -20,6 +21,7 @@ from .rules import (
     ADMIN_TOOL_FIELDS,
     admin_check,
     admin_fields_of_new,
+    code_legibility_checked,
     requirements_checked,
     tool_name_checked,
 )
@@ -35,11 +37,16 @@ from .tools import (
 
 def script_tool_check(*, tool: ScriptTool, sandbox_name: str = "default") -> RegisteredTool:
     """Register a script tool in a scratch registry; raise ValidationError on any problem."""
+    # Before anything copies the schema (each copy recurses, two frames a level): a form's
+    # schema reaches here unbounded, a zip's was bounded as it was read.
+    if tool.json_depth > MAX_JSON_DEPTH:
+        raise ValidationError(f"tool.json is nested more than {MAX_JSON_DEPTH} levels deep")
     # First: the catalog can neither store nor look up text with a NUL (tool.json may spell
     # one `\u0000`, a script may hold the byte), and no tool needs one.
     field = nul_field({**tool.to_json_dict(), tool.script_filename: tool.source})
     if field is not None:
         raise ValidationError(nul_message(field))
+    code_legibility_checked(tool.source, what=tool.script_filename)
     tool_name_checked(tool.name)
     requirements_checked(tool.dependencies)
     problem = bound("script_timeout_seconds").problem("timeout", tool.timeout)

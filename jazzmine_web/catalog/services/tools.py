@@ -25,6 +25,7 @@ from .rules import (
     actor_is_admin,
     admin_check,
     admin_fields_of_new,
+    code_legibility_checked,
     requirements_checked,
     tool_name_checked,
 )
@@ -80,6 +81,7 @@ def tool_spec_check(
 ) -> RegisteredTool:
     """Register a tool's fields in a scratch registry; raise ValidationError on any problem."""
     dependencies = requirements_checked(dependencies)
+    code_legibility_checked(source, what="the source")  # an admin accepts what the page shows
     scratch = ToolRegistry()
     if sandbox_name != "default":
         scratch.register_sandbox(SandboxConfig(name=sandbox_name))
@@ -290,6 +292,13 @@ def tool_update(
     unknown = set(changes) - {"name", *TOOL_FIELDS}
     if unknown:
         raise TypeError(f"tool_update got unknown fields {sorted(unknown)}")
+    if tool.kind == ToolKind.SCRIPT:
+        # Its tool.json and script change through `script_tool_save`, which takes new code out
+        # of the LLMs' reach until a trial passes; saved here, a `.py` import's function became
+        # the script of a tool that stayed published.
+        raise ValidationError(
+            f"{tool.name} is a script tool: change it through its tool.json and script"
+        )
     if "tags" in changes:
         changes["tags"] = tags_clean(changes["tags"])
     merged = {f: changes.get(f, getattr(tool, f)) for f in ("name", *TOOL_FIELDS)}
@@ -361,6 +370,11 @@ def tool_code_accept(
             f"Tool {tool.name}'s code changed since you looked (now {tool.checksum}); "
             "nothing was accepted. Read it again before accepting."
         )
+    try:
+        # A row stored before the rule: its page does not show the code that would run.
+        code_legibility_checked(tool.source, what=f"Tool {tool.name}'s code")
+    except ValidationError as exc:
+        raise ValidationError(f"{exc.messages[0]}; nothing was accepted.") from None
     if tool.code_accepted:
         return tool
     before, before_digest = tool.always_allow_accepted_checksum, tool.accepted_code_digest
