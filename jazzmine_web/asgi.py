@@ -21,6 +21,7 @@ from .origins import OriginValidator  # noqa: E402
 from .routing import websocket_urlpatterns  # noqa: E402
 from .studio.limits import RequestSizeLimitASGI  # noqa: E402
 from .studio.live import ServerLoop  # noqa: E402
+from .studio.sockets import SocketsPerUser  # noqa: E402
 from .studio.untrusted import WebsocketNulRefusal  # noqa: E402
 
 http_app = (
@@ -37,8 +38,11 @@ application = ServerLoop(
             # Outermost: Django reads a whole body before its own middleware runs.
             "http": RequestSizeLimitASGI(http_app),
             # Origin by scheme, host and port (Channels' own validator ignores the port); no
-            # NUL in a header, which the session's lookup could not take (HTTP's is middleware).
-            "websocket": WebsocketNulRefusal(OriginValidator(AuthMiddlewareStack(sockets))),
+            # NUL in a header, which the session's lookup could not take (HTTP's is middleware);
+            # then, the user known, no more than so many sockets per person.
+            "websocket": WebsocketNulRefusal(
+                OriginValidator(AuthMiddlewareStack(SocketsPerUser(sockets)))
+            ),
         }
     )
 )

@@ -328,6 +328,8 @@ JAZZMINE_REVIEW_MAX_WAIT_SECONDS = env_float("JAZZMINE_REVIEW_MAX_WAIT_SECONDS",
 JAZZMINE_REVIEW_MAX_STREAM_SECONDS = env_float("JAZZMINE_REVIEW_MAX_STREAM_SECONDS", 600.0)
 # Waits and event streams one user may hold open at once in one web process.
 JAZZMINE_REVIEW_MAX_LONG_REQUESTS = env_int("JAZZMINE_REVIEW_MAX_LONG_REQUESTS", 16)
+# Websockets one user may hold open at once in one web process (pages: one or two each).
+JAZZMINE_MAX_SOCKETS_PER_USER = env_int("JAZZMINE_MAX_SOCKETS_PER_USER", 40, minimum=1)
 # Webhooks: first retry after this many seconds, doubling each time, up to max attempts.
 JAZZMINE_WEBHOOK_BACKOFF_SECONDS = env_float("JAZZMINE_WEBHOOK_BACKOFF_SECONDS", 2.0)
 JAZZMINE_WEBHOOK_MAX_ATTEMPTS = env_int("JAZZMINE_WEBHOOK_MAX_ATTEMPTS", 6)
