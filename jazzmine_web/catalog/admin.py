@@ -1,4 +1,10 @@
-"""Admin for the catalog; edits go through the services so versions and checksums stay right."""
+"""Admin for the catalog; edits go through the services so versions and checksums stay right.
+
+The services check the admin-only fields; that the person is in the team at all is checked
+here (`TeamRowsAdmin`), as the studio's pages check it: a staff user sees, changes and picks
+the sandboxes of their own teams only. Versions and builds are records, shown and never
+deleted on their own (a tool's deletion takes its versions, through its service).
+"""
 
 from __future__ import annotations
 
@@ -7,11 +13,35 @@ from typing import Any
 from django import forms
 from django.contrib import admin
 from django.core.exceptions import ValidationError
+from django.db.models import ForeignKey
 from django.http import HttpRequest
 
-from ..studio.readonly_admin import ReadOnlyInline
+from ..studio.readonly_admin import ReadOnlyAdmin, ReadOnlyInline
+from ..teams.admin import TeamRowsAdmin
+from ..teams.selectors import team_ids_with_role
 from . import services
 from .models import ImageBuild, Sandbox, SecretValue, Tool, ToolVersion
+
+# Offers only the sandboxes or teams of the rows shown: every team's names otherwise.
+BY_SANDBOX = ("sandbox", admin.RelatedOnlyFieldListFilter)
+BY_TEAM = ("sandbox__team", admin.RelatedOnlyFieldListFilter)
+
+
+class SandboxRowsAdmin(TeamRowsAdmin):
+    """Rows of a sandbox: a staff user sees, and picks, only the sandboxes of their teams."""
+
+    team_path = "sandbox__team"
+
+    def formfield_for_foreignkey(
+        self, db_field: ForeignKey, request: HttpRequest, **kwargs: Any
+    ) -> Any:
+        # A choice a subclass narrowed already (to the sandboxes one administers) stays so.
+        superuser = getattr(request.user, "is_superuser", False)
+        if db_field.related_model is Sandbox and "queryset" not in kwargs and not superuser:
+            kwargs["queryset"] = Sandbox.objects.filter(
+                team_id__in=team_ids_with_role(user=request.user)
+            ).select_related("team")
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
 
 class ToolAdminForm(forms.ModelForm):
@@ -47,10 +77,10 @@ class ToolVersionInline(ReadOnlyInline):
 
 
 @admin.register(Tool)
-class ToolAdmin(admin.ModelAdmin):
+class ToolAdmin(SandboxRowsAdmin):
     form = ToolAdminForm
     list_display = ["name", "sandbox", "kind", "always_allow", "is_always_allowed", "checksum"]
-    list_filter = ["kind", "always_allow", "sandbox__team", "sandbox"]
+    list_filter = ["kind", "always_allow", BY_TEAM, BY_SANDBOX]
     search_fields = ["name", "description", "tags_index"]
     readonly_fields = [
         "checksum",
@@ -91,6 +121,12 @@ class ToolAdmin(admin.ModelAdmin):
             obj.pk = created.pk
             obj.refresh_from_db()
 
+    def get_deleted_objects(self, objs: Any, request: HttpRequest) -> Any:
+        # A tool's versions go with it, through `tool_delete` (team admins, audited): that
+        # none is deleted on its own must not stop the tool's deletion.
+        objects, counts, perms_needed, protected = super().get_deleted_objects(objs, request)
+        return objects, counts, perms_needed - {ToolVersion._meta.verbose_name}, protected
+
     def delete_model(self, request: HttpRequest, obj: Tool) -> None:
         services.tool_delete(tool=obj, actor=request.user)
 
@@ -100,16 +136,13 @@ class ToolAdmin(admin.ModelAdmin):
 
 
 @admin.register(ToolVersion)
-class ToolVersionAdmin(admin.ModelAdmin):
+class ToolVersionAdmin(TeamRowsAdmin, ReadOnlyAdmin):
+    # Immutable snapshots the history, its diffs and the audit name by number: one deleted
+    # here hid a change from the history and gave its number to the next version.
+    team_path = "tool__sandbox__team"
     list_display = ["tool", "number", "checksum", "author", "created_at", "note"]
-    list_filter = ["tool__sandbox"]
+    list_filter = [("tool__sandbox", admin.RelatedOnlyFieldListFilter)]
     search_fields = ["tool__name", "note"]
-
-    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
-        return [f.name for f in ToolVersion._meta.fields]
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
 
 
 class SecretValueInline(ReadOnlyInline):
@@ -120,9 +153,9 @@ class SecretValueInline(ReadOnlyInline):
 
 
 @admin.register(Sandbox)
-class SandboxAdmin(admin.ModelAdmin):
+class SandboxAdmin(TeamRowsAdmin):
     list_display = ["name", "team", "backend", "network", "base_image", "updated_at"]
-    list_filter = ["team", "backend", "network"]
+    list_filter = [("team", admin.RelatedOnlyFieldListFilter), "backend", "network"]
     search_fields = ["name", "description"]
     readonly_fields = [
         "accepted_dependencies",
@@ -152,9 +185,9 @@ class SandboxAdmin(admin.ModelAdmin):
 
 
 @admin.register(SecretValue)
-class SecretValueAdmin(admin.ModelAdmin):
+class SecretValueAdmin(SandboxRowsAdmin):
     list_display = ["name", "sandbox", "set_by", "set_at"]
-    list_filter = ["sandbox__team"]
+    list_filter = [BY_TEAM]
     fields = ["sandbox", "name", "set_by", "set_at"]
     readonly_fields = fields
 
@@ -173,10 +206,8 @@ class SecretValueAdmin(admin.ModelAdmin):
 
 
 @admin.register(ImageBuild)
-class ImageBuildAdmin(admin.ModelAdmin):
+class ImageBuildAdmin(SandboxRowsAdmin, ReadOnlyAdmin):
+    # A build is its worker's, as a run is: one deleted here went from under the worker
+    # building it, and took the record of the wheels an admin's Accept binds.
     list_display = ["pk", "sandbox", "status", "checksum", "built", "created_at", "finished_at"]
-    list_filter = ["status", "sandbox__team"]
-    readonly_fields = [f.name for f in ImageBuild._meta.fields]
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
+    list_filter = ["status", BY_TEAM]

@@ -2,7 +2,8 @@
 
 A session re-pointed here at another user or sandbox would hand its attempts (scripts and
 prompts) to someone else; a user's LLM endpoint changed here would send their API key where
-the staff user says, past the outbound URL checks of the settings page.
+the staff user says, past the outbound URL checks of the settings page. A staff user sees the
+sessions in their own teams' sandboxes, and their own LLM settings.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest
 
+from ..catalog.admin import SandboxRowsAdmin
 from ..studio.readonly_admin import ReadOnlyInline
+from ..teams.admin import OwnRowsAdmin
 from .models import Attempt, LLMSettings, PlaygroundSession
 
 
@@ -22,7 +25,7 @@ class AttemptInline(ReadOnlyInline):
 
 
 @admin.register(PlaygroundSession)
-class PlaygroundSessionAdmin(admin.ModelAdmin):
+class PlaygroundSessionAdmin(SandboxRowsAdmin):
     list_display = ("id", "user", "sandbox", "task", "updated_at")
     inlines = [AttemptInline]
 
@@ -34,7 +37,7 @@ class PlaygroundSessionAdmin(admin.ModelAdmin):
 
 
 @admin.register(LLMSettings)
-class LLMSettingsAdmin(admin.ModelAdmin):
+class LLMSettingsAdmin(OwnRowsAdmin):
     list_display = ("user", "base_url", "model", "updated_at")
     exclude = ("api_key_ciphertext",)
 

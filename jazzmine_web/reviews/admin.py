@@ -4,6 +4,7 @@ The admin site is no side door around team roles or the audit (as in `catalog/ad
 sandbox's review policy is set by `review_settings_set` with the staff user as actor, so only a
 team admin (or a superuser) changes it, and the change is audited. Submissions, decisions, the
 audit trail and webhook deliveries are records of what happened: they are shown, never edited.
+A staff user sees those of their own teams' sandboxes, and the webhooks of their own tokens.
 """
 
 from __future__ import annotations
@@ -16,9 +17,11 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from ..catalog.admin import BY_SANDBOX, BY_TEAM, SandboxRowsAdmin
 from ..catalog.models import Sandbox
 from ..catalog.services import actor_is_admin
 from ..studio.readonly_admin import ReadOnlyAdmin, ReadOnlyInline
+from ..teams.admin import OwnRowsAdmin
 from ..teams.models import Role
 from ..teams.selectors import team_ids_with_role
 from . import services
@@ -37,18 +40,18 @@ MAX_TIMEOUT_SECONDS = 30 * 86400
 
 
 @admin.register(Submission)
-class SubmissionAdmin(ReadOnlyAdmin):
+class SubmissionAdmin(SandboxRowsAdmin, ReadOnlyAdmin):
     # A pending submission's body is what a reviewer approves; decisions are the review
     # pages' (who decides, not own, audited); deleting one would take its audit with it.
     list_display = ["id", "sandbox", "status", "attempt", "agent_name", "created_at", "decided_by"]
-    list_filter = ["status", "sandbox"]
+    list_filter = ["status", BY_SANDBOX]
 
 
 @admin.register(AuditEntry)
-class AuditEntryAdmin(ReadOnlyAdmin):
+class AuditEntryAdmin(SandboxRowsAdmin, ReadOnlyAdmin):
     # The audit trail is append-only, and only the services append to it.
     list_display = ["created_at", "sandbox", "action", "actor_label", "code_sha256"]
-    list_filter = ["action", "sandbox"]
+    list_filter = ["action", BY_SANDBOX]
 
 
 class SandboxReviewSettingsForm(forms.ModelForm):
@@ -64,10 +67,10 @@ class SandboxReviewSettingsForm(forms.ModelForm):
 
 
 @admin.register(SandboxReviewSettings)
-class SandboxReviewSettingsAdmin(admin.ModelAdmin):
+class SandboxReviewSettingsAdmin(SandboxRowsAdmin):
     form = SandboxReviewSettingsForm
     list_display = ["sandbox", "policy", "timeout_seconds", "updated_by", "updated_at"]
-    list_filter = ["policy", "sandbox__team"]
+    list_filter = ["policy", BY_TEAM]
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
         # A row is its sandbox's: moving it would change another sandbox's review unaudited.
@@ -119,10 +122,12 @@ def _admin_sandboxes(user: Any) -> QuerySet[Sandbox]:
 
 
 @admin.register(WebhookEndpoint)
-class WebhookEndpointAdmin(ReadOnlyAdmin):
+class WebhookEndpointAdmin(OwnRowsAdmin, ReadOnlyAdmin):
     # Set by the token's owner through `webhook_set` (URL checks, a fresh secret shown once);
     # here the URL could point elsewhere unchecked, or a revoked token's webhook come back.
-    # Deleting one only stops deliveries, as `webhook_clear` does.
+    # Deleting one only stops deliveries, as `webhook_clear` does: the owner's (a superuser's
+    # any), as in the studio.
+    owner_path = "api_token__user"
     list_display = ["api_token", "url", "active", "updated_at"]
     list_filter = ["active"]
     exclude = ["secret_ciphertext"]
@@ -140,9 +145,11 @@ class WebhookAttemptInline(ReadOnlyInline):
 
 
 @admin.register(WebhookDelivery)
-class WebhookDeliveryAdmin(ReadOnlyAdmin):
+class WebhookDeliveryAdmin(OwnRowsAdmin, ReadOnlyAdmin):
     # A delivery added or edited here would POST a body of one's choosing, signed with the
-    # token's secret, to a URL of one's choosing.
+    # token's secret, to a URL of one's choosing. Its body tells of a submission: the token
+    # owner's to read, as the webhook's.
+    owner_path = "endpoint__api_token__user"
     list_display = ["event", "url", "status", "attempt_count", "cancel_reason", "created_at"]
     list_filter = ["status", "event"]
     inlines = [WebhookAttemptInline]

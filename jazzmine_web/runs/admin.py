@@ -1,4 +1,8 @@
-"""Admin for runs: shown, never made, changed or deleted here (a run's state is its worker's)."""
+"""Admin for runs: shown, never made, changed or deleted here (a run's state is its worker's).
+
+A staff user sees the runs of their own teams' sandboxes (their code and events), as the studio
+shows them.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest
 
+from ..catalog.admin import BY_SANDBOX, SandboxRowsAdmin
 from ..studio.readonly_admin import ReadOnlyInline
 from .models import Run, RunEvent
 
@@ -18,7 +23,7 @@ class RunEventInline(ReadOnlyInline):
 
 
 @admin.register(Run)
-class RunAdmin(admin.ModelAdmin):
+class RunAdmin(SandboxRowsAdmin):
     list_display = (
         "short_id",
         "sandbox",
@@ -28,7 +33,7 @@ class RunAdmin(admin.ModelAdmin):
         "created_by",
         "created_at",
     )
-    list_filter = ("status", "source", "sandbox")
+    list_filter = ("status", "source", BY_SANDBOX)
     search_fields = ("id", "task", "code_sha256")
     readonly_fields = [f.name for f in Run._meta.fields]
     inlines = [RunEventInline]

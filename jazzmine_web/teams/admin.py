@@ -4,6 +4,11 @@ A role decides who changes what review means in a team's sandboxes, so the model
 alone does not let a staff user hand out roles: memberships of a team are changed by its
 admins (or a superuser). Tokens are issued by their owner, where the raw value is shown once;
 here they are shown, and revoked through the service (which stops their webhooks too).
+
+A model permission is no team role either: `TeamRowsAdmin` keeps every staff user who is not a
+superuser to the rows of the teams they are in (as the studio's pages do), and `OwnRowsAdmin`
+to their own rows (tokens, webhooks, LLM settings: their owner's alone in the studio). The
+other apps' admins build on them.
 """
 
 from __future__ import annotations
@@ -11,7 +16,8 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin, messages
-from django.db.models import QuerySet
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db.models import ForeignKey, Model, QuerySet
 from django.http import HttpRequest
 
 from . import admin_accounts  # noqa: F401  (registers the people and groups admin)
@@ -20,10 +26,81 @@ from .selectors import team_ids_with_role, user_has_team_role
 from .services import api_token_revoke
 
 
+def _superuser(request: HttpRequest) -> bool:
+    return bool(getattr(request.user, "is_superuser", False))
+
+
+class ScopedRowsAdmin(admin.ModelAdmin):
+    """An admin whose staff users (superusers aside) reach only some rows (`scoped`).
+
+    A row outside them is refused (403) by its pages (change, history, delete), as a row one
+    may see but not change is: not shown as missing, which would read as "deleted".
+    """
+
+    def scoped(self, request: HttpRequest, rows: QuerySet[Any]) -> QuerySet[Any]:
+        raise NotImplementedError
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        rows = super().get_queryset(request)
+        return rows if _superuser(request) else self.scoped(request, rows)
+
+    def get_object(
+        self, request: HttpRequest, object_id: str, from_field: str | None = None
+    ) -> Any:
+        row = super().get_object(request, object_id, from_field)
+        if row is None and _exists(self.model, object_id, from_field):
+            raise PermissionDenied
+        return row
+
+
+def _exists(model: type[Model], object_id: str, from_field: str | None) -> bool:
+    """Tell whether any row of the model has this id (or value of `from_field`)."""
+    field = model._meta.pk if from_field is None else model._meta.get_field(from_field)
+    try:
+        value = field.to_python(object_id)
+    except (ValidationError, ValueError):
+        return False  # no row has it: Django's own "does not exist"
+    return model._default_manager.filter(**{field.name: value}).exists()
+
+
+class TeamRowsAdmin(ScopedRowsAdmin):
+    """Rows that belong to a team: a staff user sees, changes and picks only their teams' rows.
+
+    Without this the admin's model permissions reached every team: its lists, filters, pages
+    and history, the team a new row goes into, and (the services checking only admin-only
+    fields) the tool code and dependencies other teams' runs load. A superuser passes every
+    team check, here as in the studio.
+    """
+
+    # The path from a row to its team's id, as a queryset filter names it.
+    team_path: str = "team"
+
+    def scoped(self, request: HttpRequest, rows: QuerySet[Any]) -> QuerySet[Any]:
+        return rows.filter(**{f"{self.team_path}__in": team_ids_with_role(user=request.user)})
+
+    def formfield_for_foreignkey(
+        self, db_field: ForeignKey, request: HttpRequest, **kwargs: Any
+    ) -> Any:
+        # A choice a subclass narrowed already (to the teams one administers) stays narrower.
+        if db_field.related_model is Team and "queryset" not in kwargs and not _superuser(request):
+            kwargs["queryset"] = Team.objects.filter(pk__in=team_ids_with_role(user=request.user))
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+
+class OwnRowsAdmin(ScopedRowsAdmin):
+    """Rows that are one person's: a staff user sees and changes only their own."""
+
+    # The path from a row to its owner, as a queryset filter names it.
+    owner_path: str = "user"
+
+    def scoped(self, request: HttpRequest, rows: QuerySet[Any]) -> QuerySet[Any]:
+        return rows.filter(**{self.owner_path: request.user})
+
+
 def _team_admin(request: HttpRequest, team: Team | None) -> bool:
     """Tell whether the staff user may change this team's memberships (None: some team)."""
     user = request.user
-    if getattr(user, "is_superuser", False):
+    if _superuser(request):
         return True
     if team is None:
         return bool(team_ids_with_role(user=user, role=Role.ADMIN))
@@ -47,7 +124,8 @@ class MembershipInline(admin.TabularInline):
 
 
 @admin.register(Team)
-class TeamAdmin(admin.ModelAdmin):
+class TeamAdmin(TeamRowsAdmin):
+    team_path = "pk"
     list_display = ["name", "slug", "created_at"]
     search_fields = ["name", "slug"]
     prepopulated_fields = {"slug": ["name"]}
@@ -62,13 +140,14 @@ class TeamAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         # Deleting a team deletes its sandboxes and their audit trail.
-        return bool(getattr(request.user, "is_superuser", False))
+        return _superuser(request)
 
 
 @admin.register(Membership)
-class MembershipAdmin(admin.ModelAdmin):
+class MembershipAdmin(TeamRowsAdmin):
     list_display = ["team", "user", "role", "created_at"]
-    list_filter = ["role", "team"]
+    # Offers only the teams of the rows shown: every team's name otherwise.
+    list_filter = ["role", ("team", admin.RelatedOnlyFieldListFilter)]
     autocomplete_fields = ["user", "team"]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
@@ -87,7 +166,7 @@ class MembershipAdmin(admin.ModelAdmin):
         return ["team", "user"] if obj is not None else []
 
     def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
-        if db_field.name == "team" and not getattr(request.user, "is_superuser", False):
+        if db_field.name == "team" and not _superuser(request):
             kwargs["queryset"] = Team.objects.filter(
                 pk__in=team_ids_with_role(user=request.user, role=Role.ADMIN)
             )
@@ -95,7 +174,7 @@ class MembershipAdmin(admin.ModelAdmin):
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
         # A bulk delete checks no object: keep to the teams this person administers.
-        if not getattr(request.user, "is_superuser", False):
+        if not _superuser(request):
             queryset = queryset.filter(
                 team_id__in=team_ids_with_role(user=request.user, role=Role.ADMIN)
             )
@@ -103,7 +182,9 @@ class MembershipAdmin(admin.ModelAdmin):
 
 
 @admin.register(ApiToken)
-class ApiTokenAdmin(admin.ModelAdmin):
+class ApiTokenAdmin(OwnRowsAdmin):
+    # Revoked by their owner in the studio: a staff user's own, a superuser's any (an agent
+    # token of another team was revoked by whoever had the teams' permissions).
     list_display = ["name", "user", "prefix", "created_at", "last_used_at", "revoked_at"]
     list_filter = ["revoked_at"]
     search_fields = ["name", "user__username", "prefix"]

@@ -4,8 +4,10 @@ Django's own user admin lets a staff user with the account permissions tick "sup
 their own row, give themselves every permission (directly, or through a group they are in),
 or set a superuser's password and sign in as them. A superuser passes every team check in
 the studio (it may approve any script), so here only a superuser changes what an account
-may do, or changes (or deletes) a superuser's account. Staff keep the rest: adding people,
-names, emails, passwords and deactivating accounts that are not superusers.
+may do, or changes (or deletes) a superuser's account. Nor does a staff user change (or
+delete) another staff account: setting its password and signing in as it would hand them its
+permissions, a grant in all but name. Staff keep the rest: adding people, names, emails,
+passwords and deactivating ordinary accounts, and their own name, email and password.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from django.contrib import admin
 from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import GroupAdmin, UserAdmin
 from django.contrib.auth.models import Group
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.http import HttpRequest
 
 # What decides how far an account reaches; a superuser's to change.
@@ -27,26 +29,36 @@ def _superuser(request: HttpRequest) -> bool:
     return bool(getattr(request.user, "is_superuser", False))
 
 
+def _beyond_reach(request: HttpRequest, account: Any) -> bool:
+    """Tell whether this account is a superuser's to change: a superuser's, or another staff's."""
+    if _superuser(request):
+        return False
+    return account.is_superuser or (account.is_staff and account.pk != request.user.pk)
+
+
 class StudioUserAdmin(UserAdmin):
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
         fields = list(super().get_readonly_fields(request, obj))
         return fields if _superuser(request) else [*fields, *POWERS]
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        # The password view asks this too: a superuser's password is a superuser's to set.
-        if obj is not None and obj.is_superuser and not _superuser(request):
+        # The password view asks this too: a superuser's or another staff user's password
+        # is a superuser's to set.
+        if obj is not None and _beyond_reach(request, obj):
             return False
         return super().has_change_permission(request, obj)
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        if obj is not None and obj.is_superuser and not _superuser(request):
+        if obj is not None and _beyond_reach(request, obj):
             return False
         return super().has_delete_permission(request, obj)
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
         # A bulk delete asks per object first (`get_deleted_objects`); this holds regardless.
         if not _superuser(request):
-            queryset = queryset.filter(is_superuser=False)
+            queryset = queryset.filter(is_superuser=False).exclude(
+                Q(is_staff=True) & ~Q(pk=request.user.pk)
+            )
         super().delete_queryset(request, queryset)
 
 
