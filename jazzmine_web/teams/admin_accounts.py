@@ -7,7 +7,8 @@ the studio (it may approve any script), so here only a superuser changes what an
 may do, or changes (or deletes) a superuser's account. Nor does a staff user change (or
 delete) another staff account: setting its password and signing in as it would hand them its
 permissions, a grant in all but name. Staff keep the rest: adding people, names, emails,
-passwords and deactivating ordinary accounts, and their own name, email and password.
+passwords and deactivating ordinary accounts of no team or of teams they administer, and
+their own name, email and password.
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ from django.contrib.auth.models import Group
 from django.db.models import Q, QuerySet
 from django.http import HttpRequest
 
+from .models import Membership, Role
+from .selectors import team_ids_with_role
+
 # What decides how far an account reaches; a superuser's to change.
 POWERS = ("is_superuser", "is_staff", "groups", "user_permissions")
 
@@ -30,10 +34,24 @@ def _superuser(request: HttpRequest) -> bool:
 
 
 def _beyond_reach(request: HttpRequest, account: Any) -> bool:
-    """Tell whether this account is a superuser's to change: a superuser's, or another staff's."""
-    if _superuser(request):
+    """Tell whether this account is not the staff user's to change (a superuser's then).
+
+    A superuser's or another staff user's account; or a person in a team the staff user does
+    not administer: setting their password and signing in as them is their team role (a
+    team admin accepts code and sets secrets, a reviewer approves scripts) in all but name,
+    which a model permission is not.
+    """
+    if _superuser(request) or account.pk == request.user.pk:
         return False
-    return account.is_superuser or (account.is_staff and account.pk != request.user.pk)
+    if account.is_superuser or account.is_staff:
+        return True
+    return not _teams_administered_cover(request.user, account)
+
+
+def _teams_administered_cover(staff: Any, account: Any) -> bool:
+    """Tell whether every team the account is in is one the staff user administers."""
+    theirs = set(Membership.objects.filter(user=account).values_list("team_id", flat=True))
+    return theirs <= set(team_ids_with_role(user=staff, role=Role.ADMIN))
 
 
 class StudioUserAdmin(UserAdmin):
@@ -58,6 +76,9 @@ class StudioUserAdmin(UserAdmin):
         if not _superuser(request):
             queryset = queryset.filter(is_superuser=False).exclude(
                 Q(is_staff=True) & ~Q(pk=request.user.pk)
+            )
+            queryset = queryset.filter(
+                pk__in=[a.pk for a in queryset if not _beyond_reach(request, a)]
             )
         super().delete_queryset(request, queryset)
 

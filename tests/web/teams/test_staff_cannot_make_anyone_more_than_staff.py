@@ -13,15 +13,20 @@ import pytest
 from django.contrib.auth.models import Group, Permission
 from django.test import Client
 
+from jazzmine_web.teams.models import Role
+from jazzmine_web.teams.services import membership_set
+
 pytestmark = pytest.mark.django_db
 
 PASSWORD = "a-long-enough-password-1"
 
 
 @pytest.fixture
-def manager(django_user_model):
-    """A staff user with every account permission, and their logged-in browser."""
+def manager(django_user_model, team):
+    """A staff user with every account permission, and their logged-in browser; admin of the
+    team `member` (ada) is in, whose people are theirs to manage (no other team's)."""
     user = django_user_model.objects.create_user(username="manager", password=PASSWORD)
+    membership_set(team=team, user=user, role=Role.ADMIN)
     user.is_staff = True
     user.save()
     user.user_permissions.add(*Permission.objects.filter(content_type__app_label="auth"))
