@@ -9,12 +9,14 @@ stdout, stderr and exit code out, under a wall clock and a cap on output.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import logging
 import socket
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import docker
@@ -25,11 +27,15 @@ from .egress import IPV6_OFF, egress_network
 from .engine import ENGINE_ERRORS, EngineUnavailable, engine_unavailable
 from .events import memory_message
 from .owner import owner_labels
-from .request import RunLimits
+from .request import MAX_OPEN_FILES, RunLimits
 from .session import ExitInfo
 from .streams import CappedReader, Chunk, OutputLimited, Stream, TimedOut
+from .syscalls import SeccompUnavailable, seccomp_program
 
 RUN_LABEL = "jazzmine.run"
+# Started as a one-shot container's first process: it loads the seccomp filter, then execs
+# the command (`seccomp_exec.py`). Its source is read once, host-side; the image needs python3.
+SECCOMP_EXEC_SOURCE = (Path(__file__).parent / "seccomp_exec.py").read_text(encoding="utf-8")
 ONESHOT_LABEL = "jazzmine.oneshot"
 REMOVE_ATTEMPTS = 5
 # Docker's attach stream: each frame is an 8-byte header (stream id, 3 zero bytes, size).
@@ -67,7 +73,10 @@ def host_config(
         memswap_limit=memory,  # equal to memory: no swap to hide in
         nano_cpus=int(limits.cpus * 1_000_000_000),
         pids_limit=limits.pids_limit,
-        ulimits=[docker.types.Ulimit(name="core", soft=0, hard=0)],
+        ulimits=[
+            docker.types.Ulimit(name="core", soft=0, hard=0),
+            docker.types.Ulimit(name="nofile", soft=MAX_OPEN_FILES, hard=MAX_OPEN_FILES),
+        ],
         # Output reaches the host over the attach socket only; a 100 MB print must not also
         # land in a json log file on the host's disk.
         log_config=docker.types.LogConfig(type="none"),
@@ -298,12 +307,16 @@ async def run_one_shot(
         return ContainerResult(None, "", "", round(elapsed, 1), error=message)
 
     try:
+        filtered = filtered_command(command, network=limits.network)
+    except SeccompUnavailable as exc:
+        return failed(f"cannot start a sandbox without its seccomp filter: {exc}")
+    try:
         api = client if client is not None else docker.from_env()
         container = await Container.start(
             api,
             image,
             limits,
-            command=command,
+            command=filtered,
             # The sandbox user, in the tmpfs: the image's own user and workdir are the harness's.
             user=SANDBOX_USER,
             working_dir="/tmp",
@@ -325,6 +338,17 @@ async def run_one_shot(
         return failed(f"Docker engine failed during the run: {exc}")
     finally:
         await container.remove()
+
+
+def filtered_command(command: Sequence[str], *, network: bool) -> list[str]:
+    """Return `command` started under the sandbox's own seccomp filter, as a harness is.
+
+    The engine's default profile alone lets io_uring and AF_VSOCK sockets through (Docker
+    20.10), and what a one-shot container runs (a member's script tool on trial, the tools of
+    a bash run) is no more trusted than a harness's tools. Raises SeccompUnavailable.
+    """
+    program = base64.b64encode(seccomp_program(network=network)).decode("ascii")
+    return ["python3", "-I", "-c", SECCOMP_EXEC_SOURCE, program, *command]
 
 
 async def _collect(

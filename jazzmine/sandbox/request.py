@@ -7,6 +7,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+# Open files each process of a sandbox may hold (RLIMIT_NOFILE), on both backends. The host's
+# file table (fs.file-max) is one for every process of the machine, the database's included,
+# and kernel memory accounting lets a sandbox of 128 MiB hold some 400 000 open files with the
+# engine's default limit (20 000 a process): a few runs would leave the host none (ENFILE).
+MAX_OPEN_FILES = 256
+
 
 @dataclass(frozen=True)
 class RunLimits:

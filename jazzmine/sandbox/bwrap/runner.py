@@ -11,7 +11,7 @@ from ..cgroups import CgroupUnavailable, RunCgroup, create_run_cgroup
 from ..errors import SandboxError, UnrestrictedRefused
 from ..events import Event
 from ..harness import UNRESTRICTED_ENV
-from ..request import RunLimits, RunRequest
+from ..request import MAX_OPEN_FILES, RunLimits, RunRequest
 from ..session import drive, engine_unavailable
 from ..syscalls import seccomp_program
 from ..workdirs import workdir_remove
@@ -58,7 +58,7 @@ class BwrapRunner:
             "jazzmine-join", *(str(f) for f in cgroup.procs_files), "--",
         ]  # fmt: skip
         command += [
-            "prlimit", "--nofile=256", f"--fsize={limits.tmpfs_mb * 1024 * 1024}", "--core=0",
+            "prlimit", f"--nofile={MAX_OPEN_FILES}", f"--fsize={limits.tmpfs_mb * 1024 * 1024}", "--core=0",
             "--",
         ]  # fmt: skip
         if os.geteuid() == 0:
