@@ -61,6 +61,8 @@ class ToolBox:
         self._scoped: dict[str, dict[str, str]] = {}
         # What each of those names holds outside every tool's call (normally unset).
         self._outside: dict[str, str | None] = {}
+        # Every secret value of the run, by name: never quoted back to the script.
+        self._values: dict[str, str] = {}
         manifest_path = os.path.join(root, "manifest.json")
         if not os.path.exists(manifest_path):
             return
@@ -111,6 +113,7 @@ class ToolBox:
         if by_tool is None:
             return {}, problem
         values = {str(name): str(value) for name, value in secrets.items()}
+        self._values = values
         scoped = set().union(*by_tool.values()) if by_tool else set()
         self._outside = {n: os.environ.get(n) for n in sorted(scoped)}
         self._scoped = {
@@ -118,6 +121,19 @@ class ToolBox:
             for tool, names in by_tool.items()
         }
         return {n: v for n, v in values.items() if n not in scoped}, None
+
+    def redacted(self, text: str) -> str:
+        """Return `text` with every secret value of the run replaced by the secret's name.
+
+        A tool's exception goes to the script as a failed response's message, and from there
+        to the run's timeline and the LLM: an HTTP library's error quotes the URL, API key and
+        all, and the script can make a call fail on purpose. Longest first: one may hold
+        another; values shorter than four characters would replace ordinary text.
+        """
+        for name, value in sorted(self._values.items(), key=lambda item: -len(item[1])):
+            if len(value) >= 4:
+                text = text.replace(value, f"[secret {name}]")
+        return text
 
     def refused(self, name: str) -> bool:
         """Tell whether this run may not call a tool (and report it when it may not)."""
@@ -150,7 +166,8 @@ class ToolBox:
                     value = self._run(value)
                 return value
             except BaseException as exc:  # includes SystemExit from a tool: still a response
-                return self._failure(f"Tool {name!r} raised {type(exc).__name__}: {exc}")
+                raised = f"Tool {name!r} raised {type(exc).__name__}: {exc}"
+                return self._failure(self.redacted(raised))
             finally:
                 # Nothing the tool started watches the next tool (reaper.py), its own secrets
                 # leave the environment with it, and its HOME goes.
