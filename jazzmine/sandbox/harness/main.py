@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import os
 import select
+import signal
 import sys
 
 from .process import (
+    Worker,
     fork_worker,
     read_line,
     seccomp_load,
@@ -16,11 +19,31 @@ from .process import (
     worker_status,
 )
 from .protocol import SECCOMP_ENV
+from .reaper import end_descendants_of
 from .refs import _os_write
 from .relay import Relay
 from .worker import run_worker
 
 LINGER_SECONDS = 2.0
+
+
+def idle(worker: Worker) -> None:
+    """Stop the ready worker, and end whatever its tools started, until the request comes.
+
+    A pool keeps a ready sandbox for as long as its worker lives, with no deadline: a busy
+    thread or process a tool's definition started as it loaded (its default values run then)
+    burned the sandbox's whole CPU share all that time. Stopped, the worker's threads wait;
+    nothing else may run meanwhile, so every process below it ends.
+    """
+    if worker.status is not None:
+        return  # ended before it was ready, and reaped already
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(worker.pid, signal.SIGSTOP)
+    _pid, status = os.waitpid(worker.pid, os.WUNTRACED)
+    if not os.WIFSTOPPED(status):
+        worker.status = status  # it ended instead: how decides the run
+        return
+    end_descendants_of(worker.pid)
 
 
 def main(root: str) -> None:
@@ -49,6 +72,7 @@ def main(root: str) -> None:
             break
         if refused:
             sys.stderr.write(f"harness: refused a line from the worker: {refused}\n")
+    idle(worker)
     relay.ready(tools)
 
     line = read_line(in_fd)
@@ -61,6 +85,8 @@ def main(root: str) -> None:
             view = view[_os_write(worker.requests, view) :]
     except OSError:
         pass  # the worker is gone; how it ended decides the run below
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(worker.pid, signal.SIGCONT)
     os.close(worker.requests)
     del line, view
     for payload, refused in lines:

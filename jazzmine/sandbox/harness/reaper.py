@@ -63,3 +63,46 @@ def _children_of(parent: int) -> list[int]:
         if len(fields) > 1 and int(fields[1]) == parent:
             found.append(int(name))
     return found
+
+
+def end_descendants_of(root: int) -> None:
+    """SIGKILL every live process below `root` (not `root` itself), until none is left.
+
+    For the relay, whose worker is stopped meanwhile: what dies becomes the worker's zombie
+    (it cannot reap it yet), so zombies count as gone. Only `root`'s tree is looked at, never
+    the machine's, however the harness was started.
+    """
+    for _round in range(_MAX_ROUNDS):
+        alive = _descendants(root)
+        if not alive:
+            return
+        for pid in alive:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+    raise RuntimeError("processes the tools started could not all be ended")
+
+
+def _descendants(root: int) -> list[int]:
+    """Return the live (not zombie) processes below `root`."""
+    children: dict[int, list[int]] = {}
+    live: set[int] = set()
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as handle:
+                stat = handle.read()
+        except OSError:
+            continue  # ended meanwhile
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 1:
+            children.setdefault(int(fields[1]), []).append(int(name))
+            if fields[0] not in (b"Z", b"X"):
+                live.add(int(name))
+    found, stack = [], list(children.get(root, []))
+    while stack:
+        pid = stack.pop()
+        if pid in live:
+            found.append(pid)
+        stack.extend(children.get(pid, []))
+    return found
