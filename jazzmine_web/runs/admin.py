@@ -41,6 +41,12 @@ class RunAdmin(SandboxRowsAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # runs are made by running scripts
 
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        # Every field is read-only, yet a save writes back the whole row as the page read it:
+        # a press while its worker ended the run wrote `running` (and an old heartbeat) over
+        # the end. Shown only (a view or change permission shows it).
+        return False
+
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         # A run may be held by a worker, and is what an approved submission ran: cancel it
         # on its page instead (audited), never remove it from under them.
