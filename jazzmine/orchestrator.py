@@ -7,22 +7,28 @@ whole, prompt to outcome, so attempts can be compared later.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict
 
 import httpx
 
 from jazzmine.core.tools.generator import ScriptGenerator, retry_hint
+from jazzmine.core.tools.validator import MAX_SCRIPT_CHARS
 from jazzmine.llm.client import stream_chat
 from jazzmine.llm.config import LLMConfig
 from jazzmine.llm.errors import LLMEmptyAnswerError, LLMError
 from jazzmine.llm.types import Finish, TextDelta
 
 logger = logging.getLogger(__name__)
+
+# What an answer may hold besides its script: a fence and a sentence or two around it.
+ANSWER_ALLOWANCE_CHARS = 8_000
 
 
 @dataclass(frozen=True)
@@ -202,18 +208,26 @@ async def generate_attempt(
 
     started = time.perf_counter()
     parts: list[str] = []
+    limit = answer_limit(generator)
+    received = 0
+    stream = stream_chat(llm, [{"role": "user", "content": prompt}], client=client)
     try:
-        async for chunk in stream_chat(llm, [{"role": "user", "content": prompt}], client=client):
-            if isinstance(chunk, TextDelta):
-                if attempt.first_token_seconds is None:
-                    attempt.first_token_seconds = time.perf_counter() - started
-                parts.append(chunk.text)
-                await emit(TokenEvent(type="token", attempt=number, text=chunk.text))
-            elif isinstance(chunk, Finish):
-                attempt.finish_reason = chunk.finish_reason
-                if chunk.usage is not None:
-                    attempt.prompt_tokens = chunk.usage.prompt_tokens
-                    attempt.completion_tokens = chunk.usage.completion_tokens
+        # Closed as soon as the loop stops reading: a cut-off answer's connection goes at once.
+        async with aclosing(stream):
+            async for chunk in stream:
+                if isinstance(chunk, TextDelta):
+                    received += len(chunk.text)
+                    if received > limit:
+                        break  # no script is that long: read no more of it (see `_too_long`)
+                    if attempt.first_token_seconds is None:
+                        attempt.first_token_seconds = time.perf_counter() - started
+                    parts.append(chunk.text)
+                    await emit(TokenEvent(type="token", attempt=number, text=chunk.text))
+                elif isinstance(chunk, Finish):
+                    attempt.finish_reason = chunk.finish_reason
+                    if chunk.usage is not None:
+                        attempt.prompt_tokens = chunk.usage.prompt_tokens
+                        attempt.completion_tokens = chunk.usage.completion_tokens
     except LLMEmptyAnswerError as exc:
         # An empty answer is a bad script, not a broken endpoint: the validator's "no emit call"
         # feeds the retry, as the seed does.
@@ -227,8 +241,16 @@ async def generate_attempt(
     attempt.generation_seconds = time.perf_counter() - started
 
     attempt.raw_answer = "".join(parts)
-    attempt.body = generator.answer_body(attempt.raw_answer)
-    attempt.script = generator.assemble_script(attempt.body, sandbox_name)
+    if received > limit:
+        # Nothing is made of it: finding its script means parsing it, which holds the GIL of
+        # the caller's process (a web server's, with every socket on it) for seconds.
+        attempt.violations = [_too_long(limit, generator)]
+    else:
+        # Off the caller's event loop: an answer can be made slow to read (a bash check runs
+        # one bashkit analysis per nested substitution), and the loop serves other sockets.
+        attempt.body, attempt.script, attempt.violations = await asyncio.to_thread(
+            _read_answer, generator, attempt.raw_answer, sandbox_name
+        )
     await emit(
         GeneratedEvent(
             type="generated",
@@ -241,7 +263,6 @@ async def generate_attempt(
             seconds=attempt.generation_seconds,
         )
     )
-    attempt.violations = generator.validate(attempt.script, sandbox_name)
     await emit(
         ValidatedEvent(type="validated", attempt=number, violations=list(attempt.violations))
     )
@@ -316,6 +337,35 @@ async def solve(
     success = bool(attempts) and attempts[-1].succeeded
     await emit(FinishedEvent(type="finished", success=success, attempts=len(attempts)))
     return attempts
+
+
+def _read_answer(generator: Any, answer: str, sandbox_name: str) -> tuple[str, str, list[str]]:
+    """Return an answer's body, the script it assembles to, and that script's violations."""
+    body = generator.answer_body(answer)
+    script = generator.assemble_script(body, sandbox_name)
+    return body, script, generator.validate(script, sandbox_name)
+
+
+def answer_limit(generator: Any) -> int:
+    """Return the most characters of an answer the loop reads: the longest script, and a bit.
+
+    A bash generator says its own limit (`max_chars`); Python scripts have the validator's.
+    """
+    return _script_limit(generator) + ANSWER_ALLOWANCE_CHARS
+
+
+def _script_limit(generator: Any) -> int:
+    limit = getattr(generator, "max_chars", None)
+    return limit if isinstance(limit, int) and limit > 0 else MAX_SCRIPT_CHARS
+
+
+def _too_long(limit: int, generator: Any) -> str:
+    """Word the violation of an answer cut off at `limit` characters, for the retry prompt."""
+    return (
+        f"Line 1: the answer is more than {limit} characters long, and a script may be at most "
+        f"{_script_limit(generator)}; it was not read further. Write a shorter script that lets "
+        "the tools do the heavy work."
+    )
 
 
 def _emitter(on_event: OnEvent | None) -> Callable[[Event], Awaitable[None]]:
