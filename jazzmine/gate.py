@@ -82,6 +82,12 @@ _PROMPT_VARIABLES = re.compile(rf"(?<!{_WORD_CHAR})(?:PS[0-4]|PROMPT_COMMAND)(?!
 _TRACE_SWITCHES = frozenset({"set", "shopt"})
 _SHORT_FLAGS_WITH_TRACE = re.compile(r"-[A-Za-z]*x[A-Za-z]*")
 _DECLARERS = frozenset({"declare", "typeset", "local", "readonly", "export"})
+# Each substitution is read on its own as well, so nested ones are read again at every level:
+# n nested in a text of length L make n texts of up to L each, a scan and an analysis apiece.
+# Past these bounds (far above what a script does) the reading stops and doubts every tool.
+MAX_SUBSTITUTIONS = 1000
+_SUBSTITUTION_TEXT_FACTOR = 4  # all of them together: this many times the script, and a bit
+_SUBSTITUTION_TEXT_EXTRA = 10_000
 
 # Python names that reach functions by something other than their name in a call.
 _PY_DYNAMIC = {
@@ -290,7 +296,13 @@ def _read_bash(script: str, names: frozenset[str]) -> Reading:
     calls: dict[str, int | None] = {}
     doubts: list[Doubt] = []
     texts = [script]
-    spans = _substitutions(script)
+    try:
+        spans = _substitutions(
+            script, budget=_SUBSTITUTION_TEXT_FACTOR * len(script) + _SUBSTITUTION_TEXT_EXTRA
+        )
+    except _TooMuchToRead as exc:
+        doubts.append(Doubt(str(exc)))
+        spans = []
     if spans is None:
         doubts.append(Doubt("a command substitution is not closed where the reading expects"))
     else:
@@ -374,15 +386,30 @@ def _awk_runs_commands(args: list[str | None]) -> bool:
     return any(a is None or "system" in a or "|" in a or "getline" in a for a in args)
 
 
-def _substitutions(text: str) -> list[str] | None:
+class _TooMuchToRead(Exception):
+    """The substitutions are too many, or nested too deep, to read each on its own in time."""
+
+
+def _substitutions(text: str, *, budget: int) -> list[str] | None:
     """Return the inner text of every `$(…)`, `<(…)`, `>(…)` and backquote pair; None if unclosed.
 
     Quotes are deliberately not honoured: reading a quoted `$(...)` as code can only add
-    doubts or calls, never hide one.
+    doubts or calls, never hide one. Raise `_TooMuchToRead` past `MAX_SUBSTITUTIONS` of them,
+    or once their texts together pass `budget` characters (each costs a scan of its length).
     """
     found: list[str] = []
+    read = 0
     i, n = 0, len(text)
     while i < n:
+        if len(found) > MAX_SUBSTITUTIONS:
+            raise _TooMuchToRead(
+                f"the script has more than {MAX_SUBSTITUTIONS} command substitutions, too many "
+                "for the reading to read each one"
+            )
+        if read > budget:
+            raise _TooMuchToRead(
+                "the script nests command substitutions too deeply for the reading to read each one"
+            )
         char = text[i]
         if char == "\\":
             i += 2
@@ -392,6 +419,7 @@ def _substitutions(text: str) -> list[str] | None:
             if end is None:
                 return None
             found.append(text[i + 2 : end])
+            read += end - i
         elif char == "`":
             end = i + 1
             while end < n and text[end] != "`":
@@ -399,6 +427,7 @@ def _substitutions(text: str) -> list[str] | None:
             if end >= n:
                 return None
             found.append(text[i + 1 : end].replace("\\`", "`"))
+            read += end - i
             i = end
         i += 1
     return found
