@@ -34,6 +34,14 @@ _COPROC = re.compile(r"(?<![\w-])coproc(?![\w-])")
 _PROMPT = re.compile(r"@\s*P\s*\}|(?<!\w)(?:PS[0-4]|PROMPT_COMMAND)(?!\w)")
 _PROBE = "__jazzmine_job_probe__"
 _MAX_DEPTH = 8  # strings run as code, inside strings run as code...
+# Each substitution is read (scanned and parsed) on its own too, so nested ones are read again
+# at every level: n nested in a text of length L cost n scans and analyses of up to L each
+# (a 16 KB script took a minute of the checking process's CPU). Past these bounds, far above
+# what a script does, the reading stops, and the script is refused as unreadable.
+_MAX_SUBSTITUTIONS = 1000
+_SUBSTITUTION_TEXT_FACTOR = 4  # all of them together: this many times the text, and a bit
+_SUBSTITUTION_TEXT_EXTRA = 10_000
+_TOO_MANY = "command substitutions too many or nested too deep for the engine to read each one"
 _MAX_AMPERSANDS = 64  # past this many, every `&` is taken for a job unread
 
 # Commands that run another one named in their arguments, and the options that take a value.
@@ -108,7 +116,11 @@ def _read(text: str, reading: _Reading, depth: int) -> None:
         reading.quiet.append("a coproc reports a limit hit only on its stderr")
     if _PROMPT.search(flat) or _PROMPT.search(bare):
         reading.silent.append("a prompt expansion (${x@P}, PS4) runs text built at run time")
-    for part in [flat, *_substitutions(flat)]:
+    parts = _substitutions(flat)
+    if parts is None:
+        reading.silent.append(_TOO_MANY)
+        return
+    for part in [flat, *parts]:
         analysis = _analyze(part)
         if analysis is None:
             _read_unparsed(part, reading)
@@ -297,15 +309,20 @@ def _without_literal_arrays(text: str) -> str:
     return "".join(out) + text[i:]
 
 
-def _substitutions(text: str) -> list[str]:
+def _substitutions(text: str) -> list[str] | None:
     """Return the inner text of every `$(…)`, `<(…)`, `>(…)` and backquote pair.
 
     Quotes are not honoured on purpose: the parser's analysis does not look inside `${x:-…}`,
-    `$((…))` or subscripts, and reading a quoted one as code can only find more.
+    `$((…))` or subscripts, and reading a quoted one as code can only find more. None when
+    there are more than `_MAX_SUBSTITUTIONS`, or their texts together pass the budget.
     """
     found: list[str] = []
+    budget = _SUBSTITUTION_TEXT_FACTOR * len(text) + _SUBSTITUTION_TEXT_EXTRA
+    read = 0
     i, n = 0, len(text)
     while i < n:
+        if len(found) > _MAX_SUBSTITUTIONS or read > budget:
+            return None
         char = text[i]
         if char == "\\":
             i += 2
@@ -314,10 +331,12 @@ def _substitutions(text: str) -> list[str]:
             end = _closing_paren(text, i + 2)
             if end is not None:
                 found.append(text[i + 2 : end])
+                read += end - i
         elif char == "`":
             end = text.find("`", i + 1)
             if end > i:
                 found.append(text[i + 1 : end])
+                read += end - i
                 i = end
         i += 1
     return found
