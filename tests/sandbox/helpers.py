@@ -13,6 +13,24 @@ from pathlib import Path
 from jazzmine.sandbox import Event
 from jazzmine.sandbox.workdirs import ABANDONED_AFTER_SECONDS
 
+# What code in a sandbox tries first to reach past the network namespace: io_uring (its own
+# syscalls, which seccomp filters do not see one by one) and a vsock socket (the hypervisor's).
+# Leaves `seen`: {'io_uring': 'ok' or the errno's name, 'vsock': the same}.
+IO_URING_VSOCK_PROBE = """
+import ctypes, errno, socket
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+params = ctypes.create_string_buffer(120)
+ctypes.set_errno(0)
+ring = libc.syscall(425, 4, params)  # io_uring_setup on x86_64
+seen = {'io_uring': 'ok' if ring >= 0 else errno.errorcode[ctypes.get_errno()]}
+try:
+    socket.socket(40, socket.SOCK_STREAM).close()  # AF_VSOCK; nothing is connected to
+    seen['vsock'] = 'ok'
+except OSError as exc:
+    seen['vsock'] = errno.errorcode.get(exc.errno, str(exc.errno))
+"""
+
 
 async def collect(events: AsyncIterator[Event]) -> list[Event]:
     """Drain a run and return its events."""

@@ -16,25 +16,11 @@ import pytest
 
 from jazzmine.sandbox import Outcome, RunRequest
 
-from .helpers import collect, final, of_type
+from .helpers import IO_URING_VSOCK_PROBE, collect, final, of_type
 
 pytestmark = pytest.mark.docker
 
-PROBE = """
-import ctypes, errno, socket
-libc = ctypes.CDLL(None, use_errno=True)
-libc.syscall.restype = ctypes.c_long
-params = ctypes.create_string_buffer(120)
-ctypes.set_errno(0)
-ring = libc.syscall(425, 4, params)  # io_uring_setup on x86_64
-seen = {'io_uring': 'ok' if ring >= 0 else errno.errorcode[ctypes.get_errno()]}
-try:
-    socket.socket(40, socket.SOCK_STREAM).close()  # AF_VSOCK; nothing is connected to
-    seen['vsock'] = 'ok'
-except OSError as exc:
-    seen['vsock'] = errno.errorcode.get(exc.errno, str(exc.errno))
-emit_result(seen)
-"""
+PROBE = IO_URING_VSOCK_PROBE + "emit_result(seen)\n"
 
 
 @pytest.mark.skipif(platform.machine() != "x86_64", reason="raw syscall numbers of x86_64")

@@ -16,24 +16,12 @@ import pytest
 
 from jazzmine.sandbox.containers import run_one_shot
 
+from .helpers import IO_URING_VSOCK_PROBE
+
 pytestmark = pytest.mark.docker
 
 # As a script tool's code would, with nothing of the harness around it.
-PROBE = """
-import ctypes, errno, json, socket
-libc = ctypes.CDLL(None, use_errno=True)
-libc.syscall.restype = ctypes.c_long
-params = ctypes.create_string_buffer(120)
-ctypes.set_errno(0)
-ring = libc.syscall(425, 4, params)  # io_uring_setup on x86_64
-seen = {'io_uring': 'ok' if ring >= 0 else errno.errorcode[ctypes.get_errno()]}
-try:
-    socket.socket(40, socket.SOCK_STREAM).close()  # AF_VSOCK
-    seen['vsock'] = 'ok'
-except OSError as exc:
-    seen['vsock'] = errno.errorcode.get(exc.errno, str(exc.errno))
-print(json.dumps(seen))
-"""
+PROBE = "import json\n" + IO_URING_VSOCK_PROBE + "print(json.dumps(seen))\n"
 
 
 @pytest.mark.skipif(platform.machine() != "x86_64", reason="raw syscall numbers of x86_64")

@@ -48,6 +48,11 @@ def end_descendants() -> int:
 
 def _children_of(parent: int) -> list[int]:
     """Return the pids whose parent is `parent` (zombies included: they are reaped too)."""
+    return [pid for pid, ppid, _state in _processes() if ppid == parent]
+
+
+def _processes() -> list[tuple[int, int, bytes]]:
+    """Return every process this namespace shows: its pid, its parent's and its state."""
     found = []
     for name in os.listdir("/proc"):
         if not name.isdigit():
@@ -60,8 +65,8 @@ def _children_of(parent: int) -> list[int]:
         # "pid (comm) state ppid ...": comm may hold spaces and parentheses, so read after the
         # last ")".
         fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) > 1 and int(fields[1]) == parent:
-            found.append(int(name))
+        if len(fields) > 1:
+            found.append((int(name), int(fields[1]), fields[0]))
     return found
 
 
@@ -86,19 +91,10 @@ def _descendants(root: int) -> list[int]:
     """Return the live (not zombie) processes below `root`."""
     children: dict[int, list[int]] = {}
     live: set[int] = set()
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as handle:
-                stat = handle.read()
-        except OSError:
-            continue  # ended meanwhile
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) > 1:
-            children.setdefault(int(fields[1]), []).append(int(name))
-            if fields[0] not in (b"Z", b"X"):
-                live.add(int(name))
+    for pid, ppid, state in _processes():
+        children.setdefault(ppid, []).append(pid)
+        if state not in (b"Z", b"X"):
+            live.add(pid)
     found, stack = [], list(children.get(root, []))
     while stack:
         pid = stack.pop()
