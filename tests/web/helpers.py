@@ -37,6 +37,18 @@ def source_file(name: str, text: str | bytes) -> SourceFile:
     return SourceFile(name=name, size=len(data), data=data)
 
 
+def staff_browser(user, *apps: str) -> Client:
+    """Make the user staff with every permission of these apps; return their logged-in browser."""
+    from django.contrib.auth.models import Permission
+
+    user.is_staff = True
+    user.save()
+    user.user_permissions.add(*Permission.objects.filter(content_type__app_label__in=apps))
+    client = Client()
+    client.force_login(user)
+    return client
+
+
 def teammate(team, role: str, username: str = "grace"):
     """Return a new user who holds `role` in the team."""
     user = get_user_model().objects.create_user(username=username, password="x" * 12)

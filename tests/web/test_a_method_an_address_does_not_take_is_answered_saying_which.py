@@ -79,9 +79,7 @@ def test_an_agent_using_the_wrong_verb_is_told_the_right_one(clients) -> None:
     assert response.status_code == 405
     assert response["Allow"] == "POST"
     message = response.json()["error"]["message"]
-    assert (
-        message == "DELETE is not allowed at /api/v1/submissions/: this endpoint takes POST."
-    )
+    assert message == "DELETE is not allowed at /api/v1/submissions/: this endpoint takes POST."
 
 
 def test_a_visit_to_a_form_only_address_keeps_the_studio_and_changes_nothing(

@@ -3,28 +3,17 @@
 from __future__ import annotations
 
 import pytest
-from django.contrib.auth.models import Permission
-from django.test import Client
 
 from jazzmine_web.catalog.services import sandbox_create, tool_create
 from jazzmine_web.teams.models import Role
 from jazzmine_web.teams.services import membership_set, team_create
+from tests.web.helpers import staff_browser
 
 # Names only the victim team's rows carry: a page of the attacker's that shows one leaks it.
 VAULT = "payroll-vault"
 TOOL = "wire_funds"
 SOURCE = "def wire_funds(account):\n    return ToolResponse(success=True)\n"
 APPS = ("teams", "catalog", "runs", "reviews", "playground")
-
-
-def staff_browser(user, *apps: str) -> Client:
-    """Make the user staff with every permission of these apps; return their logged-in browser."""
-    user.is_staff = True
-    user.save()
-    user.user_permissions.add(*Permission.objects.filter(content_type__app_label__in=apps))
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 @pytest.fixture

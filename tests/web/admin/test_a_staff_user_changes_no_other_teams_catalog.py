@@ -13,8 +13,9 @@ import pytest
 from jazzmine_web.catalog.models import Sandbox, Tool
 from jazzmine_web.teams.models import Role
 from jazzmine_web.teams.services import membership_set
+from tests.web.helpers import staff_browser
 
-from .conftest import APPS, SOURCE, TOOL, VAULT, staff_browser
+from .conftest import APPS, SOURCE, TOOL, VAULT
 
 pytestmark = pytest.mark.django_db
 

@@ -14,9 +14,9 @@ from django.test import Client
 from jazzmine_web.catalog.models import ImageBuild, Tool, ToolVersion
 from jazzmine_web.catalog.services import tool_update
 from jazzmine_web.teams.models import Role
-from tests.web.helpers import teammate
+from tests.web.helpers import staff_browser, teammate
 
-from .conftest import APPS, SOURCE, staff_browser
+from .conftest import APPS, SOURCE
 
 pytestmark = pytest.mark.django_db
 

@@ -6,7 +6,6 @@ Submissions, the audit trail and webhooks are records there: nobody edits them i
 from __future__ import annotations
 
 import pytest
-from django.contrib.auth.models import Permission
 from django.test import Client
 
 from jazzmine_web.reviews.models import (
@@ -19,23 +18,13 @@ from jazzmine_web.reviews.models import (
 )
 from jazzmine_web.teams.models import Role
 from jazzmine_web.teams.services import membership_set, team_create
-from tests.web.helpers import teammate
+from tests.web.helpers import staff_browser, teammate
 
 from .conftest import set_policy, submit
 
 pytestmark = pytest.mark.django_db
 
 SETTINGS = "/admin/reviews/sandboxreviewsettings/"
-
-
-def staff(user) -> Client:
-    """Make the user staff with every permission on reviews; return their logged-in browser."""
-    user.is_staff = True
-    user.save()
-    user.user_permissions.add(*Permission.objects.filter(content_type__app_label="reviews"))
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def superuser_client(django_user_model) -> tuple[Client, object]:
@@ -58,7 +47,7 @@ def policy_changes(sandbox) -> list[tuple[str, dict]]:
 
 def test_a_staff_member_who_is_no_team_admin_cannot_turn_review_off(member, ecommerce) -> None:
     set_policy(ecommerce, ReviewPolicy.ALWAYS)
-    response = turn_review_off(staff(member), ecommerce)
+    response = turn_review_off(staff_browser(member, "reviews"), ecommerce)
     assert response.status_code == 403
     row = SandboxReviewSettings.objects.get(sandbox=ecommerce)
     assert (row.policy, row.timeout_seconds) == (ReviewPolicy.ALWAYS, 3600)
@@ -68,19 +57,19 @@ def test_a_staff_member_who_is_no_team_admin_cannot_turn_review_off(member, ecom
 def test_a_staff_reviewer_cannot_either(team, ecommerce) -> None:
     set_policy(ecommerce, ReviewPolicy.ALWAYS)
     reviewer = teammate(team, Role.REVIEWER, username="rita")
-    assert turn_review_off(staff(reviewer), ecommerce).status_code == 403
+    assert turn_review_off(staff_browser(reviewer, "reviews"), ecommerce).status_code == 403
     assert SandboxReviewSettings.objects.get(sandbox=ecommerce).policy == ReviewPolicy.ALWAYS
 
 
 def test_an_admin_of_another_team_cannot_either(outsider, ecommerce) -> None:
     set_policy(ecommerce, ReviewPolicy.ALWAYS)
     membership_set(team=team_create(name="Other", slug="other"), user=outsider, role=Role.ADMIN)
-    assert turn_review_off(staff(outsider), ecommerce).status_code == 403
+    assert turn_review_off(staff_browser(outsider, "reviews"), ecommerce).status_code == 403
     assert SandboxReviewSettings.objects.get(sandbox=ecommerce).policy == ReviewPolicy.ALWAYS
 
 
 def test_a_staff_member_cannot_create_the_row_that_turns_review_off(member, ecommerce) -> None:
-    client = staff(member)
+    client = staff_browser(member, "reviews")
     response = client.post(
         f"{SETTINGS}add/",
         {"sandbox": ecommerce.pk, "policy": ReviewPolicy.NEVER, "timeout_seconds": 60},
@@ -92,7 +81,7 @@ def test_a_staff_member_cannot_create_the_row_that_turns_review_off(member, ecom
 
 def test_a_staff_member_cannot_delete_the_row(member, ecommerce) -> None:
     set_policy(ecommerce, ReviewPolicy.UNLISTED_TOOLS)
-    client = staff(member)
+    client = staff_browser(member, "reviews")
     response = client.post(f"{SETTINGS}{ecommerce.pk}/delete/", {"post": "yes"})
     assert response.status_code == 403
     assert SandboxReviewSettings.objects.get(sandbox=ecommerce).policy == "unlisted_tools"
@@ -100,7 +89,7 @@ def test_a_staff_member_cannot_delete_the_row(member, ecommerce) -> None:
 
 def test_a_team_admins_change_in_the_admin_is_made_and_audited(team_admin, ecommerce) -> None:
     set_policy(ecommerce, ReviewPolicy.ALWAYS)
-    response = turn_review_off(staff(team_admin), ecommerce)
+    response = turn_review_off(staff_browser(team_admin, "reviews"), ecommerce)
     assert response.status_code == 302
     row = SandboxReviewSettings.objects.get(sandbox=ecommerce)
     assert (row.policy, row.updated_by) == (ReviewPolicy.NEVER, team_admin)
@@ -151,7 +140,11 @@ def pending(api, ecommerce) -> Submission:
 def test_nobody_edits_a_pending_submissions_script_or_status(
     who, pending, member, django_user_model
 ) -> None:
-    client = staff(member) if who == "staff member" else superuser_client(django_user_model)[0]
+    client = (
+        staff_browser(member, "reviews")
+        if who == "staff member"
+        else superuser_client(django_user_model)[0]
+    )
     response = client.post(
         f"/admin/reviews/submission/{pending.pk}/change/",
         {
@@ -176,7 +169,11 @@ def test_nobody_edits_a_pending_submissions_script_or_status(
 
 @pytest.mark.parametrize("who", ["staff member", "superuser"])
 def test_nobody_writes_or_erases_the_audit_trail(who, pending, member, django_user_model) -> None:
-    client = staff(member) if who == "staff member" else superuser_client(django_user_model)[0]
+    client = (
+        staff_browser(member, "reviews")
+        if who == "staff member"
+        else superuser_client(django_user_model)[0]
+    )
     before = AuditEntry.objects.count()
     response = client.post(
         "/admin/reviews/auditentry/add/",

@@ -8,28 +8,17 @@ would then submit their tasks, prompts and scripts into a sandbox the staff user
 from __future__ import annotations
 
 import pytest
-from django.contrib.auth.models import Permission
 from django.test import Client
 
 from jazzmine_web.catalog.services import sandbox_create
 from jazzmine_web.teams.models import Role, Team
 from jazzmine_web.teams.services import api_token_create, membership_set, team_create
-from tests.web.helpers import teammate
+from tests.web.helpers import staff_browser, teammate
 
 pytestmark = pytest.mark.django_db
 
 # The team page's membership inline, sent empty: only the team's own fields change.
 NO_MEMBERSHIPS = {"memberships-TOTAL_FORMS": "0", "memberships-INITIAL_FORMS": "0"}
-
-
-def staff(user) -> Client:
-    """Make the user staff with every permission on teams; return their logged-in browser."""
-    user.is_staff = True
-    user.save()
-    user.user_permissions.add(*Permission.objects.filter(content_type__app_label="teams"))
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def rename(browser: Client, team: Team, *, name: str, slug: str):
@@ -38,14 +27,14 @@ def rename(browser: Client, team: Team, *, name: str, slug: str):
 
 
 def test_a_staff_user_outside_a_team_cannot_rename_it(team, outsider) -> None:
-    response = rename(staff(outsider), team, name="Renamed", slug="renamed")
+    response = rename(staff_browser(outsider, "teams"), team, name="Renamed", slug="renamed")
     assert response.status_code == 403
     team.refresh_from_db()
     assert (team.name, team.slug) == ("Shop", "shop")
 
 
 def test_a_member_who_is_staff_cannot_rename_their_team_either(team, member) -> None:
-    response = rename(staff(member), team, name="Renamed", slug="renamed")
+    response = rename(staff_browser(member, "teams"), team, name="Renamed", slug="renamed")
     assert response.status_code == 403
     team.refresh_from_db()
     assert team.slug == "shop"
@@ -60,7 +49,7 @@ def test_an_agent_addressing_team_and_sandbox_is_not_sent_to_another_teams_sandb
     membership_set(team=evil, user=outsider, role=Role.ADMIN)
     membership_set(team=evil, user=member, role=Role.MEMBER)
     sandbox_create(team=evil, name="ecommerce")
-    browser = staff(outsider)
+    browser = staff_browser(outsider, "teams")
     rename(browser, team, name="Shop", slug="shop-old")
     rename(browser, evil, name="Shop", slug="shop")
     agent = Client(HTTP_AUTHORIZATION=f"Bearer {api_token_create(user=member, name='ci').raw}")
@@ -70,7 +59,9 @@ def test_an_agent_addressing_team_and_sandbox_is_not_sent_to_another_teams_sandb
 
 
 def test_a_team_admin_still_renames_their_own_team(team) -> None:
-    response = rename(staff(teammate(team, Role.ADMIN)), team, name="Shop EU", slug="shop-eu")
+    response = rename(
+        staff_browser(teammate(team, Role.ADMIN), "teams"), team, name="Shop EU", slug="shop-eu"
+    )
     assert response.status_code == 302
     team.refresh_from_db()
     assert (team.name, team.slug) == ("Shop EU", "shop-eu")

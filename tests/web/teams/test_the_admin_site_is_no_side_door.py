@@ -7,26 +7,15 @@ with the model permission; tokens are shown, and revoked through the service.
 from __future__ import annotations
 
 import pytest
-from django.contrib.auth.models import Permission
 from django.test import Client
 from django.utils import timezone
 
 from jazzmine_web.reviews.models import WebhookEndpoint
 from jazzmine_web.teams.models import ApiToken, Membership, Role
 from jazzmine_web.teams.services import api_token_create
-from tests.web.helpers import teammate
+from tests.web.helpers import staff_browser, teammate
 
 pytestmark = pytest.mark.django_db
-
-
-def staff(user) -> Client:
-    """Make the user staff with every permission on teams; return their logged-in browser."""
-    user.is_staff = True
-    user.save()
-    user.user_permissions.add(*Permission.objects.filter(content_type__app_label="teams"))
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def superuser(django_user_model) -> Client:
@@ -42,7 +31,7 @@ def role_of(user, team) -> str:
 
 def test_a_staff_member_cannot_make_themselves_team_admin(member, team) -> None:
     mine = Membership.objects.get(user=member, team=team)
-    response = staff(member).post(
+    response = staff_browser(member, "teams").post(
         f"/admin/teams/membership/{mine.pk}/change/", {"role": Role.ADMIN}
     )
     assert response.status_code == 403
@@ -50,7 +39,7 @@ def test_a_staff_member_cannot_make_themselves_team_admin(member, team) -> None:
 
 
 def test_a_staff_member_cannot_add_an_admin_membership(member, team, outsider) -> None:
-    response = staff(member).post(
+    response = staff_browser(member, "teams").post(
         "/admin/teams/membership/add/", {"team": team.pk, "user": outsider.pk, "role": "admin"}
     )
     assert response.status_code == 403
@@ -59,7 +48,7 @@ def test_a_staff_member_cannot_add_an_admin_membership(member, team, outsider) -
 
 def test_a_staff_member_cannot_do_it_on_the_teams_page(member, team) -> None:
     mine = Membership.objects.get(user=member, team=team)
-    response = staff(member).post(
+    response = staff_browser(member, "teams").post(
         f"/admin/teams/team/{team.pk}/change/",
         {
             "name": team.name,
@@ -79,7 +68,7 @@ def test_a_staff_member_cannot_do_it_on_the_teams_page(member, team) -> None:
 def test_a_team_admin_changes_roles_in_their_team(team, member) -> None:
     admin = teammate(team, Role.ADMIN)
     theirs = Membership.objects.get(user=member, team=team)
-    response = staff(admin).post(
+    response = staff_browser(admin, "teams").post(
         f"/admin/teams/membership/{theirs.pk}/change/", {"role": Role.REVIEWER}
     )
     assert response.status_code == 302
