@@ -67,3 +67,51 @@ async def test_a_tools_error_names_its_secrets_instead_of_quoting_them(runner, e
         "https://reports.example.com/v1?day=1999-02-31&key=[secret REPORTS_KEY]"
         "&account=[secret SHARED_KEY]"
     )
+
+
+# A key of base64's alphabet, as an HTTP library's error spells it: percent-encoded in the
+# query, with `+` for a space where a form encoder put one, escaped in a repr.
+ENCODED_KEY = "k/7f+3a=9c reports"
+
+
+def fetch_encoded(day: str) -> ToolResponse:
+    """Fail quoting the key as URLs and reprs spell it."""
+    import os
+    import urllib.parse
+
+    key = os.environ.get("REPORTS_KEY", "")
+    raise RuntimeError(
+        f"GET /v1/{urllib.parse.quote(key, safe='')}?key={urllib.parse.quote_plus(key)} "
+        f"failed; params={{'key': {key!r}}}"
+    )
+
+
+@pytest.fixture(scope="module")
+def encoded_image(docker_client, tmp_path_factory: pytest.TempPathFactory) -> str:
+    registry = ToolRegistry()
+    registry.register_sandbox(SandboxConfig(name="secret-encoded"))
+    registry.register_function(fetch_encoded, description="Fetch a report.",
+                               parameters=[ToolParameter("day", "str")], dependencies=[],
+                               secrets=["REPORTS_KEY"], sandbox="secret-encoded")  # fmt: skip
+    builder = SandboxBuilder(
+        registry, client=docker_client, cache_dir=tmp_path_factory.mktemp("secret-encoded")
+    )
+    return builder.ensure_image("secret-encoded").tag
+
+
+async def test_a_tools_error_names_its_secret_however_a_url_or_a_repr_spells_it(
+    runner, encoded_image, limits
+):
+    request = RunRequest.for_sandbox(
+        "r = fetch_encoded('x')\nemit_result(r.message)\n",
+        declared_secrets=["REPORTS_KEY"],
+        secret_store={"REPORTS_KEY": ENCODED_KEY},
+        tool_secrets={"fetch_encoded": ["REPORTS_KEY"]},
+    )
+    async with WarmPool(runner, encoded_image, limits, size=1) as pool:
+        events = await collect(pool.run(request))
+    message = of_type(events, "result")[0].data
+    assert message == (
+        "Tool 'fetch_encoded' raised RuntimeError: GET /v1/[secret REPORTS_KEY]"
+        "?key=[secret REPORTS_KEY] failed; params={'key': '[secret REPORTS_KEY]'}"
+    ), message

@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import tempfile
+import urllib.parse
 from collections.abc import Callable
 from typing import Any
 
@@ -127,12 +128,17 @@ class ToolBox:
 
         A tool's exception goes to the script as a failed response's message, and from there
         to the run's timeline and the LLM: an HTTP library's error quotes the URL, API key and
-        all, and the script can make a call fail on purpose. Longest first: one may hold
-        another; values shorter than four characters would replace ordinary text.
+        all (percent-encoded when it holds `/`, `+` or `=`), and the script can make a call
+        fail on purpose. Longest first: one may hold another; values shorter than four
+        characters would replace ordinary text.
         """
-        for name, value in sorted(self._values.items(), key=lambda item: -len(item[1])):
-            if len(value) >= 4:
-                text = text.replace(value, f"[secret {name}]")
+        forms = sorted(
+            ((form, name) for name, value in self._values.items() for form in _spellings(value)),
+            key=lambda item: -len(item[0]),
+        )
+        for form, name in forms:
+            if len(form) >= 4:
+                text = text.replace(form, f"[secret {name}]")
         return text
 
     def refused(self, name: str) -> bool:
@@ -257,3 +263,15 @@ def _environ_restore(earlier: dict[str, str | None]) -> None:
             os.environ.pop(name, None)
         else:
             os.environ[name] = value
+
+
+def _spellings(value: str) -> set[str]:
+    """Return how a secret may appear in an error's text: as it is, and as URLs and reprs
+    spell it (percent-encoded in a path or a query, escaped by `repr`)."""
+    return {
+        value,
+        urllib.parse.quote(value),
+        urllib.parse.quote(value, safe=""),
+        urllib.parse.quote_plus(value),
+        repr(value)[1:-1],
+    }
