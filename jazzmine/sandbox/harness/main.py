@@ -79,14 +79,16 @@ def main(root: str) -> None:
     if not line.strip():
         os.kill(worker.pid, 9)
         os._exit(0)  # the pool closed this idle sandbox: nothing to report
+    # Going again before the request is written: a request longer than the pipe holds (64 KiB;
+    # a script may be 200 000 characters) would wait for a reader that is stopped, for good.
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(worker.pid, signal.SIGCONT)
     try:
         view = memoryview(line if line.endswith(b"\n") else line + b"\n")
         while view:
             view = view[_os_write(worker.requests, view) :]
     except OSError:
         pass  # the worker is gone; how it ended decides the run below
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(worker.pid, signal.SIGCONT)
     os.close(worker.requests)
     del line, view
     for payload, refused in lines:
