@@ -11,7 +11,6 @@ socket retries with its back-off, and connects once one of the person's pages cl
 from __future__ import annotations
 
 import logging
-import threading
 from collections import Counter
 from typing import Any
 
@@ -28,8 +27,8 @@ class SocketsPerUser:
 
     def __init__(self, app: Any) -> None:
         self.app = app
+        # Touched on the process's one event loop only, between awaits: no lock needed.
         self._open: Counter[Any] = Counter()
-        self._lock = threading.Lock()  # one event loop per process, but cheap to be sure
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> Any:
         user = scope.get("user")
@@ -49,17 +48,15 @@ class SocketsPerUser:
             self._release(key)
 
     def _take(self, key: Any) -> bool:
-        with self._lock:
-            if self._open[key] >= settings.JAZZMINE_MAX_SOCKETS_PER_USER:
-                return False
-            self._open[key] += 1
-            return True
+        if self._open[key] >= settings.JAZZMINE_MAX_SOCKETS_PER_USER:
+            return False
+        self._open[key] += 1
+        return True
 
     def _release(self, key: Any) -> None:
-        with self._lock:
-            self._open[key] -= 1
-            if self._open[key] <= 0:
-                del self._open[key]
+        self._open[key] -= 1
+        if self._open[key] <= 0:
+            del self._open[key]
 
 
 async def _refuse(receive: Any, send: Any) -> None:

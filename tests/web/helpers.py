@@ -140,6 +140,13 @@ async def playground_socket(user, *, timeout: float = 1) -> WebsocketCommunicato
     return ws
 
 
+async def follow(ws: WebsocketCommunicator, run_id: object) -> None:
+    """Follow a run on a playground socket, and take its pane's first two messages."""
+    await ws.send_json_to({"type": "follow", "run_id": str(run_id), "after": 0})
+    assert (await ws.receive_json_from(timeout=5))["type"] == "run_html"
+    assert (await ws.receive_json_from(timeout=5))["type"] == "status"
+
+
 async def still_answering(ws: WebsocketCommunicator, sandbox) -> None:
     """Assert that a playground socket still answers its next message (a script to check)."""
     await ws.send_json_to({"type": "validate", "sandbox": sandbox.pk, "body": "x = 1"})

@@ -10,7 +10,7 @@ from channels.db import database_sync_to_async
 from jazzmine_web.runs.models import Run, RunStatus
 from jazzmine_web.runs.services import run_create
 from jazzmine_web.teams.models import Membership
-from tests.web.helpers import playground_socket
+from tests.web.helpers import follow, playground_socket
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -24,9 +24,7 @@ async def test_an_author_who_left_the_team_cancels_nothing(ecommerce, member) ->
     run = await queued_run(ecommerce, member)
     ws = await playground_socket(member, timeout=10)
     try:
-        await ws.send_json_to({"type": "follow", "run_id": str(run.pk), "after": 0})
-        assert (await ws.receive_json_from(timeout=5))["type"] == "run_html"
-        assert (await ws.receive_json_from(timeout=5))["type"] == "status"
+        await follow(ws, run.pk)
         await database_sync_to_async(Membership.objects.filter(user=member).delete)()
         await ws.send_json_to({"type": "cancel"})
         assert await ws.receive_nothing(timeout=0.5)  # no "run_cancelling"
@@ -40,9 +38,7 @@ async def test_an_author_still_in_the_team_cancels_her_run(ecommerce, member) ->
     run = await queued_run(ecommerce, member)
     ws = await playground_socket(member, timeout=10)
     try:
-        await ws.send_json_to({"type": "follow", "run_id": str(run.pk), "after": 0})
-        assert (await ws.receive_json_from(timeout=5))["type"] == "run_html"
-        assert (await ws.receive_json_from(timeout=5))["type"] == "status"
+        await follow(ws, run.pk)
         await ws.send_json_to({"type": "cancel"})
         answer = await ws.receive_json_from(timeout=5)
     finally:

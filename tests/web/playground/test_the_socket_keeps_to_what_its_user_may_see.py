@@ -15,7 +15,7 @@ from jazzmine_web.runs.models import Run
 from jazzmine_web.runs.services import run_create, run_record_event
 from jazzmine_web.studio import live
 from jazzmine_web.teams.models import Membership, Role
-from tests.web.helpers import collect_until, playground_socket, teammate
+from tests.web.helpers import collect_until, follow, playground_socket, teammate
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -32,9 +32,7 @@ async def test_a_followed_run_stops_streaming_once_its_user_left_the_team(
     run = await queued_run(ecommerce, member)
     ws = await playground_socket(member, timeout=10)
     try:
-        await ws.send_json_to({"type": "follow", "run_id": str(run.pk), "after": 0})
-        assert (await ws.receive_json_from(timeout=5))["type"] == "run_html"
-        assert (await ws.receive_json_from(timeout=5))["type"] == "status"
+        await follow(ws, run.pk)
         await database_sync_to_async(Membership.objects.filter(user=member).delete)()
         event = {"seq": 1, "type": "log", "data": {"message": "secret"}, "ts": time.time()}
         await database_sync_to_async(run_record_event)(run_id=run.pk, event=event)
