@@ -67,6 +67,8 @@ def host_config(
         sysctls=IPV6_OFF if limits.network else None,
         read_only=True,
         tmpfs={"/tmp": f"rw,noexec,nosuid,nodev,size={limits.tmpfs_mb}m"},
+        # Docker's /dev/shm is 64 MiB whatever the sandbox says; bubblewrap's is its tmpfs size.
+        shm_size=f"{limits.tmpfs_mb}m",
         cap_drop=["ALL"],
         security_opt=["no-new-privileges"],
         mem_limit=memory,

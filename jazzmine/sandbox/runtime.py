@@ -104,6 +104,15 @@ def tool_name_problem(name: object) -> str | None:
             f"tool name {name!r} is read by Python as "
             f"{unicodedata.normalize('NFKC', name)!r} (NFKC); use that spelling"
         )
+    # Letters of other alphabets draw like ASCII ones (`get_оrders`, a Cyrillic о): a reviewer
+    # reads the name in a script and in the review's list of tools and takes it for another.
+    # ASCII is also all an LLM API takes in a function's name.
+    if not name.isascii():
+        letter = next(char for char in name if not char.isascii())
+        return (
+            f"tool name {name!r} has a letter beyond ASCII (U+{ord(letter):04X}): "
+            "tool names are ASCII letters, digits and '_', which no name can be drawn like"
+        )
     if keyword.iskeyword(name):
         return f"tool name {name!r} is a Python keyword: no script can call it"
     if name.startswith("_"):

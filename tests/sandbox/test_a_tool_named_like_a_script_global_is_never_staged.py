@@ -27,7 +27,18 @@ def registry_with(name: str) -> ToolRegistry:
 
 
 @pytest.mark.parametrize(
-    "name", ["print", "emit_result", "json", "ToolResponse", "__builtins__", "ｔaker", "class"]
+    "name",
+    # ... and one drawn like another (a Cyrillic а): stored before the catalog refused it.
+    [
+        "print",
+        "emit_result",
+        "json",
+        "ToolResponse",
+        "__builtins__",
+        "ｔaker",
+        "class",
+        "t\u0430ker",
+    ],
 )
 def test_a_taken_name_is_refused_before_anything_is_written(tmp_path: Path, name: str) -> None:
     with pytest.raises(BuildError, match="stage tools"):

@@ -56,6 +56,30 @@ def test_an_import_refuses_a_name_the_parser_reads_as_another(team, user) -> Non
     assert not Tool.objects.exists()
 
 
+# Two tools side by side whose names a page draws alike: a reviewer reads `get_оrders` in a
+# script and in the review's list of tools, and approves what they take for `get_orders`.
+LOOK_ALIKES = {
+    "a Cyrillic o": "get_\u043erders",
+    "a Greek omicron": "get_\u03bfrders",
+    "a dotless i": "l\u0131st_orders",
+    "Chinese": "\u67e5\u8be2\u8ba2\u5355",
+}
+
+
+@pytest.mark.parametrize("case", list(LOOK_ALIKES))
+def test_a_name_beyond_ascii_is_refused_beside_the_one_it_looks_like(team, user, case) -> None:
+    tools_import(team=team, files=[source_file("t.py", module("get_orders"))], author=user)
+    with pytest.raises(ImportRefused) as info:
+        tools_import(team=team, files=[source_file("u.py", module(LOOK_ALIKES[case]))], author=user)
+    assert "ASCII" in str(info.value)
+    assert list(Tool.objects.values_list("name", flat=True)) == ["get_orders"]
+    tool = Tool.objects.get()
+    with pytest.raises(ValidationError):
+        tool_update(tool=tool, author=user, note="", name=LOOK_ALIKES[case])
+    tool.refresh_from_db()
+    assert tool.name == "get_orders"
+
+
 def test_a_rename_to_a_taken_name_is_refused(team, user) -> None:
     tools_import(team=team, files=[source_file("t.py", module("takes"))], author=user)
     tool = Tool.objects.get(name="takes")
