@@ -23,6 +23,12 @@ import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from .bash.blindspots import (
+    MAX_SUBSTITUTIONS,
+    SUBSTITUTION_TEXT_EXTRA,
+    SUBSTITUTION_TEXT_FACTOR,
+    closing_paren,
+)
 from .core.tools.safety import FORBIDDEN_ATTRIBUTES
 
 ANY_TOOL: frozenset[str] = frozenset({"*"})
@@ -82,12 +88,6 @@ _PROMPT_VARIABLES = re.compile(rf"(?<!{_WORD_CHAR})(?:PS[0-4]|PROMPT_COMMAND)(?!
 _TRACE_SWITCHES = frozenset({"set", "shopt"})
 _SHORT_FLAGS_WITH_TRACE = re.compile(r"-[A-Za-z]*x[A-Za-z]*")
 _DECLARERS = frozenset({"declare", "typeset", "local", "readonly", "export"})
-# Each substitution is read on its own as well, so nested ones are read again at every level:
-# n nested in a text of length L make n texts of up to L each, a scan and an analysis apiece.
-# Past these bounds (far above what a script does) the reading stops and doubts every tool.
-MAX_SUBSTITUTIONS = 1000
-_SUBSTITUTION_TEXT_FACTOR = 4  # all of them together: this many times the script, and a bit
-_SUBSTITUTION_TEXT_EXTRA = 10_000
 
 # Python names that reach functions by something other than their name in a call.
 _PY_DYNAMIC = {
@@ -298,7 +298,7 @@ def _read_bash(script: str, names: frozenset[str]) -> Reading:
     texts = [script]
     try:
         spans = _substitutions(
-            script, budget=_SUBSTITUTION_TEXT_FACTOR * len(script) + _SUBSTITUTION_TEXT_EXTRA
+            script, budget=SUBSTITUTION_TEXT_FACTOR * len(script) + SUBSTITUTION_TEXT_EXTRA
         )
     except _TooMuchToRead as exc:
         doubts.append(Doubt(str(exc)))
@@ -394,7 +394,8 @@ def _substitutions(text: str, *, budget: int) -> list[str] | None:
     """Return the inner text of every `$(…)`, `<(…)`, `>(…)` and backquote pair; None if unclosed.
 
     Quotes are deliberately not honoured: reading a quoted `$(...)` as code can only add
-    doubts or calls, never hide one. Raise `_TooMuchToRead` past `MAX_SUBSTITUTIONS` of them,
+    doubts or calls, never hide one. Each substitution is read on its own as well, so nested
+    ones are read again at every level; the bounds are the bash engine's (`blindspots`). Raise `_TooMuchToRead` past `MAX_SUBSTITUTIONS` of them,
     or once their texts together pass `budget` characters (each costs a scan of its length).
     """
     found: list[str] = []
@@ -415,7 +416,7 @@ def _substitutions(text: str, *, budget: int) -> list[str] | None:
             i += 2
             continue
         if char in "$<>" and text.startswith("(", i + 1) and not text.startswith("((", i + 1):
-            end = _closing_paren(text, i + 2)
+            end = closing_paren(text, i + 2)
             if end is None:
                 return None
             found.append(text[i + 2 : end])
@@ -431,29 +432,6 @@ def _substitutions(text: str, *, budget: int) -> list[str] | None:
             i = end
         i += 1
     return found
-
-
-def _closing_paren(text: str, start: int) -> int | None:
-    depth, i, n = 1, start, len(text)
-    while i < n:
-        char = text[i]
-        if char == "\\":
-            i += 2
-            continue
-        if char in "'\"":
-            close = text.find(char, i + 1)
-            if close < 0:
-                return None
-            i = close + 1
-            continue
-        if char == "(":
-            depth += 1
-        elif char == ")":
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
-    return None
 
 
 def _dequote(text: str) -> str:

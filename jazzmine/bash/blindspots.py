@@ -37,10 +37,11 @@ _MAX_DEPTH = 8  # strings run as code, inside strings run as code...
 # Each substitution is read (scanned and parsed) on its own too, so nested ones are read again
 # at every level: n nested in a text of length L cost n scans and analyses of up to L each
 # (a 16 KB script took a minute of the checking process's CPU). Past these bounds, far above
-# what a script does, the reading stops, and the script is refused as unreadable.
-_MAX_SUBSTITUTIONS = 1000
-_SUBSTITUTION_TEXT_FACTOR = 4  # all of them together: this many times the text, and a bit
-_SUBSTITUTION_TEXT_EXTRA = 10_000
+# what a script does, the reading stops, and the script is refused as unreadable. The review's
+# reading (`jazzmine.gate`) keeps to the same bounds.
+MAX_SUBSTITUTIONS = 1000
+SUBSTITUTION_TEXT_FACTOR = 4  # all of them together: this many times the text, and a bit
+SUBSTITUTION_TEXT_EXTRA = 10_000
 _TOO_MANY = "command substitutions too many or nested too deep for the engine to read each one"
 _MAX_AMPERSANDS = 64  # past this many, every `&` is taken for a job unread
 
@@ -303,7 +304,7 @@ def _without_literal_arrays(text: str) -> str:
     for found in re.finditer(r"(?<![\w\"'$])[A-Za-z_]\w*(?:\[[^\]]*\])?\+?=\(", text):
         if found.start() < i:
             continue
-        end = _closing_paren(text, found.end())
+        end = closing_paren(text, found.end())
         out.append(text[i : found.start()])
         i = len(text) if end is None else end + 1
     return "".join(out) + text[i:]
@@ -314,21 +315,21 @@ def _substitutions(text: str) -> list[str] | None:
 
     Quotes are not honoured on purpose: the parser's analysis does not look inside `${x:-…}`,
     `$((…))` or subscripts, and reading a quoted one as code can only find more. None when
-    there are more than `_MAX_SUBSTITUTIONS`, or their texts together pass the budget.
+    there are more than `MAX_SUBSTITUTIONS`, or their texts together pass the budget.
     """
     found: list[str] = []
-    budget = _SUBSTITUTION_TEXT_FACTOR * len(text) + _SUBSTITUTION_TEXT_EXTRA
+    budget = SUBSTITUTION_TEXT_FACTOR * len(text) + SUBSTITUTION_TEXT_EXTRA
     read = 0
     i, n = 0, len(text)
     while i < n:
-        if len(found) > _MAX_SUBSTITUTIONS or read > budget:
+        if len(found) > MAX_SUBSTITUTIONS or read > budget:
             return None
         char = text[i]
         if char == "\\":
             i += 2
             continue
         if char in "$<>" and text.startswith("(", i + 1) and not text.startswith("((", i + 1):
-            end = _closing_paren(text, i + 2)
+            end = closing_paren(text, i + 2)
             if end is not None:
                 found.append(text[i + 2 : end])
                 read += end - i
@@ -342,7 +343,8 @@ def _substitutions(text: str) -> list[str] | None:
     return found
 
 
-def _closing_paren(text: str, start: int) -> int | None:
+def closing_paren(text: str, start: int) -> int | None:
+    """Return where the `(` opened before `start` closes (quotes skipped), or None if never."""
     depth, i, n = 1, start, len(text)
     while i < n:
         char = text[i]
