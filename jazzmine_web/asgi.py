@@ -14,7 +14,6 @@ django_asgi_app = get_asgi_application()
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import WebsocketDenier  # noqa: E402
-from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 from django.urls import re_path  # noqa: E402
 
 from .origins import OriginValidator  # noqa: E402
@@ -22,10 +21,11 @@ from .routing import websocket_urlpatterns  # noqa: E402
 from .studio.limits import RequestSizeLimitASGI  # noqa: E402
 from .studio.live import ServerLoop  # noqa: E402
 from .studio.sockets import SocketsPerUser  # noqa: E402
+from .studio.static import StaticFilesHandler  # noqa: E402
 from .studio.untrusted import WebsocketNulRefusal  # noqa: E402
 
 http_app = (
-    ASGIStaticFilesHandler(django_asgi_app) if settings.JAZZMINE_SERVE_STATIC else django_asgi_app
+    StaticFilesHandler(django_asgi_app) if settings.JAZZMINE_SERVE_STATIC else django_asgi_app
 )
 
 # Last, any other path: refused at the handshake, where Channels' router raises ("No route

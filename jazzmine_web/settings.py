@@ -67,16 +67,24 @@ INSTALLED_APPS = [
     "axes",
 ]
 
-MIDDLEWARE = [
-    # First: refuse an oversized body before anything reads it.
-    "jazzmine_web.studio.limits.RequestSizeLimitMiddleware",
-    # Then: refuse text PostgreSQL cannot hold (NUL) in a path, query or form field.
-    "jazzmine_web.studio.untrusted.NulRefusalMiddleware",
+# The browser security headers of every answer (below), and the Secure mark of its cookies
+# over HTTPS. Outermost, reading no body: the refusals made before any view (an oversized body,
+# a NUL quoting the field the request named) carry them too, and the static files daphne
+# serves outside this stack get the same (`studio.static`).
+SECURITY_HEADER_MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # Above every middleware that sets a cookie: marks them Secure on an HTTPS request.
     "jazzmine_web.studio.cookies.SecureCookiesOverHttpsMiddleware",
     # The Content-Security-Policy of every page (CONTENT_SECURITY_POLICY below).
     "csp.middleware.CSPMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+MIDDLEWARE = [
+    *SECURITY_HEADER_MIDDLEWARE,
+    # Then: refuse an oversized body before anything reads it.
+    "jazzmine_web.studio.limits.RequestSizeLimitMiddleware",
+    # Then: refuse text PostgreSQL cannot hold (NUL) in a path, query or form field.
+    "jazzmine_web.studio.untrusted.NulRefusalMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -85,7 +93,6 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     # An empty 405 becomes the API's JSON error under /api/, and a page saying why elsewhere.
     "jazzmine_web.studio.methods.MethodNotAllowedMiddleware",
-    "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     # Last, as django-axes asks: it turns a lockout during login into the lockout page.
     "axes.middleware.AxesMiddleware",
