@@ -60,6 +60,11 @@ def webhook_signature(*, secret: str, timestamp: int, body: bytes) -> str:
 
 def webhook_set(*, token: ApiToken, url: object) -> tuple[WebhookEndpoint, str]:
     """Point a token's webhook at a URL with a fresh signing secret, returned once."""
+    if token.revoked_at is not None:
+        # Its webhook hears nothing more (`webhook_refusal`); set again, it would read active.
+        raise SubmissionInvalid(
+            "invalid_field", "This token was revoked: its webhook can only be cleared."
+        )
     if not isinstance(url, str) or not url.strip():
         raise SubmissionInvalid("missing_field", "'url' is required.")
     url = url.strip()

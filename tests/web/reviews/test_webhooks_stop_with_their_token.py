@@ -184,3 +184,23 @@ def test_a_user_added_back_to_the_team_is_told_again(
     reject(again, reviewer)
     urls, delivery = attempt(WebhookDelivery.objects.get())
     assert (urls, delivery.status, delivery.submission_id) == ([HOOK], "delivered", again.pk)
+
+
+# A revoked token's webhook cannot be set again: the page looked its token up among all the
+# user's tokens, revoked ones included, and marked the webhook active once more.
+
+
+def test_a_revoked_tokens_webhook_cannot_be_set_again(member, issued, hooked, monkeypatch) -> None:
+    assert api_token_revoke(user=member, token_id=issued.token.pk)
+    monkeypatch.setattr(net, "resolve", lambda host, port: ["93.184.216.34"])
+    page = Client()
+    page.force_login(member)
+    for url in (HOOK, "https://agent.example/other"):  # the same address, and another
+        response = page.post("/reviews/webhooks/", {"token": issued.token.pk, "url": url})
+        assert response.status_code == 422, response.status_code
+        assert "revoked" in response.content.decode()
+    hooked.refresh_from_db()
+    assert (hooked.active, hooked.url) == (False, HOOK)
+    # Clearing it stays possible.
+    page.post("/reviews/webhooks/", {"token": issued.token.pk, "action": "clear"})
+    assert not WebhookEndpoint.objects.exists()
