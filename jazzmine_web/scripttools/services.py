@@ -115,7 +115,9 @@ def script_tools_export(*, sandbox: Sandbox) -> bytes:
 # The publish gate
 
 
-def script_tool_publish(*, tool: Tool, published: bool = True) -> Tool:
+def script_tool_publish(
+    *, tool: Tool, published: bool = True, actor: AbstractBaseUser | None = None
+) -> Tool:
     """Publish a script tool whose current code passed a trial run (or withdraw it)."""
     # By the whole digest: a pass of other code that shares the 16-hex checksum is not one.
     if published and tool.kind == ToolKind.SCRIPT and latest_passed_trial(tool) is None:
@@ -123,7 +125,7 @@ def script_tool_publish(*, tool: Tool, published: bool = True) -> Tool:
             f"{tool.name} cannot be published: no trial run of its current code "
             f"(checksum {tool.checksum}) has passed yet"
         )
-    return tool_publish(tool=tool, published=published)
+    return tool_publish(tool=tool, published=published, actor=actor)
 
 
 # Trial runs

@@ -197,7 +197,7 @@ def tool_publish(request: HttpRequest, pk: int) -> HttpResponse:
     publish = request.POST.get("published", "1") == "1"
     error = None
     try:
-        services.script_tool_publish(tool=tool, published=publish)
+        services.script_tool_publish(tool=tool, published=publish, actor=request.user)
     except services.PublishRefused as exc:
         error = " ".join(exc.messages)
     if request.htmx:

@@ -65,6 +65,7 @@ def tool_audit_state(tool: Tool) -> dict[str, Any]:
         "code_checksum": tool.checksum,
         "code_digest": tool.code_digest,
         "tags": list(tool.tags),
+        "published": tool.published,
     }
 
 

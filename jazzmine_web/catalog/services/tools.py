@@ -50,11 +50,21 @@ def tool_accept_if_admin(*, tool: Tool, actor: AbstractBaseUser | None) -> None:
         tool.always_allow_accepted_at = timezone.now()
 
 
-def tool_publish(*, tool: Tool, published: bool = True) -> Tool:
-    """Offer a tool to LLMs (or withdraw it); callers check the trial gate first."""
-    tool.published = published
-    tool.published_at = timezone.now() if published else None
-    tool.save(update_fields=["published", "published_at", "updated_at"])
+def tool_publish(
+    *, tool: Tool, published: bool = True, actor: AbstractBaseUser | None = None
+) -> Tool:
+    """Offer a tool to LLMs (or withdraw it); callers check the trial gate first.
+
+    The audit trail says who did it: publishing puts the tool before every LLM of the sandbox.
+    """
+    if tool.published == published:
+        return tool  # a second press: nothing changes, nothing to tell
+    before = tool_audit_state(tool)
+    with transaction.atomic():
+        tool.published = published
+        tool.published_at = timezone.now() if published else None
+        tool.save(update_fields=["published", "published_at", "updated_at"])
+        tool_change_announce(tool=tool, actor=actor, action="tool_changed", before=before)
     return tool
 
 

@@ -94,3 +94,21 @@ def test_the_review_policy_reads_always_allow_of_published_script_tools_only(
     ]
     python = run_tools_called(sandbox=sandbox, body='r = calculate_rsi(symbol="A")\n')
     assert [t["name"] for t in python] == ["calculate_rsi"]
+
+
+def test_who_published_and_withdrew_it_is_in_the_audit_trail(client, member, rsi_row) -> None:
+    # Publishing puts a tool before every LLM of the sandbox: the trail says who, and when.
+    from jazzmine_web.reviews.models import AuditEntry
+
+    _pass(rsi_row)
+    client.force_login(member)
+    url = reverse("scripttools:publish", args=[rsi_row.pk])
+    for published in ("1", "0", "1"):
+        assert client.post(url, {"published": published}).status_code == 302
+    entries = AuditEntry.objects.filter(data__target="tool calculate_rsi").order_by("pk")
+    changes = [e.data["changes"].get("published") for e in entries]
+    assert changes[-3:] == [[False, True], [True, False], [False, True]], changes
+    assert {e.actor_user_id for e in entries.reverse()[:3]} == {member.pk}
+    # The same press again changes nothing, and says nothing.
+    assert client.post(url, {"published": "1"}).status_code == 302
+    assert AuditEntry.objects.filter(data__target="tool calculate_rsi").count() == entries.count()
