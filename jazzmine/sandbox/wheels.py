@@ -3,7 +3,9 @@
 The image build never reaches a package registry: TLS from inside containers fails here and
 air-gapped teams need the same path. `pip download` runs on the host with the host's pip
 configuration (index, proxies, certificates, find-links), and wheels are cached per
-requirement set and target.
+requirement set and target. It reads only indexes: a dependency a package declares by URL
+(`x @ http://10.0.0.5/x.whl`, `x @ file:///etc/...`) is refused before pip opens it
+(`pip_guard`), and the build fails naming the package and the URL.
 
 Compiled wheels are fine as long as they were built for the interpreter that runs them: pip is
 asked for wheels matching the image's CPython, C library and machine (`WheelTarget`, read
@@ -35,6 +37,7 @@ from ..interrupts import Interrupt
 from ..requirements import RequirementError, requirements_check
 from .commands import run_logged
 from .errors import BuildError
+from .pip_guard import GUARD_OPTION, guarded_env, url_refusal
 from .wheel_limits import (
     SETTINGS,
     MiB,
@@ -62,6 +65,9 @@ _TOO_LARGE = re.compile(r"\[Errno 27\]|File too large")
 _KILLED_BY_SIGXFSZ = 128 + 25  # as the tether reports a command killed by that signal
 _FETCHED = re.compile(r"^(?:Downloading|Processing|Saved)\s+(\S+\.whl)", re.MULTILINE)
 
+
+# Part of every cache key; changed whenever what a download may fetch narrows.
+_DOWNLOAD_RULES = "no-url-dependencies"
 
 # The manylinux policies older than PEP 600 names, as glibc versions.
 _LEGACY_MANYLINUX = {"manylinux2014": (2, 17), "manylinux2010": (2, 12), "manylinux1": (2, 5)}
@@ -155,9 +161,11 @@ def requirements_key(
     The indexes too: the same `foo==1.0` is another package on another index (a company's
     own next to PyPI), so wheels fetched from one are never reused for a build that reads
     another, whether the operator changed the index or two deployments share the cache.
+    And the rules the download ran under: a set cached before pip refused dependencies given
+    by URL may hold a file fetched from one, and is never reused.
     """
     where = indexes.pip_args() if indexes is not None else []
-    parts = [sorted(requirements), target.key if target else "", where]
+    parts = [sorted(requirements), target.key if target else "", where, _DOWNLOAD_RULES]
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:16]
 
 
@@ -240,9 +248,10 @@ def _download(
             step="download dependencies",
             message="prlimit (util-linux) is missing: a download cannot be capped, so none is made",
         )
+    # GUARD_OPTION: pip refuses dependencies given by URL, or stops before it starts.
     command = [prlimit, f"--fsize={limits.wheel_bytes}", "--",
-               sys.executable, "-m", "pip", "download", "--only-binary=:all:", "--dest",
-               str(staging), "--progress-bar", "off", *target.pip_args(),
+               sys.executable, "-m", "pip", "download", GUARD_OPTION, "--only-binary=:all:",
+               "--dest", str(staging), "--progress-bar", "off", *target.pip_args(),
                *indexes.pip_args(), "--", *requirements]  # fmt: skip
     log(f"wheels: pip download {' '.join(requirements)} for {target.key}")
     output: list[str] = []
@@ -252,9 +261,12 @@ def _download(
         log(f"pip: {line}")
 
     # Run from the empty staging directory: pip reads a bare name like a file there first.
-    returncode = run_logged(command, on_line, interrupt=interrupt, cwd=staging)
+    returncode = run_logged(command, on_line, interrupt=interrupt, cwd=staging, env=guarded_env())
     if returncode != 0:
         text = "\n".join(output)
+        refused = url_refusal(text, output[-15:])
+        if refused is not None:
+            raise refused
         if _TOO_LARGE.search(text) or returncode == _KILLED_BY_SIGXFSZ:
             fetched = _FETCHED.findall(text)
             name = fetched[-1].rsplit("/", 1)[-1] if fetched else ", ".join(requirements)
