@@ -6,6 +6,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from kombu.transport import redis
+from redis.exceptions import ConnectionError as BrokerGone
 
 TRANSPORT = "jazzmine_web.broker:Transport"
 
@@ -23,6 +24,16 @@ class Channel(redis.Channel):
     _kept: Any = None
 
     def _create_client(self, asynchronous: bool = False) -> Any:
+        if self.connection.client is None:
+            # The worker's connection was collected after the broker went away (Celery 5.7
+            # collects, then closes it), and closing its channel now puts the unacknowledged
+            # messages back: a new pool needs the connection's URL, which is gone, and the
+            # AttributeError that kombu raises is no connection error, so it stops the worker
+            # ("Unrecoverable error") when Redis restarts during a run. A connection error is
+            # what it is: Celery ignores it and reconnects. The message it could not put back
+            # is the run this worker is still executing (a redelivery would be refused by the
+            # claim on its row anyway).
+            raise BrokerGone("the broker connection is closed")
         if asynchronous:  # the consumer's, which kombu keeps already
             return super()._create_client(asynchronous=True)
         kept = self._kept

@@ -116,6 +116,13 @@ def env_database(name: str, *, sqlite_path: Path, test_suffix: str) -> dict[str,
         config["TEST"] = {"NAME": test_name}
     elif engine == "django.db.backends.postgresql":
         config["CONN_MAX_AGE"] = 0  # the pool keeps connections; Django must not as well
+        # A restart of the server (or a failover) leaves every idle connection of the pool
+        # dead, and the pool learns it only from the query that fails on one: a 500 per
+        # connection in a web process, a run failed for an event it "could not store" in a
+        # worker. With health checks Django has the pool check each connection as it is taken
+        # (`ConnectionPool.check_connection`: one empty query, ~0.1 ms on loopback) and
+        # replace a dead one.
+        config["CONN_HEALTH_CHECKS"] = True
         config["OPTIONS"] = {
             "pool": {
                 "min_size": 1,
