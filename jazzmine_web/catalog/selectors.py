@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -13,7 +14,7 @@ from django.db.models import Q, QuerySet
 
 from jazzmine.core.tools import RegisteredTool, ToolRegistry
 from jazzmine.core.tools.lint import LintItem, lint_python_tool
-from jazzmine.gate import Doubt, read_calls
+from jazzmine.gate import Doubt, Reading, read_calls
 from jazzmine.sandbox.builder import image_tag_digest
 
 from ..studio.diffs import unified_diff
@@ -407,17 +408,24 @@ def team_sandbox_summaries(user: AnyUser) -> list[SandboxSummary]:
 
 
 def tools_called(
-    *, script: str, tools: list[Tool], language: str = "python", body_offset: int = 0
+    *,
+    script: str,
+    tools: list[Tool],
+    language: str = "python",
+    body_offset: int = 0,
+    read: Callable[..., Reading] | None = None,
 ) -> list[dict[str, Any]]:
     """Return every published tool a script calls or may call, with why, for the review policy.
 
     `script` must be the text that runs (the assembled Python script, or the bash script), so
     the gate and the sandbox read the same thing. Each entry says whether the call is certain
     and why the tool is listed; a tool the reading cannot rule out is listed as a possible call
-    (fail closed). Unpublished tools are not in a run's sandbox, so they never count.
+    (fail closed). Unpublished tools are not in a run's sandbox, so they never count. `read`
+    makes the reading as `jazzmine.gate.read_calls` does (elsewhere: a big script is read in
+    the checker process).
     """
     rows = {t.name: t for t in tools if t.published}
-    reading = read_calls(script, language=language, tools=rows.keys())
+    reading = (read or read_calls)(script, language=language, tools=sorted(rows))
     entries = []
     for name in sorted(rows):
         if not reading.may_call(name):

@@ -1,21 +1,18 @@
-"""Live checks of the editor's text: validate and highlight, off the server's event loop.
+"""Live checks of the editor's text and of an LLM's answer, off the server's event loop.
 
-Django-free on purpose: big texts are checked in a separate process that imports only this
-module. `ast.parse` holds the GIL for its whole run (a 200 KB paste: a few hundred ms), so a
-worker thread alone would still stall every socket of the web process; small texts (what
-typing sends) stay on a thread, where they cost a millisecond or two.
+Django-free on purpose: big texts are checked in the checker process (`studio.checker`), which
+imports only the modules of what it runs. `ast.parse` holds the GIL for its whole run (a
+200 KB paste: a few hundred ms), so a worker thread alone would still stall every socket of
+the web process; small texts (what typing sends) stay on a thread, where they cost a
+millisecond or two.
 """
 
 from __future__ import annotations
 
-import asyncio
-import atexit
-import concurrent.futures
-import multiprocessing
 import re
-import threading
 from dataclasses import dataclass
-from typing import TypedDict
+from html import escape
+from typing import Any, TypedDict
 
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
@@ -25,8 +22,11 @@ from jazzmine.bash.generator import check_script
 from jazzmine.core.tools import validate_script
 from jazzmine.language import Language, wrong_language_message
 
-# Texts longer than this are checked in the checker process.
-PROCESS_THRESHOLD_CHARS = 20_000
+from ..runs.reading import reader_call
+from ..studio import checker
+from ..studio.checker import CheckerUnavailable, checked, checked_off_loop
+
+checker.preload(__name__)
 _LINE = re.compile(r"^Line (\d+): ")
 _LEXER = PythonLexer(stripnl=False, ensurenl=False)
 _BASH_LEXER = BashLexer(stripnl=False, ensurenl=False)
@@ -81,50 +81,51 @@ def bash_check(body: str, max_chars: int) -> EditorCheck:
     return EditorCheck(violations=violations, html=highlight(body, _BASH_LEXER, _SPANS))
 
 
-class _CheckerProcess:
-    """One lazily started process for big texts, replaced if it dies."""
-
-    def __init__(self) -> None:
-        self._pool: concurrent.futures.ProcessPoolExecutor | None = None
-        self._lock = threading.Lock()
-
-    def pool(self) -> concurrent.futures.ProcessPoolExecutor:
-        with self._lock:
-            if self._pool is None:
-                # forkserver, not fork: the web process has threads (channel layer, run worker).
-                context = multiprocessing.get_context("forkserver")
-                context.set_forkserver_preload([__name__])
-                self._pool = concurrent.futures.ProcessPoolExecutor(1, mp_context=context)
-                atexit.register(self._pool.shutdown, wait=False, cancel_futures=True)
-            return self._pool
-
-    def forget(self, broken: concurrent.futures.ProcessPoolExecutor) -> None:
-        with self._lock:
-            if self._pool is broken:
-                self._pool = None
-        broken.shutdown(wait=False, cancel_futures=True)
-
-
-_checker = _CheckerProcess()
-
-
 async def check_off_loop(
     *, language: str, body: str, tool_names: list[str], max_bash_chars: int
 ) -> EditorCheck:
-    """Check a text without blocking the event loop; big texts go to the checker process."""
+    """Check a text without blocking the event loop; big texts go to the checker process.
+
+    A checker process that cannot answer (killed, out of time) leaves the text unchecked,
+    shown plain with a violation saying so: it is never parsed here instead.
+    """
     if language == "bash":
         args: tuple[object, ...] = (bash_check, body, max_bash_chars)
     else:
         args = (python_check, body, tool_names)
-    if len(body) < PROCESS_THRESHOLD_CHARS:
-        return await asyncio.to_thread(*args)  # type: ignore[arg-type]
-    # Starting the process (the first time) and handing it the text both block: on a thread.
-    pool = await asyncio.to_thread(_checker.pool)
     try:
-        future = await asyncio.to_thread(pool.submit, *args)  # type: ignore[arg-type]
-        return await asyncio.wrap_future(future)
-    except concurrent.futures.BrokenExecutor:
-        # The checker died (killed, out of memory): start a new one next time; check this
-        # text on a thread so the editor still gets its answer.
-        _checker.forget(pool)
-        return await asyncio.to_thread(*args)  # type: ignore[arg-type]
+        return await checked_off_loop(len(body), *args)  # type: ignore[arg-type]
+    except CheckerUnavailable as exc:
+        return EditorCheck(violations=[{"line": None, "message": str(exc)}], html=escape(body))
+
+
+class CheckedGenerator:
+    """A loop's script generator whose reading of a big answer happens in the checker process.
+
+    The orchestrator reads an LLM's answer with `answer_body`, `assemble_script` and `validate`
+    (on a thread, off its event loop, but still in the web process and under its GIL): here
+    each one is the generator's own method, called on a copy of it that pickles (`reader`,
+    `runs.reading.answer_reader`), in the checker process once the text is big. Everything
+    else is the generator's. `CheckerUnavailable` ends the loop: its answer is not recorded.
+    """
+
+    def __init__(self, generator: Any, reader: Any) -> None:
+        self.generator = generator
+        self.reader = reader
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("generator", "reader"):  # not set yet (a copy being made): no recursion
+            raise AttributeError(name)
+        return getattr(self.generator, name)
+
+    def answer_body(self, answer: str) -> str:
+        """Return the body an LLM's answer holds."""
+        return checked(len(answer), reader_call, self.reader, "answer_body", answer)
+
+    def assemble_script(self, body: str, sandbox_name: str) -> str:
+        """Return the script that runs for a body."""
+        return checked(len(body), reader_call, self.reader, "assemble_script", body, sandbox_name)
+
+    def validate(self, script: str, sandbox_name: str) -> list[str]:
+        """Return the violations of a script."""
+        return checked(len(script), reader_call, self.reader, "validate", script, sandbox_name)

@@ -15,11 +15,11 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
+from asgiref.sync import ThreadSensitiveContext
 from channels.db import database_sync_to_async
 from django.conf import settings
 from django.template.loader import render_to_string
 
-from jazzmine.core.tools import ScriptGenerator
 from jazzmine.orchestrator import generate_attempt, solve
 
 from ..catalog.selectors import sandbox_for_user
@@ -27,11 +27,12 @@ from ..runs.consumers import RunFollowMixin, RunStatusPayload
 from ..runs.lifecycle import run_cancel, sandbox_prewarm
 from ..runs.models import Run
 from ..runs.selectors import RunPane, run_for_user, run_pane, run_pane_new
+from ..studio.checker import PROCESS_THRESHOLD_CHARS, CheckerUnavailable
 from ..studio.live import connecting_user
 from ..studio.session_bound import SessionBoundJsonWebsocketConsumer
 from ..studio.untrusted import MessageRefused, id_number, socket_message, uuid_text
 from . import services
-from .checks import Violation, check_off_loop, violations_by_line
+from .checks import CheckedGenerator, Violation, check_off_loop, violations_by_line
 from .models import Attempt, AttemptSource, PlaygroundSession
 from .recorder import AttemptRecorder
 
@@ -113,7 +114,7 @@ class PlaygroundConsumer(RunFollowMixin, SessionBoundJsonWebsocketConsumer):
             return
         try:
             await getattr(self, kind)(content)
-        except (PlaygroundError, services.PlaygroundForbidden) as exc:
+        except (PlaygroundError, services.PlaygroundForbidden, CheckerUnavailable) as exc:
             await self.send_json({"type": "error", "message": str(exc)})
 
     # Messages
@@ -220,7 +221,7 @@ class PlaygroundConsumer(RunFollowMixin, SessionBoundJsonWebsocketConsumer):
             language=language,
         )
         recorder.previous_error = view.previous_error
-        generator = await database_sync_to_async(services.script_generator_for)(
+        generator = await database_sync_to_async(services.loop_generator_for)(
             sandbox=session.sandbox, language=language
         )
         return _Loop(session, llm, view, recorder, generator)
@@ -228,15 +229,21 @@ class PlaygroundConsumer(RunFollowMixin, SessionBoundJsonWebsocketConsumer):
     async def run(self, content: dict[str, Any]) -> None:
         # One trip to the database thread: the sandbox, the attempt and its run, and the
         # run's empty pane (each trip costs a thread hand-over before the run is queued).
-        attempt, pane = await database_sync_to_async(_run_started)(
-            user=self.user,
-            sandbox_id=content.get("sandbox"),
-            body=content.get("body", ""),
-            session_id=_session_id(content),
-            task=str(content.get("task", "")),
-            attempt_id=id_number(content.get("attempt_id")),
-            language=_language(content),
-        )
+        # A big script on a database thread of its own, as an HTTP request's: it waits there
+        # for the checker process (`studio.checker`), and the thread every other socket of
+        # this process shares would wait with it. A small one keeps the shared thread (a new
+        # thread and connection per run cost the way to its first event).
+        big = len(str(content.get("body", ""))) >= PROCESS_THRESHOLD_CHARS
+        async with ThreadSensitiveContext() if big else contextlib.nullcontext():
+            attempt, pane = await database_sync_to_async(_run_started)(
+                user=self.user,
+                sandbox_id=content.get("sandbox"),
+                body=content.get("body", ""),
+                session_id=_session_id(content),
+                task=str(content.get("task", "")),
+                attempt_id=id_number(content.get("attempt_id")),
+                language=_language(content),
+            )
         if attempt.run_id is None:
             await self.send_json(
                 {
@@ -310,11 +317,16 @@ class PlaygroundConsumer(RunFollowMixin, SessionBoundJsonWebsocketConsumer):
 
         async def guarded() -> None:
             try:
-                await work
+                # The loop's database work on a thread of its own (see `run`): the runs it
+                # makes wait for the checker process with a big script.
+                async with ThreadSensitiveContext():
+                    await work
             except asyncio.CancelledError:
                 with contextlib.suppress(Exception):
                     await self.send_json({"type": "cancelled"})
                 raise
+            except CheckerUnavailable as exc:  # a sentence of its own: nothing was recorded
+                await self.send_json({"type": "error", "message": str(exc)})
             except Exception as exc:  # report, never kill the socket
                 await self.send_json({"type": "error", "message": f"{type(exc).__name__}: {exc}"})
 
@@ -349,7 +361,7 @@ class _Loop:
     llm: Any
     view: services.PromptView
     recorder: AttemptRecorder
-    generator: ScriptGenerator
+    generator: CheckedGenerator
 
     @property
     def session_id(self) -> str:

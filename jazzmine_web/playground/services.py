@@ -23,8 +23,9 @@ from ..catalog.services.registry import registry_for_sandbox, script_tool_from_r
 from ..reviews.services import unattended_allowed_tools
 from ..runs.models import Language
 from ..runs.preparation import bash_limits_for
+from ..runs.reading import answer_reader
 from ..runs.services import RunRefused, run_create, run_tools_called, script_check
-from .checks import EditorCheck, bash_check, python_check
+from .checks import CheckedGenerator, EditorCheck, bash_check, python_check
 from .models import Attempt, AttemptSource, LLMSettings, PlaygroundSession
 
 
@@ -54,6 +55,16 @@ def script_generator_for(*, sandbox: Sandbox, language: str = Language.PYTHON) -
     return BashScriptGenerator(
         specs, limits=bash_limits_for(sandbox), max_chars=settings.JAZZMINE_MAX_BASH_CHARS
     )
+
+
+def loop_generator_for(*, sandbox: Sandbox, language: str = Language.PYTHON) -> CheckedGenerator:
+    """Return the generator of the Generate and Auto loops: it reads a big answer in the checker.
+
+    An LLM's answer is untrusted text up to the answer limit (over 200 KB): the loop parses it
+    two or three times, which must not hold the web process's GIL (`checks.CheckedGenerator`).
+    """
+    generator = script_generator_for(sandbox=sandbox, language=language)
+    return CheckedGenerator(generator, answer_reader(generator, sandbox.name))
 
 
 def llm_config_for(user: AbstractBaseUser) -> LLMConfig | None:

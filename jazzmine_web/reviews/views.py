@@ -160,6 +160,12 @@ def decide(request: HttpRequest, submission_id: UUID, action: str) -> HttpRespon
             raise Http404("No such submission") from exc
         return _decided(request, submission, error=exc)
     except services.EditRefused as exc:
+        try:
+            reading = services.submission_edit_read(
+                submission=submission, body=request.POST.get("body", "")
+            )
+        except services.ScriptUnchecked as unread:
+            return _decided(request, submission, error=unread)
         return _decided(
             request,
             submission,
@@ -167,12 +173,7 @@ def decide(request: HttpRequest, submission_id: UUID, action: str) -> HttpRespon
             edit_body=request.POST.get("body", ""),
             edit_violations=exc.violations,
             edit_open=True,
-            **_edit_context(
-                submission,
-                services.submission_edit_read(
-                    submission=submission, body=request.POST.get("body", "")
-                ),
-            ),
+            **_edit_context(submission, reading),
         )
     except services.EditToolsUnseen as exc:
         # Show the edit's own reading, so the next approval is decided on it.
@@ -209,7 +210,10 @@ def edit_reading(request: HttpRequest, submission_id: UUID) -> HttpResponse:
     if len(body) > services.MAX_BODY_CHARS:
         # Fail closed: a text the gate will not read cannot show a reading to approve on.
         return HttpResponse(status=413)
-    reading = services.submission_edit_read(submission=submission, body=body)
+    try:
+        reading = services.submission_edit_read(submission=submission, body=body)
+    except services.ScriptUnchecked as exc:
+        return HttpResponse(exc.message, status=exc.status, content_type="text/plain")
     return render(
         request,
         "reviews/_edit_reading.html",

@@ -14,16 +14,19 @@ from django.db.models import F
 from django.utils import timezone
 
 from jazzmine.bash.generator import check_script
-from jazzmine.core.tools import ScriptGenerator, body_offset
+from jazzmine.core.tools import body_offset
+from jazzmine.gate import Reading
 from jazzmine.sandbox import Outcome
 
 from ..catalog.models import Sandbox
 from ..catalog.selectors import tools_called
 from ..catalog.services.registry import registry_for_sandbox
-from ..celery import app as celery_app
+from ..studio.checker import PROCESS_THRESHOLD_CHARS, checked
+from ..studio.enqueue import task_send_after_commit
 from ..studio.live import group_send
 from ..studio.storable import storable_json
 from .models import Language, Run, RunEvent, RunStatus, code_sha256
+from .reading import python_script, script_read
 from .signals import run_created, run_finished
 
 logger = logging.getLogger(__name__)
@@ -65,12 +68,14 @@ def run_group(run_id: object) -> str:
 
 
 def script_assemble(*, sandbox: Sandbox, body: str) -> tuple[str, list[str]]:
-    """Return the assembled script for a body and its violations, numbered by body line."""
-    registry = registry_for_sandbox(sandbox)
-    generator = ScriptGenerator(registry)
-    script = generator.assemble_script(body, sandbox.name)
+    """Return the assembled script for a body and its violations, numbered by body line.
+
+    A big body is assembled and validated in the checker process (`studio.checker`), which
+    raises `CheckerUnavailable` when it cannot: nothing big is parsed in a web process.
+    """
+    names = registry_for_sandbox(sandbox).tool_names(sandbox.name)
+    script, violations = checked(len(body), python_script, body, sandbox.name, names)
     offset = body_offset(script)
-    violations = generator.validate(script, sandbox.name)
     # People and LLMs see the body, not the preamble: point at the lines they wrote.
     return script, [
         _LINE.sub(lambda m: f"Line {max(1, int(m[1]) - offset)}:", v, count=1) for v in violations
@@ -149,7 +154,7 @@ def bash_check(*, body: str) -> list[str]:
     bashkit is the real wall (logic-only shell, limits on commands, loops and time); this only
     refuses what can never be a script: nothing, too much, or binary.
     """
-    return check_script(body, max_chars=settings.JAZZMINE_MAX_BASH_CHARS)
+    return checked(len(body), check_script, body, max_chars=settings.JAZZMINE_MAX_BASH_CHARS)
 
 
 def run_tools_called(
@@ -160,6 +165,8 @@ def run_tools_called(
     The review policy reads this: a script that calls, or may call, any tool without
     `always_allow` needs a human decision. The reading works on the script that runs (fences
     stripped, as assembled), never on the raw body; pass `script` when it is already built.
+
+    A big script is read in the checker process (`studio.checker`).
     """
     if script is None:
         script, _violations = script_check(sandbox=sandbox, body=body, language=language)
@@ -168,7 +175,13 @@ def run_tools_called(
         tools=sandbox.tool_rows(),
         language=language,
         body_offset=body_offset(script) if language == Language.PYTHON else 0,
+        read=_read_checked if len(script) >= PROCESS_THRESHOLD_CHARS else None,
     )
+
+
+def _read_checked(script: str, *, language: str, tools: list[str]) -> Reading:
+    # Plain text: the checker process has no Django to unpickle a `Language` with.
+    return checked(len(script), script_read, script, str(language), list(tools))
 
 
 def run_start(*, run: Run) -> None:
@@ -186,8 +199,8 @@ def run_enqueue(*, run_id: object) -> None:
 
 
 def _send_after_commit(run_id: object) -> None:
-    # By name: the task module belongs to the worker side, which imports these services.
-    transaction.on_commit(lambda: celery_app.send_task("runs.execute", args=[str(run_id)]))
+    # Unsent (the broker down), the run waits queued and the reaper queues it again.
+    task_send_after_commit("runs.execute", str(run_id))
 
 
 def run_set_status(

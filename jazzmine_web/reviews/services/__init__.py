@@ -26,6 +26,7 @@ from .errors import (
     ReviewConflict,
     ReviewError,
     ReviewForbidden,
+    ScriptUnchecked,
     SubmissionInvalid,
     ToolsChanged,
 )
@@ -51,6 +52,7 @@ __all__ = [
     "ReviewConflict",
     "ReviewError",
     "ReviewForbidden",
+    "ScriptUnchecked",
     "SubmissionInvalid",
     "ToolsChanged",
     "agent_label",

@@ -25,9 +25,10 @@ from .errors import (
     ReviewForbidden,
     SubmissionInvalid,
     ToolsChanged,
+    refused_unless_checked,
 )
 from .expiry import submissions_expire_overdue
-from .submitting import _after_commit, _approve_and_start
+from .submitting import MAX_BODY_CHARS, _after_commit, _approve_and_start
 
 
 def submission_refresh(*, submission: Submission) -> Submission:
@@ -81,6 +82,22 @@ def _claim(
     submission.decided_by, submission.feedback = user, feedback
 
 
+def edit_body_checked(body: str) -> str:
+    """Return a reviewer's edit; refuse, unread, one longer than an agent's script may be.
+
+    Every reading of a big script waits for the one checker process: an edit of megabytes
+    would hold it (and every big script behind it) for as long as it may take.
+    """
+    if len(body) > MAX_BODY_CHARS:
+        raise SubmissionInvalid(
+            "invalid_field",
+            f"The edited script is {len(body):,} characters long; "
+            f"a script may hold at most {MAX_BODY_CHARS:,}.",
+        )
+    return body
+
+
+@refused_unless_checked
 def submission_approve(
     *,
     submission: Submission,
@@ -103,7 +120,7 @@ def submission_approve(
     _check_not_own(submission=submission, user=user)
     # The reviewer read (and may have edited) the body that runs, not the agent's raw answer.
     shown = assembled_body(submission.script)
-    final_body = shown if body is None else normalise_body(body)
+    final_body = shown if body is None else normalise_body(edit_body_checked(body))
     edited = not same_body(final_body, shown)
     if edited and not final_body.strip():
         raise SubmissionInvalid("missing_field", "The edited script is empty.")

@@ -16,11 +16,12 @@ from ..analysis import normalise_body, same_body
 from ..models import AuditAction, AuditEntry, Submission
 from .deciding import (
     _check_not_own,
+    edit_body_checked,
     submission_approve,
     submission_decide_check,
     submission_refresh,
 )
-from .errors import ReviewConflict
+from .errors import ReviewConflict, refused_unless_checked
 
 
 @dataclass(frozen=True)
@@ -39,9 +40,10 @@ class EditReading:
         return bool(self.diff)
 
 
+@refused_unless_checked
 def submission_edit_read(*, submission: Submission, body: str) -> EditReading:
     """Read a reviewer's edit with the validator and the gate, and diff it against the agent's."""
-    body = normalise_body(body)
+    body = normalise_body(edit_body_checked(body))
     shown = assembled_body(submission.script)
     if same_body(body, shown):
         # The agent's script: the reading stored at submission is what the policy decided on.

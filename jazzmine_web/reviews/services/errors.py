@@ -2,6 +2,15 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar
+
+from ...studio.checker import CheckerUnavailable
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
 
 class ReviewError(Exception):
     """A review action that cannot happen; `code` is stable for the API and the tests."""
@@ -59,3 +68,32 @@ class ToolsChanged(ReviewConflict):
         )
         self.appeared = appeared
         self.no_longer_allowed = no_longer_allowed
+
+
+class ScriptUnchecked(ReviewError):
+    """The checker process could not read the script (it stopped, or ran out of time).
+
+    Nothing was submitted, decided or run: the action's writes are undone with it.
+    """
+
+    status = 503
+
+    def __init__(self, message: str) -> None:
+        super().__init__("script_unchecked", message)
+
+
+def refused_unless_checked(action: Callable[P, T]) -> Callable[P, T]:
+    """Make a review action that reads a script refuse, as a `ReviewError`, one left unread.
+
+    A big script is read in the checker process (`studio.checker`); when that cannot answer,
+    the action fails closed, and the API and the pages show why as they show any refusal.
+    """
+
+    @functools.wraps(action)
+    def refusing(*args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return action(*args, **kwargs)
+        except CheckerUnavailable as exc:
+            raise ScriptUnchecked(str(exc)) from exc
+
+    return refusing

@@ -21,7 +21,13 @@ from ..live import queue_broadcast
 from ..models import AuditAction, ReviewPolicy, Submission, SubmissionStatus
 from ..selectors import review_settings_for
 from .audit import _audit, agent_label
-from .errors import EditRefused, ReviewConflict, ReviewError, SubmissionInvalid
+from .errors import (
+    EditRefused,
+    ReviewConflict,
+    ReviewError,
+    SubmissionInvalid,
+    refused_unless_checked,
+)
 from .unattended import always_allowed_pins
 
 MAX_BODY_CHARS = 100_000
@@ -53,6 +59,7 @@ def _needs_review(policy: str, tools_called: list[dict[str, Any]]) -> bool:
     return True
 
 
+@refused_unless_checked
 def submission_create(
     *,
     sandbox: Sandbox,
