@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import re
 import threading
 import time
@@ -12,6 +13,7 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -29,6 +31,8 @@ from ..teams.services import api_token_group
 from . import selectors, services, webhooks
 from .live import queue_group
 from .models import Submission, SubmissionStatus
+
+logger = logging.getLogger(__name__)
 
 _DECIMAL = re.compile(r"[0-9]{1,9}(\.[0-9]{0,6})?", re.ASCII)
 # Long requests wake on channel-layer messages; this is only the safety net for a lost one.
@@ -401,7 +405,24 @@ async def _stream_turns(
     last_write = time.monotonic()
     while True:
         # The token is checked on every turn: revoking it ends a stream already open.
-        snapshot = await sync_to_async(_stream_snapshot)(user, submission_id, sent, token_id)
+        try:
+            snapshot = await sync_to_async(_stream_snapshot)(user, submission_id, sent, token_id)
+        except DatabaseError as exc:
+            # The database stopped answering (a restart, a failover). The answer's status is
+            # sent already: an error can only be a last line, and without one the agent waits
+            # on a stream that says nothing again. It says where to open the next one.
+            logger.warning("event stream of %s ended: %s", submission_id, exc)
+            yield _line(
+                {
+                    "type": "end",
+                    "final": False,
+                    "reason": "unavailable",
+                    "after": sent,
+                    "message": "The database did not answer; the stream ends. "
+                    f"Open it again with after={sent} to go on where it stopped.",
+                }
+            )
+            return
         if snapshot == _TOKEN_REVOKED:
             yield _line(
                 {

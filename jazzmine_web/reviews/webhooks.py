@@ -34,7 +34,7 @@ from jazzmine.net import OutboundURLRefused, outbound_client, refusal_in, url_ch
 
 from ..catalog.crypto import decrypt, encrypt
 from ..catalog.selectors import sandbox_for_user
-from ..celery import app as celery_app
+from ..studio.enqueue import task_send_after_commit
 from ..studio.outbound import outbound_policy
 from ..teams.models import ApiToken
 from ..teams.signals import api_token_revoked
@@ -170,11 +170,7 @@ def webhook_enqueue(*, submission_id: Any, event: str) -> WebhookDelivery | None
         }
         delivery.body = json.dumps(payload, sort_keys=True, default=str)
         delivery.save(update_fields=["body"])
-    delivery_id = delivery.pk
-    # By name: the task module is the worker's side, and it imports this one.
-    transaction.on_commit(
-        lambda: celery_app.send_task("reviews.webhook_deliver", args=[delivery_id])
-    )
+    task_send_after_commit("reviews.webhook_deliver", delivery.pk)
     return delivery
 
 

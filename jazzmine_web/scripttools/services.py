@@ -38,10 +38,10 @@ from ..catalog.services.secrets import (
     trial_wheels_problem,
 )
 from ..catalog.services.tools import tool_publish
-from ..celery import app as celery_app
 from ..runs.models import Run, RunStatus, code_sha256
 from ..studio.claims import heartbeat_cutoff, never_started_cutoff, row_claim
 from ..studio.db import holds_row
+from ..studio.enqueue import task_send_after_commit
 from ..studio.storable import storable_json, storable_text
 from .models import KeychainToken, TrialRun, TrialState
 from .selectors import latest_passed_trial, trial_wheels_shown
@@ -161,12 +161,7 @@ def trial_start(
             sender=TrialRun, trial=trial, user=trial.created_by, sha256=code_sha256(tool.source)
         )
     if background:
-        # After commit: the worker's own connection must see the row. By name: the task
-        # module is the worker's side.
-        trial_id = str(trial.pk)
-        transaction.on_commit(
-            lambda: celery_app.send_task("scripttools.trial_execute", args=[trial_id])
-        )
+        task_send_after_commit("scripttools.trial_execute", str(trial.pk))
     return trial
 
 

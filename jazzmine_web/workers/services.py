@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import logging
 import os
 import threading
 from dataclasses import dataclass
@@ -16,7 +17,10 @@ from jazzmine.sandbox.egress import allowed_from, egress_allow
 
 from ..celery import app as celery_app
 from ..studio.claims import heartbeat_cutoff
+from ..studio.enqueue import BROKER_ERRORS
 from .models import Worker
+
+logger = logging.getLogger(__name__)
 
 
 def worker_register(
@@ -108,15 +112,24 @@ def workers_dead(*, now: datetime.datetime | None = None) -> list[str]:
 _broadcasting = threading.Lock()
 
 
-def workers_broadcast(command: str, **arguments: Any) -> None:
+def workers_broadcast(command: str, **arguments: Any) -> bool:
     """Send a command to every worker (fire and forget), one broadcast at a time.
 
     Concurrent broadcasts from many threads exhaust kombu's connection and producer pools
     and wait on each other for good, taking every later `send_task` down with them
     (measured: 30 threads hang; one at a time, each takes ~20 ms).
+
+    False (logged) when the broker does not take it: what a command asks is stored first
+    (a cancel on the run's row, which the worker's heartbeat reads), so a Redis restart
+    delays it and never answers the person who asked with a server error.
     """
     with _broadcasting:
-        celery_app.control.broadcast(command, arguments=arguments)
+        try:
+            celery_app.control.broadcast(command, arguments=arguments)
+        except BROKER_ERRORS as exc:
+            logger.error("workers were not told %s%r: %s", command, arguments, exc)
+            return False
+    return True
 
 
 def sandbox_egress_configure() -> None:

@@ -8,6 +8,7 @@ as `scripts/ensure-postgres.sh` and `scripts/ensure-redis.sh` start theirs.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import subprocess
@@ -141,6 +142,36 @@ class Deployment:
         return httpx.Client(
             base_url=self.web.url, headers={"Authorization": f"Bearer {self.token}"}, timeout=30
         )
+
+    @contextlib.contextmanager
+    def session(
+        self, username: str = "demo", password: str = "jazzmine-demo"
+    ) -> Iterator[httpx.Client]:
+        """Yield a client signed in as a person, sending the CSRF token with every POST."""
+        with httpx.Client(base_url=self.web.url, timeout=30) as page:
+            page.get("/login/")
+            signed_in = page.post(
+                "/login/",
+                data={"username": username, "password": password,
+                      "csrfmiddlewaretoken": page.cookies["csrftoken"]},
+            )  # fmt: skip
+            assert signed_in.status_code == 302, signed_in.text[:300]
+            page.headers["X-CSRFToken"] = page.cookies["csrftoken"]
+            yield page
+
+    def stream(self, submission_id: str) -> Iterator[dict[str, Any]]:
+        """Yield each line of a submission's NDJSON event stream, read as an agent reads it."""
+        with (
+            self.api() as api,
+            api.stream("GET", f"/api/v1/submissions/{submission_id}/events/") as stream,
+        ):
+            for line in stream.iter_lines():
+                yield json.loads(line)
+
+    def sandbox_id(self, name: str) -> int:
+        with self.api() as api:
+            listed = api.get("/api/v1/sandboxes/").json()["sandboxes"]
+        return next(s["id"] for s in listed if s["name"] == name)
 
     def submit(self, body: str) -> httpx.Response:
         with self.api() as api:

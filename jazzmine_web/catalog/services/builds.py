@@ -16,8 +16,8 @@ from django.utils import timezone
 from jazzmine.core.tools import ToolRegistry
 from jazzmine.interrupts import Interrupt
 
-from ...celery import app as celery_app
 from ...studio.claims import heartbeat_cutoff, never_started_cutoff, row_claim
+from ...studio.enqueue import task_send_after_commit
 from ...studio.storable import storable_text
 from .. import live
 from ..models import BuildStatus, ImageBuild, Sandbox
@@ -64,10 +64,7 @@ def image_build_start(
         requested_by=user,
     )
     if background:
-        # After commit: the worker's own connection must see the row. By name: the task
-        # module is the worker's side.
-        build_id = build.pk
-        transaction.on_commit(lambda: celery_app.send_task("catalog.image_build", args=[build_id]))
+        task_send_after_commit("catalog.image_build", build.pk)
     return build
 
 
