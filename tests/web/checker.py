@@ -155,6 +155,10 @@ async def asgi_request(
         chunks.append(message.get("body", b""))
         if not message.get("more_body"):
             break
+    # Let the application finish as a server does: its end of the request returns the
+    # request's database connection to the pool (left to the garbage collector, it never did).
+    await request.send_input({"type": "http.disconnect"})
+    await request.wait(timeout=30)
     return start["status"], b"".join(chunks)
 
 
