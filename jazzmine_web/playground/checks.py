@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from html import escape
 from typing import Any, TypedDict
 
 from pygments import highlight
@@ -40,12 +39,35 @@ class Violation(TypedDict):
     message: str
 
 
+# A socket's frame holds at most 1 MiB (daphne's default): a bigger answer is never sent, and the
+# editor waited for it with Run disabled for good. Highlighting makes ~15 bytes of markup of a
+# character of dense code, so a 155 KB paste made 2.3 MB. Past this, the editor keeps the plain
+# text it already shows; past so many violations, the rest are counted, not listed.
+MAX_HIGHLIGHT_CHARS = 600_000
+MAX_VIOLATIONS_SHOWN = 200
+
+
 @dataclass(frozen=True)
 class EditorCheck:
-    """What the editor shows for one version of its text."""
+    """What the editor shows for one version of its text (`html` None: the plain text)."""
 
     violations: list[Violation]
-    html: str
+    html: str | None
+
+
+def _highlighted(body: str, lexer: PythonLexer | BashLexer) -> str | None:
+    html = highlight(body, lexer, _SPANS)
+    return html if len(html) <= MAX_HIGHLIGHT_CHARS else None
+
+
+def _shown(violations: list[Violation]) -> list[Violation]:
+    if len(violations) <= MAX_VIOLATIONS_SHOWN:
+        return violations
+    more = len(violations) - MAX_VIOLATIONS_SHOWN
+    return [
+        *violations[:MAX_VIOLATIONS_SHOWN],
+        {"line": None, "message": f"... and {more:,} more violations below these"},
+    ]
 
 
 def violations_by_line(messages: list[str]) -> list[Violation]:
@@ -70,7 +92,7 @@ def python_check(body: str, tool_names: list[str]) -> EditorCheck:
     if any(": syntax error" in v["message"] for v in violations):
         # Only a text Python's parser refuses can be bash instead (no second parse otherwise).
         violations = _language_violations(body, "python") + violations
-    return EditorCheck(violations=violations, html=highlight(body, _LEXER, _SPANS))
+    return EditorCheck(violations=_shown(violations), html=_highlighted(body, _LEXER))
 
 
 def bash_check(body: str, max_chars: int) -> EditorCheck:
@@ -78,7 +100,7 @@ def bash_check(body: str, max_chars: int) -> EditorCheck:
     violations = violations_by_line(check_script(body, max_chars=max_chars)) if body.strip() else []
     if not violations and body.strip():
         violations = _language_violations(body, "bash")
-    return EditorCheck(violations=violations, html=highlight(body, _BASH_LEXER, _SPANS))
+    return EditorCheck(violations=_shown(violations), html=_highlighted(body, _BASH_LEXER))
 
 
 async def check_off_loop(
@@ -96,7 +118,7 @@ async def check_off_loop(
     try:
         return await checked_off_loop(len(body), *args)  # type: ignore[arg-type]
     except CheckerUnavailable as exc:
-        return EditorCheck(violations=[{"line": None, "message": str(exc)}], html=escape(body))
+        return EditorCheck(violations=[{"line": None, "message": str(exc)}], html=None)
 
 
 class CheckedGenerator:

@@ -52,7 +52,7 @@ class ValidationMessage(TypedDict):
     type: str  # "validation"
     version: int
     violations: list[Violation]
-    html: str
+    html: str | None  # None: too big to highlight, the editor keeps the plain text
 
 
 class RunHtmlMessage(TypedDict):

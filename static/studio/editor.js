@@ -67,6 +67,7 @@
 
     renderHighlighted(version, html) {
       if (version !== this.version) return; // an answer for older text: wait for the newer one
+      if (html === null || html === undefined) return; // too big to highlight: stays plain
       this.overlay.innerHTML = html + "\n";
       this.syncScroll();
     }

@@ -73,3 +73,30 @@ def test_a_run_streams_its_timeline_and_result_and_survives_a_reload(logged_in_p
     assert "all steps done" in page.locator("[data-run-logs]").inner_text()
     page.wait_for_selector("[data-run-status].status-succeeded")
     assert page.locator("#attempt-list tr[data-attempt]").count() >= 1
+
+
+# Dense code highlights to ~15 bytes of markup a character: the editor's answer for a 150 KB
+# paste was 2.3 MB, over the 1 MiB a socket frame holds in daphne. It was never sent, and Run
+# stayed disabled for good. Past a size the editor keeps the plain text it shows.
+DENSE = "".join(f"a{i} = [1, 2, 3, 4, 5, 6, 7, 8, 9, 0]\n" for i in range(4000)) + (
+    "emit_result(len(a0) + len(a3999))\n"
+)
+
+
+def test_a_big_dense_paste_is_checked_and_runs_twice(logged_in_page) -> None:
+    page = logged_in_page
+    open_playground(page)
+    assert len(DENSE) > 150_000
+    for _ in range(2):  # and again after a reload
+        # As a paste lands: the whole text in one input event (typing it would take minutes).
+        page.locator("#script-body").evaluate(
+            "(e, text) => { e.value = text; e.dispatchEvent(new Event('input')); }", DENSE
+        )
+        wait_until(page, "!document.querySelector('#run-button').disabled", timeout=60_000)
+        assert page.locator("#violations li").count() == 0
+        assert "a3999" in page.locator(".editor-overlay").inner_text()  # the plain text shows
+        page.click("#run-button")
+        page.wait_for_selector("[data-run-status].status-succeeded", timeout=60_000)
+        assert "20" in page.locator("[data-run-result-body]").inner_text()
+        page.reload()
+        page.wait_for_selector("#playground[data-socket=open]")

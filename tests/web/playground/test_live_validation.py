@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import gc
+import json
 import time
 
 import pytest
@@ -132,3 +133,23 @@ async def test_only_the_newest_of_several_quick_texts_is_answered_last(ecommerce
     finally:
         await ws.disconnect()
     assert versions[-1] == 6 and len(versions) < 6, versions
+
+
+async def test_the_answer_to_any_paste_fits_in_one_socket_frame(ecommerce, member):
+    # daphne sends at most 1 MiB a frame (autobahn's payload limit): a bigger answer is never
+    # sent, and the editor waited for it with Run disabled. Dense code highlights to ~15
+    # bytes a character; a violation on every line lists one message a line.
+    dense = "".join(f"a{i} = [1, 2, 3, 4, 5, 6, 7, 8, 9, 0]\n" for i in range(5000))
+    texts = {"dense code": dense[:199_000], "a violation a line": "open('x')\n" * 19_900}
+    page = await playground_socket(member)
+    try:
+        for version, (case, body) in enumerate(texts.items(), start=1):
+            await page.send_json_to(
+                {"type": "validate", "version": version, "sandbox": ecommerce.pk, "body": body}
+            )
+            reply = await page.receive_json_from(timeout=60)
+            assert reply["type"] == "validation" and reply["version"] == version, case
+            assert len(json.dumps(reply)) < 1024 * 1024, case
+    finally:
+        await page.disconnect()
+    assert reply["violations"][-1]["message"].startswith("... and "), reply["violations"][-1]
