@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import ssl
 import time
 from collections.abc import Callable, Iterator
 
@@ -291,3 +292,22 @@ def test_a_name_server_answering_slowly_is_cut_off_at_the_total_timeout(
         asyncio.run(afetch_bounded()) if use_async else fetch_bounded()
     assert time.monotonic() - started < 1.5
     assert asked.count("slow-dns.test") == 1
+
+
+def test_a_client_loads_no_certificate_bundle_of_its_own(monkeypatch) -> None:
+    # Each client loaded the whole CA bundle twice (~40 ms of CPU), on the web process's event
+    # loop for every LLM call: one verifying context serves them all.
+    policy = net.OutboundPolicy()
+    net.outbound_client(policy)  # the first may make the shared context
+    loads = []
+    real = ssl.SSLContext.load_verify_locations
+
+    def counted(self, *args, **kwargs):
+        loads.append(args or kwargs)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(ssl.SSLContext, "load_verify_locations", counted)
+    for _ in range(3):
+        net.outbound_client(policy)
+        net.outbound_async_client(policy)
+    assert loads == []
