@@ -16,6 +16,7 @@ its user may still see the run, and live messages ask at most once a second
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any, TypedDict
 from urllib.parse import parse_qs
 
@@ -26,7 +27,14 @@ from ..studio import live
 from ..studio.live import AccessRecheck, Silence, connecting_user
 from ..studio.session_bound import SessionBoundWebsocketConsumer
 from .models import Run, RunStatus
-from .selectors import pane_regions, run_events_after, run_for_user, run_head, run_state
+from .selectors import (
+    SHOWN_CHARS,
+    pane_regions,
+    run_events_after,
+    run_for_user,
+    run_head,
+    run_state,
+)
 from .services import run_group
 
 CLOSE_NOT_FOUND = 4404
@@ -96,9 +104,9 @@ class RunFollowMixin:
             run, events = stored
             self._recheck().passed()
             self.following_run = run
-            html = await self._events_html(events, replace=True)
+            parts = await self._events_html(events, replace=True)
             self.sent = max([after, *(e["seq"] for e in events)])
-            await self._send_run_status(html, run)
+            await self._send_run_status(await self._send_parts(run_id, parts), run)
         if not self.ended:
             # A lost last message would leave the page waiting: read the run after a silence.
             self._watch().start()
@@ -129,7 +137,8 @@ class RunFollowMixin:
                 # to Redis): the database has every event, so fill the gap from there first.
                 events = await self._missed(before=events[0]["seq"]) + events
             self.sent = events[-1]["seq"]
-            await self.send_run_html(run_id, await self._events_html(events, replace=False))
+            for part in await self._events_html(events, replace=False):
+                await self.send_run_html(run_id, part)
 
     async def run_status(self, message: dict[str, Any]) -> None:
         """Forward a status change; a finished run's last events are read first if missing."""
@@ -146,7 +155,8 @@ class RunFollowMixin:
                 missed = await self._missed(before=None)
                 if missed:
                     self.sent = missed[-1]["seq"]
-                    html = await self._events_html(missed, replace=False)
+                    parts = await self._events_html(missed, replace=False)
+                    html = await self._send_parts(run_id, parts)
             await self._send_status(
                 html,
                 RunStatusPayload(type="status", run_id=run_id, status=message["status"],
@@ -175,15 +185,15 @@ class RunFollowMixin:
             run, events = stored
             self._recheck().passed()
             events = [e for e in events if e["seq"] > self.sent]
-            html = await self._events_html(events, replace=False) if events else ""
+            parts = await self._events_html(events, replace=False)
             if events:
                 self.sent = events[-1]["seq"]
             if run.is_finished:
                 self.following_run = run
-                await self._send_run_status(html, run)
+                await self._send_run_status(await self._send_parts(run_id, parts), run)
                 return False
-            if html:
-                await self.send_run_html(run_id, html)
+            for part in parts:
+                await self.send_run_html(run_id, part)
             return True
 
     def _recheck(self) -> AccessRecheck:
@@ -231,8 +241,8 @@ class RunFollowMixin:
         await self.send_run_html(payload["run_id"], html)
         await self.run_status_sent(payload)
 
-    async def _events_html(self, events: list[dict[str, Any]], *, replace: bool) -> str:
-        """Render events as the pane's fragments, off the event loop.
+    async def _events_html(self, events: list[dict[str, Any]], *, replace: bool) -> list[str]:
+        """Render events as the pane's fragments, in parts that each fit in a frame, off the loop.
 
         A replay of a long run (up to `JAZZMINE_MAX_RUN_EVENTS` lines) is seconds of CPU:
         on the loop it froze every socket and request of the web process meanwhile, and a
@@ -241,10 +251,16 @@ class RunFollowMixin:
         run = self.following_run
         assert run is not None
         if not replace and not events:
-            return ""
+            return []
         if len(events) <= RENDER_ON_LOOP_EVENTS:
-            return events_html(run, events, replace=replace)
-        return await asyncio.to_thread(events_html, run, events, replace=replace)
+            return events_html_parts(run, events, replace=replace)
+        return await asyncio.to_thread(events_html_parts, run, events, replace=replace)
+
+    async def _send_parts(self, run_id: str, parts: list[str]) -> str:
+        """Send every part but the last; return the last ("" for none), to go with a status."""
+        for part in parts[:-1]:
+            await self.send_run_html(run_id, part)
+        return parts[-1] if parts else ""
 
 
 class RunConsumer(RunFollowMixin, SessionBoundWebsocketConsumer):
@@ -281,6 +297,37 @@ class RunConsumer(RunFollowMixin, SessionBoundWebsocketConsumer):
         if payload["status"] in RunStatus.finished():
             await self.unfollow_run()
             await self.close(code=CLOSE_NORMAL)
+
+
+# A socket frame holds at most 1 MiB in daphne (autobahn's payload limit): a bigger one is never
+# sent, and the socket ends with it. A long run's replay (20,000 lines: 4 MB of fragments) is
+# sent in parts of at most about this much, each event's text counted at its worst (every
+# character escaped, `&lt;`) with its markup; one event's text is cut at `SHOWN_CHARS`.
+FRAME_BUDGET_CHARS = 600_000
+_EVENT_MARKUP_CHARS = 400
+
+
+def events_html_parts(run: Run, events: list[dict[str, Any]], *, replace: bool) -> list[str]:
+    """Return the events' fragments in parts that each fit in a frame (the first replacing)."""
+    parts: list[list[dict[str, Any]]] = [[]]
+    size = 0
+    for event in events:
+        cost = _EVENT_MARKUP_CHARS + 4 * min(_text_chars(event.get("data")), 2 * SHOWN_CHARS)
+        if parts[-1] and size + cost > FRAME_BUDGET_CHARS:
+            parts.append([])
+            size = 0
+        parts[-1].append(event)
+        size += cost
+    return [events_html(run, part, replace=replace and i == 0) for i, part in enumerate(parts)]
+
+
+def _text_chars(data: Any) -> int:
+    if isinstance(data, str):
+        return len(data)
+    try:
+        return len(json.dumps(data, default=str))
+    except (TypeError, ValueError):
+        return FRAME_BUDGET_CHARS  # unmeasurable: a part of its own
 
 
 def events_html(run: Run, events: list[dict[str, Any]], *, replace: bool) -> str:

@@ -202,7 +202,7 @@ def event_view(event: dict[str, Any], *, started: float) -> EventView | None:
         return EventView(**fields, text=pretty(_field(data, "message")))
     if kind == "intermediate":
         label = _field(data, "label", default="")
-        return EventView(**fields, label=str(label), text=pretty(_field(data, "data")))
+        return EventView(**fields, label=shown(str(label)), text=pretty(_field(data, "data")))
     if kind == "exit":
         outcome = str(_field(data, "outcome", default=""))
         message = data.get("message") if isinstance(data, dict) else None
@@ -229,10 +229,10 @@ def result_view(data: Any, *, language: str) -> ResultView:
     if isinstance(data.get("duration_ms"), int | float):
         parts.append(f"{_round(data['duration_ms'])} ms")
     return ResultView(
-        body=body if body is not None else (data["stdout"] or "(no output)"),
+        body=shown(body if body is not None else (data["stdout"] or "(no output)")),
         format="json" if is_json else "text",
         meta=" · ".join(parts),
-        stderr=str(data.get("stderr") or ""),
+        stderr=shown(str(data.get("stderr") or "")),
     )
 
 
@@ -241,7 +241,7 @@ def error_view(data: Any) -> str:
     if isinstance(data, dict):
         text = "\n\n".join(str(data[k]) for k in ("message", "traceback") if data.get(k))
         if text:
-            return text
+            return shown(text)
     return pretty(data)
 
 
@@ -253,9 +253,26 @@ def since_label(seconds: float) -> str:
     return f"+{ms / 1000:.{2 if ms < 10000 else 1}f} s"
 
 
+# The most of one event's text a pane shows. A sandbox may write up to 50 MB: one log line
+# of megabytes made a page of megabytes, and a socket frame over the 1 MiB daphne sends at most
+# (the live pane's), which was never sent. The run's events keep all of it.
+SHOWN_CHARS = 100_000
+
+
 def pretty(data: Any) -> str:
-    """Return text as it is, anything else as indented JSON."""
-    return data if isinstance(data, str) else _json(data)
+    """Return text as it is, anything else as indented JSON, cut at `SHOWN_CHARS`."""
+    return shown(data if isinstance(data, str) else _json(data))
+
+
+def shown(text: str) -> str:
+    """Return a text as a pane shows it: whole up to `SHOWN_CHARS`, else cut, saying so."""
+    if len(text) <= SHOWN_CHARS:
+        return text
+    more = len(text) - SHOWN_CHARS
+    return (
+        f"{text[:SHOWN_CHARS]}\n… {more:,} more characters not shown here "
+        "(the run's events keep them all: the API's event stream)"
+    )
 
 
 def _region(
