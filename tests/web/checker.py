@@ -204,6 +204,28 @@ def descendants() -> set[int]:
     return found
 
 
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def checker_processes() -> set[int]:
+    """Return the pids of the checker's readers: the processes its forkserver forked.
+
+    Only those: the suite's Celery worker (and whatever it runs) is under this process too,
+    and a test that kills "the process reading the script" must never pick it.
+    """
+    parents = _children()
+    forkserver = b"multiprocessing.forkserver"
+    return {
+        pid
+        for pid in descendants()
+        if forkserver in _cmdline(pid) and forkserver in _cmdline(parents.get(pid, 0))
+    }
+
+
 def cpu_ticks(pid: int) -> int:
     """Return the CPU time a process has used, in clock ticks (0 once it is gone)."""
     try:
@@ -217,11 +239,11 @@ class ReaderWatch:
     """Tell which process under this one works while a script is read (and how much)."""
 
     def __init__(self) -> None:
-        self.before = {pid: cpu_ticks(pid) for pid in descendants()}
+        self.before = {pid: cpu_ticks(pid) for pid in checker_processes()}
 
     def busy(self) -> list[int]:
-        """Return the pids below this one that used CPU since the watch began."""
-        now = {pid: cpu_ticks(pid) for pid in descendants()}
+        """Return the checker's readers that used CPU since the watch began."""
+        now = {pid: cpu_ticks(pid) for pid in checker_processes()}
         return [pid for pid, ticks in now.items() if ticks > self.before.get(pid, 0) + 2]
 
 

@@ -29,7 +29,7 @@ from tests.web.checker import (
     API,
     PING_BOUND,
     ReaderWatch,
-    descendants,
+    checker_processes,
     parse_seconds,
     pinging,
     post_form,
@@ -143,7 +143,7 @@ async def test_a_checker_out_of_time_is_stopped_and_the_script_refused(
     token = await _agent(ecommerce, member, ReviewPolicy.UNLISTED_TOOLS)
     status, _ = await _submit(token, ecommerce, API)  # the checker process is started
     assert status == 201
-    before, running = await _stored(), _alive(descendants())
+    before, running = await _stored(), _alive(checker_processes())
     monkeypatch.setattr(checker, "CHECK_TIMEOUT_SECONDS", 0.1)
     status, answer = await _submit(token, ecommerce, API)
     assert status == 503, answer
