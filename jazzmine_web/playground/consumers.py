@@ -12,12 +12,14 @@ import asyncio
 import contextlib
 import time
 import uuid
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
-from asgiref.sync import ThreadSensitiveContext
+from asgiref.sync import ThreadSensitiveContext, sync_to_async
 from channels.db import database_sync_to_async
 from django.conf import settings
+from django.db import connections
 from django.template.loader import render_to_string
 
 from jazzmine.orchestrator import generate_attempt, solve
@@ -69,6 +71,21 @@ class RunPaneMessage(TypedDict):
     type: str  # "run_pane"
     run_id: str
     html: str
+
+
+@contextlib.asynccontextmanager
+async def _own_database_thread() -> AsyncIterator[None]:
+    """Run the database work inside on a thread of its own, then close that thread's connections.
+
+    The thread goes with the context, and its connections must not stay behind: on PostgreSQL
+    each is one of the pool's, which it would never get back (ten runs, and every request of
+    the process waited for a connection).
+    """
+    async with ThreadSensitiveContext():
+        try:
+            yield
+        finally:
+            await sync_to_async(connections.close_all)()
 
 
 class PlaygroundConsumer(RunFollowMixin, SessionBoundJsonWebsocketConsumer):
@@ -234,7 +251,7 @@ class PlaygroundConsumer(RunFollowMixin, SessionBoundJsonWebsocketConsumer):
         # this process shares would wait with it. A small one keeps the shared thread (a new
         # thread and connection per run cost the way to its first event).
         big = len(str(content.get("body", ""))) >= PROCESS_THRESHOLD_CHARS
-        async with ThreadSensitiveContext() if big else contextlib.nullcontext():
+        async with _own_database_thread() if big else contextlib.nullcontext():
             attempt, pane = await database_sync_to_async(_run_started)(
                 user=self.user,
                 sandbox_id=content.get("sandbox"),
@@ -319,7 +336,7 @@ class PlaygroundConsumer(RunFollowMixin, SessionBoundJsonWebsocketConsumer):
             try:
                 # The loop's database work on a thread of its own (see `run`): the runs it
                 # makes wait for the checker process with a big script.
-                async with ThreadSensitiveContext():
+                async with _own_database_thread():
                     await work
             except asyncio.CancelledError:
                 with contextlib.suppress(Exception):
