@@ -97,20 +97,17 @@ def tool_name_problem(name: object) -> str | None:
     """Return why a tool cannot have this name in a script's globals, or None when it can."""
     if not isinstance(name, str) or not name.isidentifier():
         return f"tool name {name!r} must be a Python identifier"
-    # The parser reads identifiers NFKC-normalised: a script's `ｆetch(...)` calls `fetch`,
-    # whichever tool holds that name. Only the spelling the parser reads is a name.
-    if unicodedata.normalize("NFKC", name) != name:
-        return (
-            f"tool name {name!r} is read by Python as "
-            f"{unicodedata.normalize('NFKC', name)!r} (NFKC); use that spelling"
-        )
     # Letters of other alphabets draw like ASCII ones (`get_оrders`, a Cyrillic о): a reviewer
     # reads the name in a script and in the review's list of tools and takes it for another.
-    # ASCII is also all an LLM API takes in a function's name.
+    # And the parser reads identifiers NFKC-normalised: a script's `ｆetch(...)` calls `fetch`,
+    # whichever tool holds that name. ASCII (all an LLM API takes in a function's name) is
+    # both drawn and read as it is spelled.
     if not name.isascii():
         letter = next(char for char in name if not char.isascii())
+        read = unicodedata.normalize("NFKC", name)
+        reading = f"; Python reads it as {read!r} (NFKC)" if read != name else ""
         return (
-            f"tool name {name!r} has a letter beyond ASCII (U+{ord(letter):04X}): "
+            f"tool name {name!r} has a letter beyond ASCII (U+{ord(letter):04X}){reading}: "
             "tool names are ASCII letters, digits and '_', which no name can be drawn like"
         )
     if keyword.iskeyword(name):

@@ -60,7 +60,7 @@ def _highlighted(body: str, lexer: PythonLexer | BashLexer) -> str | None:
     return html if len(html) <= MAX_HIGHLIGHT_CHARS else None
 
 
-def _shown(violations: list[Violation]) -> list[Violation]:
+def _listed(violations: list[Violation]) -> list[Violation]:
     if len(violations) <= MAX_VIOLATIONS_SHOWN:
         return violations
     more = len(violations) - MAX_VIOLATIONS_SHOWN
@@ -92,7 +92,7 @@ def python_check(body: str, tool_names: list[str]) -> EditorCheck:
     if any(": syntax error" in v["message"] for v in violations):
         # Only a text Python's parser refuses can be bash instead (no second parse otherwise).
         violations = _language_violations(body, "python") + violations
-    return EditorCheck(violations=_shown(violations), html=_highlighted(body, _LEXER))
+    return EditorCheck(violations=_listed(violations), html=_highlighted(body, _LEXER))
 
 
 def bash_check(body: str, max_chars: int) -> EditorCheck:
@@ -100,7 +100,7 @@ def bash_check(body: str, max_chars: int) -> EditorCheck:
     violations = violations_by_line(check_script(body, max_chars=max_chars)) if body.strip() else []
     if not violations and body.strip():
         violations = _language_violations(body, "bash")
-    return EditorCheck(violations=_shown(violations), html=_highlighted(body, _BASH_LEXER))
+    return EditorCheck(violations=_listed(violations), html=_highlighted(body, _BASH_LEXER))
 
 
 async def check_off_loop(

@@ -16,7 +16,6 @@ its user may still see the run, and live messages ask at most once a second
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any, TypedDict
 from urllib.parse import parse_qs
 
@@ -28,7 +27,6 @@ from ..studio.live import AccessRecheck, Silence, connecting_user
 from ..studio.session_bound import SessionBoundWebsocketConsumer
 from .models import Run, RunStatus
 from .selectors import (
-    SHOWN_CHARS,
     pane_regions,
     run_events_after,
     run_for_user,
@@ -300,34 +298,27 @@ class RunConsumer(RunFollowMixin, SessionBoundWebsocketConsumer):
 
 
 # A socket frame holds at most 1 MiB in daphne (autobahn's payload limit): a bigger one is never
-# sent, and the socket ends with it. A long run's replay (20,000 lines: 4 MB of fragments) is
-# sent in parts of at most about this much, each event's text counted at its worst (every
-# character escaped, `&lt;`) with its markup; one event's text is cut at `SHOWN_CHARS`.
-FRAME_BUDGET_CHARS = 600_000
-_EVENT_MARKUP_CHARS = 400
+# sent, and the socket ends with it. A long run's replay (20,000 lines: 4 MB of fragments) goes
+# in parts of at most this many bytes (a playground socket wraps them in JSON, which escapes
+# the markup's quotes); one event's text is cut at `selectors.SHOWN_CHARS`, so one event fits.
+FRAME_BUDGET_BYTES = 700_000
 
 
 def events_html_parts(run: Run, events: list[dict[str, Any]], *, replace: bool) -> list[str]:
-    """Return the events' fragments in parts that each fit in a frame (the first replacing)."""
-    parts: list[list[dict[str, Any]]] = [[]]
-    size = 0
-    for event in events:
-        cost = _EVENT_MARKUP_CHARS + 4 * min(_text_chars(event.get("data")), 2 * SHOWN_CHARS)
-        if parts[-1] and size + cost > FRAME_BUDGET_CHARS:
-            parts.append([])
-            size = 0
-        parts[-1].append(event)
-        size += cost
-    return [events_html(run, part, replace=replace and i == 0) for i, part in enumerate(parts)]
+    """Return the events' fragments in parts that each fit in a frame (the first replacing).
 
-
-def _text_chars(data: Any) -> int:
-    if isinstance(data, str):
-        return len(data)
-    try:
-        return len(json.dumps(data, default=str))
-    except (TypeError, ValueError):
-        return FRAME_BUDGET_CHARS  # unmeasurable: a part of its own
+    Rendered whole first: a batch or replay that fits (nearly all) is rendered once.
+    """
+    html = events_html(run, events, replace=replace)
+    if len(events) <= 1 or len(html.encode()) <= FRAME_BUDGET_BYTES:
+        return [html]
+    pieces = len(html.encode()) // FRAME_BUDGET_BYTES + 2  # by count: a frame's worth, or less
+    size = -(-len(events) // pieces)
+    parts: list[str] = []
+    for start in range(0, len(events), size):
+        part = events[start : start + size]
+        parts += events_html_parts(run, part, replace=replace and start == 0)
+    return parts
 
 
 def events_html(run: Run, events: list[dict[str, Any]], *, replace: bool) -> str:

@@ -10,6 +10,7 @@ same middleware that sets them on pages (`SECURITY_HEADER_MIDDLEWARE`).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 from asgiref.sync import sync_to_async
@@ -20,17 +21,23 @@ from django.http import Http404, HttpRequest, HttpResponseBase
 from django.utils.module_loading import import_string
 
 
-def security_headers_set(request: HttpRequest, response: HttpResponseBase) -> HttpResponseBase:
-    """Return the response as the security header middleware leaves an answer."""
-
-    def answered(_request: HttpRequest) -> HttpResponseBase:
-        return response
-
-    # Built per answer: each middleware takes the next one's callable when it is made.
-    handler: Callable[[HttpRequest], HttpResponseBase] = answered
+@functools.cache
+def _security_headers() -> Callable[[HttpRequest], HttpResponseBase]:
+    """Return the security header middleware, made once, around the static answer of a request."""
+    handler: Callable[[HttpRequest], HttpResponseBase] = _static_answer
     for path in reversed(settings.SECURITY_HEADER_MIDDLEWARE):
         handler = import_string(path)(handler)
-    return handler(request)
+    return handler
+
+
+def _static_answer(request: HttpRequest) -> HttpResponseBase:
+    return request.static_answer  # type: ignore[attr-defined, no-any-return]
+
+
+def security_headers_set(request: HttpRequest, response: HttpResponseBase) -> HttpResponseBase:
+    """Return the response as the security header middleware leaves an answer."""
+    request.static_answer = response  # type: ignore[attr-defined]
+    return _security_headers()(request)
 
 
 class StaticFilesHandler(ASGIStaticFilesHandler):
