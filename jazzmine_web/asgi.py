@@ -18,6 +18,7 @@ from django.urls import re_path  # noqa: E402
 
 from .origins import OriginValidator  # noqa: E402
 from .routing import websocket_urlpatterns  # noqa: E402
+from .studio.heap import startup_heap_freeze  # noqa: E402
 from .studio.limits import RequestSizeLimitASGI  # noqa: E402
 from .studio.live import ServerLoop  # noqa: E402
 from .studio.sockets import SocketsPerUser  # noqa: E402
@@ -46,3 +47,5 @@ application = ServerLoop(
         }
     )
 )
+
+startup_heap_freeze()

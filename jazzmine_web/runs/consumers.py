@@ -304,21 +304,31 @@ class RunConsumer(RunFollowMixin, SessionBoundWebsocketConsumer):
 FRAME_BUDGET_BYTES = 700_000
 
 
-def events_html_parts(run: Run, events: list[dict[str, Any]], *, replace: bool) -> list[str]:
-    """Return the events' fragments in parts that each fit in a frame (the first replacing).
+# Events rendered together at most: a replay is rendered once, a part at a time, and a part of
+# this many ordinary lines (about 200 bytes each) fits in a frame. Rendering a long replay whole
+# first (to split it after) did the work twice, and its garbage held the loop in collections.
+RENDER_PART_EVENTS = 2_000
 
-    Rendered whole first: a batch or replay that fits (nearly all) is rendered once.
-    """
+
+def events_html_parts(run: Run, events: list[dict[str, Any]], *, replace: bool) -> list[str]:
+    """Return the events' fragments in parts that each fit in a frame (the first replacing)."""
+    parts: list[str] = []
+    for start in range(0, max(len(events), 1), RENDER_PART_EVENTS):
+        part = events[start : start + RENDER_PART_EVENTS]
+        parts += _parts_that_fit(run, part, replace=replace and start == 0)
+    return parts
+
+
+def _parts_that_fit(run: Run, events: list[dict[str, Any]], *, replace: bool) -> list[str]:
+    # Long lines (one event's text is up to `selectors.SHOWN_CHARS`) make a part too big:
+    # halve it until each half fits; one event always fits.
     html = events_html(run, events, replace=replace)
     if len(events) <= 1 or len(html.encode()) <= FRAME_BUDGET_BYTES:
         return [html]
-    pieces = len(html.encode()) // FRAME_BUDGET_BYTES + 2  # by count: a frame's worth, or less
-    size = -(-len(events) // pieces)
-    parts: list[str] = []
-    for start in range(0, len(events), size):
-        part = events[start : start + size]
-        parts += events_html_parts(run, part, replace=replace and start == 0)
-    return parts
+    half = len(events) // 2
+    return _parts_that_fit(run, events[:half], replace=replace) + _parts_that_fit(
+        run, events[half:], replace=False
+    )
 
 
 def events_html(run: Run, events: list[dict[str, Any]], *, replace: bool) -> str:

@@ -8,6 +8,7 @@ from celery import signals
 from django.conf import settings
 from django.db import close_old_connections
 
+from ..studio.heap import startup_heap_freeze
 from .process import worker_process, worker_process_start, worker_process_stop
 from .services import sandbox_egress_configure
 
@@ -18,6 +19,11 @@ def _worker_started(sender: Any = None, **_kwargs: Any) -> None:
     concurrency = getattr(sender, "concurrency", None) or settings.JAZZMINE_WORKER_CONCURRENCY
     sandbox_egress_configure()
     worker_process_start(name=name, concurrency=int(concurrency))
+
+
+@signals.worker_ready.connect
+def _worker_ready(**_kwargs: Any) -> None:
+    startup_heap_freeze()  # its run events wait on the loop as a web process's sockets do
 
 
 @signals.worker_shutdown.connect
