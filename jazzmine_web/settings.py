@@ -93,6 +93,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     # An empty 405 becomes the API's JSON error under /api/, and a page saying why elsewhere.
     "jazzmine_web.studio.methods.MethodNotAllowedMiddleware",
+    # Big code the checker process could not read (killed, out of time): a 503, not a 500.
+    "jazzmine_web.studio.unchecked.CheckerUnavailableMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     # Last, as django-axes asks: it turns a lockout during login into the lockout page.
     "axes.middleware.AxesMiddleware",

@@ -33,6 +33,7 @@ from .models import (
     Tool,
     ToolVersion,
 )
+from .reading import lint_read
 from .services.registry import registry_for_sandbox
 
 AnyUser = AbstractBaseUser | AnonymousUser
@@ -321,7 +322,7 @@ def python_tool_lint(tool: Tool) -> list[LintItem]:
     if tool.is_script:
         return []
     try:
-        return lint_python_tool(tool.source, tool.parameters)
+        return lint_read(len(tool.source), lint_python_tool, tool.source, list(tool.parameters))
     except (TypeError, ValueError):
         # A row the core would refuse today (an old one) gets no lint rather than no page.
         return []

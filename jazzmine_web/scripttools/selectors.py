@@ -12,6 +12,7 @@ from jazzmine.sandbox.wheels import wheels_digest
 from jazzmine.scripttools import LintItem, ScriptTool, TrialStatus, lint_tool
 
 from ..catalog.models import Sandbox, Tool, ToolKind
+from ..catalog.reading import lint_read
 from ..catalog.services.registry import script_tool_from_row
 from ..catalog.services.secrets import trial_wheels_problem
 from .models import TrialRun, TrialState
@@ -31,7 +32,9 @@ def exportable_script_tools(sandbox: Sandbox) -> list[ScriptTool]:
 def script_tool_lint(tool: Tool) -> list[LintItem]:
     """Return the spec's checklist for a script tool row, item by item."""
     script_tool = script_tool_from_row(tool)
-    return lint_tool(script_tool) if script_tool is not None else []
+    if script_tool is None:
+        return []
+    return lint_read(len(script_tool.source), lint_tool, script_tool)
 
 
 def trials_for_tool(tool: Tool) -> QuerySet[TrialRun]:

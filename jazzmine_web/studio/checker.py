@@ -45,6 +45,7 @@ class CheckerUnavailable(RuntimeError):
     """
 
     def __init__(self, why: str) -> None:
+        self.why = why
         super().__init__(
             f"The script could not be checked: {why}. Nothing was run or stored; try again."
         )

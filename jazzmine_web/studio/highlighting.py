@@ -1,13 +1,25 @@
-"""Syntax highlighting with pygments, shared by every page that shows code or prompts."""
+"""Syntax highlighting with pygments, shared by every page that shows code or prompts.
+
+Pygments is pure Python: a big text keeps a thread of the web process busy for seconds (a
+200,000-character script, about two), and every socket of that process waits its turn for
+the GIL meanwhile (pings went from milliseconds to 0.1 s). Like a big script's parse, a big
+text is highlighted in the checker process (`studio.checker`). One too big to be worth it,
+or that the checker cannot do, is shown as it is: escaped, not coloured.
+"""
 
 from __future__ import annotations
 
 from functools import cache
+from html import escape
 
 from django.utils.safestring import SafeString, mark_safe
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import BashLexer, DiffLexer, JsonLexer, PythonLexer, TextLexer, XmlLexer
+
+from . import checker
+
+checker.preload(__name__)
 
 _LEXERS = {
     "python": PythonLexer,
@@ -17,6 +29,9 @@ _LEXERS = {
     "diff": DiffLexer,
     "text": TextLexer,
 }
+# Longer texts are shown plain (every script is shorter; a script tool may not be): colouring
+# one takes the checker seconds, which every big script waiting to be checked waits behind.
+PLAIN_ABOVE_CHARS = 250_000
 
 
 @cache
@@ -29,13 +44,24 @@ def _formatter(linenos: bool, marked: tuple[int, ...] = ()) -> HtmlFormatter:
     )
 
 
+def highlighted_html(code: str, language: str, linenos: bool, marked: tuple[int, ...]) -> str:
+    """Return code as highlighted HTML (pygments escapes the text); no Django, for the checker."""
+    lexer = _LEXERS.get(language, TextLexer)(stripnl=False)
+    return highlight(code, lexer, _formatter(linenos, marked))
+
+
 def highlight_code(
     code: str, language: str, *, linenos: bool = False, marked: list[int] | None = None
 ) -> SafeString:
     """Return code as highlighted HTML (pygments escapes the text), marking some lines."""
-    lexer = _LEXERS.get(language, TextLexer)(stripnl=False)
-    formatter = _formatter(linenos, tuple(sorted(set(marked or ()))))
-    return mark_safe(highlight(code, lexer, formatter))  # pygments escapes the text
+    lines = tuple(sorted(set(marked or ())))
+    if len(code) <= PLAIN_ABOVE_CHARS:
+        try:
+            html = checker.checked(len(code), highlighted_html, code, language, linenos, lines)
+            return mark_safe(html)  # pygments escapes the text
+        except checker.CheckerUnavailable:
+            pass  # shown plain: colour is no reason to refuse a page
+    return mark_safe(f'<div class="highlight"><pre><code>{escape(code, quote=False)}</code></pre></div>')
 
 
 @cache

@@ -189,6 +189,16 @@ class ToolRegistry:
         self._frozen = False
         self.register_sandbox(SandboxConfig(name="default"))
 
+    def __getstate__(self) -> dict[str, Any]:
+        # A registry pickles (one built in another process comes back whole); its lock does not.
+        state = dict(self.__dict__)
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.RLock()
+
     def freeze(self) -> ToolRegistry:
         """Refuse every later change, and return this registry.
 

@@ -220,8 +220,16 @@ def _parse_config(
     return ParsedConfig(filename=filename, line=call.lineno, name=config.name, values=given)
 
 
-def parse_files(files: Iterable[SourceFile], *, target_sandbox: str | None = None) -> ParsedImport:
-    """Parse a batch of files; raise ImportRefused with every problem found, if any."""
+def parse_files(
+    files: Iterable[SourceFile],
+    *,
+    target_sandbox: str | None = None,
+    max_file_bytes: int | None = None,
+) -> ParsedImport:
+    """Parse a batch of files; raise ImportRefused with every problem found, if any.
+
+    Django-free, for the checker process (`max_file_bytes` given, as no settings are read there).
+    """
     result = ParsedImport()
     problems: list[ImportProblem] = []
     seen: dict[tuple[str, str], ParsedTool] = {}
@@ -229,7 +237,7 @@ def parse_files(files: Iterable[SourceFile], *, target_sandbox: str | None = Non
     if not files:
         raise ImportRefused([ImportProblem("(no file)", None, "choose at least one .py file")])
     for item in files:
-        text, problem = decode_source(item)
+        text, problem = decode_source(item, limit=max_file_bytes)
         if problem is not None:
             problems.append(problem)
             continue

@@ -25,3 +25,8 @@ class ImportRefused(Exception):
     def __init__(self, problems: Sequence[ImportProblem]) -> None:
         self.problems = list(problems)
         super().__init__("\n".join(str(p) for p in self.problems))
+
+    def __reduce__(self) -> tuple[type[ImportRefused], tuple[list[ImportProblem]]]:
+        # Raised in the checker process, it comes back pickled: made again from its problems,
+        # not from its message (which `Exception` would hand to `__init__`).
+        return (ImportRefused, (self.problems,))

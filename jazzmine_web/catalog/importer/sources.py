@@ -40,9 +40,14 @@ def source_file_from_path(path: Path) -> SourceFile:
     )
 
 
-def decode_source(item: SourceFile) -> tuple[str | None, ImportProblem | None]:
-    """Return the file's text, or the problem that stops it from being read."""
-    limit = max_file_bytes()
+def decode_source(
+    item: SourceFile, *, limit: int | None = None
+) -> tuple[str | None, ImportProblem | None]:
+    """Return the file's text, or the problem that stops it from being read.
+
+    `limit` is `max_file_bytes()` unless given (the checker process reads no settings).
+    """
+    limit = max_file_bytes() if limit is None else limit
     if item.data is None or item.size > limit or len(item.data) > limit:
         return None, ImportProblem(
             item.name, None, f"file is {item.size:,} bytes; the limit is {limit:,} bytes"

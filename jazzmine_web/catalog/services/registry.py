@@ -10,11 +10,13 @@ from typing import Any
 
 from django.db.models import Model
 
-from jazzmine.core.tools import ToolParameter, ToolRegistry
-from jazzmine.scripttools import ScriptTool, ScriptToolError, register_script_tool
+from jazzmine.core.tools import SandboxConfig, ToolParameter, ToolRegistry
+from jazzmine.scripttools import ScriptTool, ScriptToolError
 from jazzmine.scripttools.model import DEFAULT_TIMEOUT
 
+from ...studio.checker import checked
 from ..models import Sandbox, Tool, ToolKind
+from ..reading import SourceTool, registry_read
 
 logger = logging.getLogger(__name__)
 
@@ -50,7 +52,7 @@ def registry_for_sandbox(
         if registry is not None:
             _built.move_to_end(key)
             return registry
-    registry = _registry_build(sandbox, config, rows, include_unpublished=include_unpublished)
+    registry = _registry_build(config, rows, include_unpublished=include_unpublished)
     with _built_lock:
         _built[key] = registry
         while len(_built) > REGISTRIES_KEPT:
@@ -64,28 +66,31 @@ def _fields(row: Model) -> tuple[Any, ...]:
 
 
 def _registry_build(
-    sandbox: Sandbox, config: Any, rows: list[Tool], *, include_unpublished: bool
+    config: SandboxConfig, rows: list[Tool], *, include_unpublished: bool
 ) -> ToolRegistry:
-    registry = ToolRegistry()
-    registry.register_sandbox(config)
+    tools: list[SourceTool | ScriptTool] = []
     for row in sorted(rows, key=lambda t: t.name):
         if not row.published and not include_unpublished:
             continue
         if row.kind == ToolKind.SCRIPT:
             script_tool = script_tool_from_row(row)
             if script_tool is not None:
-                register_script_tool(registry, script_tool, sandbox=sandbox.name)
+                tools.append(script_tool)
             continue
-        registry.register_source(
-            row.source,
-            sandbox=sandbox.name,
-            description=row.description,
-            parameters=tool_parameters(row.parameters),
-            dependencies=list(row.dependencies),
-            secrets=list(row.secrets),
-            name=row.name,
+        tools.append(
+            SourceTool(
+                source=row.source,
+                name=row.name,
+                description=row.description,
+                parameters=tool_parameters(row.parameters),
+                dependencies=list(row.dependencies),
+                secrets=list(row.secrets),
+            )
         )
-    return registry.freeze()
+    # The sources are parsed: where they are big, in the checker process (a web process's
+    # every socket waits on a parse here). A checker that fails raises `CheckerUnavailable`.
+    chars = sum(len(tool.source) for tool in tools)
+    return checked(chars, registry_read, config, tools)
 
 
 def script_tool_from_row(row: Tool) -> ScriptTool | None:

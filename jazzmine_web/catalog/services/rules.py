@@ -49,6 +49,9 @@ ADMIN_SANDBOX_FIELDS = (
     *BASH_LIMIT_FIELDS,
 )
 ADMIN_TOOL_FIELDS = ("always_allow", "secrets")
+# A tool's source, in characters: a script's limit. Each registry of its sandbox parses it
+# (a prompt, a check, a worker's image), and a source of megabytes took seconds each time.
+MAX_TOOL_SOURCE_CHARS = 100_000
 # Sandbox numbers with deployment bounds (`limits.py`).
 BOUNDED_SANDBOX_FIELDS = (
     "memory_mb",

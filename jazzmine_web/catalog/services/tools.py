@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -12,15 +11,18 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from jazzmine.core.tools import RegisteredTool, SandboxConfig, ToolRegistry
+from jazzmine.core.tools import RegisteredTool
 from jazzmine.core.tools import Tool as CoreTool
 
+from ...studio.checker import CheckerUnavailable, checked
 from ...studio.db import holds_row
 from ..models import Sandbox, Tool, ToolKind, ToolVersion
+from ..reading import SourceTool, tool_source_read
 from .audit import catalog_change_announce, tool_audit_state, tool_change_announce
 from .registry import script_tool_from_row, tool_parameters
 from .rules import (
     ADMIN_TOOL_FIELDS,
+    MAX_TOOL_SOURCE_CHARS,
     TOOL_FIELDS,
     actor_is_admin,
     admin_check,
@@ -68,17 +70,6 @@ def tool_publish(
     return tool
 
 
-def _accepted_arguments(source: str) -> set[str] | None:
-    """Return the argument names of the source's function (None when it takes **kwargs)."""
-    node = next(
-        n for n in ast.parse(source).body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-    )
-    if node.args.kwarg is not None:
-        return None
-    args = node.args
-    return {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
-
-
 def tool_spec_check(
     *,
     name: str,
@@ -90,21 +81,26 @@ def tool_spec_check(
     sandbox_name: str = "default",
 ) -> RegisteredTool:
     """Register a tool's fields in a scratch registry; raise ValidationError on any problem."""
+    if len(source) > MAX_TOOL_SOURCE_CHARS:
+        # Every registry of the sandbox parses it, in each process that builds one.
+        raise ValidationError(
+            f"the source is {len(source):,} characters; a tool's may be at most "
+            f"{MAX_TOOL_SOURCE_CHARS:,}"
+        )
     dependencies = requirements_checked(dependencies)
     code_legibility_checked(source, what="the source")  # an admin accepts what the page shows
-    scratch = ToolRegistry()
-    if sandbox_name != "default":
-        scratch.register_sandbox(SandboxConfig(name=sandbox_name))
     try:
         params = tool_parameters(parameters)
-        registered = scratch.register_source(
-            source,
-            sandbox=sandbox_name,
+        tool = SourceTool(
+            source=source,
+            name=name or None,
             description=description,
             parameters=params,
             dependencies=dependencies,
             secrets=secrets,
-            name=name or None,
+        )
+        registered, accepted = checked(
+            len(source), tool_source_read, tool, sandbox_name=sandbox_name
         )
     except (TypeError, ValueError) as exc:
         raise ValidationError(str(exc)) from exc
@@ -113,8 +109,9 @@ def tool_spec_check(
         # `a.b.b...` chain, `not not ... 1`) with these instead of SyntaxError: a form error,
         # not a 500.
         raise ValidationError("the source is too deeply nested to read") from None
+    except CheckerUnavailable as exc:
+        raise ValidationError(f"The source could not be checked: {exc.why}; try again.") from None
     tool_name_checked(registered.name)  # the name a script calls it by (its def's, when unsaid)
-    accepted = _accepted_arguments(registered.source)
     if accepted is not None:
         unknown = [p.name for p in params if p.name not in accepted]
         if unknown:

@@ -17,10 +17,11 @@ from jazzmine_web.catalog.services import script_tool_save
 pytestmark = pytest.mark.django_db
 
 LONG_SUM = "+".join(["1"] * 200_000)
+# Within a tool's 100,000 characters (a longer source is refused before it is read).
 PYTHON_SOURCES = {
-    "long sum": "def fetch_x():\n    return " + LONG_SUM + "\n",
-    "long attribute chain": "def fetch_x():\n    return a" + ".b" * 200_000 + "\n",
-    "deep not": "def fetch_x():\n    return " + "not " * 100_000 + "1\n",
+    "long sum": "def fetch_x():\n    return " + "+".join(["1"] * 49_000) + "\n",
+    "long attribute chain": "def fetch_x():\n    return a" + ".b" * 49_000 + "\n",
+    "deep not": "def fetch_x():\n    return " + "not " * 24_000 + "1\n",
 }
 READS_ARGS = "import json, sys\nargs = json.load(sys.stdin)\n"
 SCRIPTS = {
