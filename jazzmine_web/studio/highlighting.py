@@ -61,7 +61,9 @@ def highlight_code(
             return mark_safe(html)  # pygments escapes the text
         except checker.CheckerUnavailable:
             pass  # shown plain: colour is no reason to refuse a page
-    return mark_safe(f'<div class="highlight"><pre><code>{escape(code, quote=False)}</code></pre></div>')
+    return mark_safe(
+        f'<div class="highlight"><pre><code>{escape(code, quote=False)}</code></pre></div>'
+    )
 
 
 @cache
