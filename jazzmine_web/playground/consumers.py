@@ -502,6 +502,8 @@ def _run_attempt(
             pk=attempt_id, run__isnull=True, language=language
         ).first()
     if attempt is not None and attempt.body == body:
-        return services.attempt_run(attempt=attempt, user=user)
+        return services.attempt_run(attempt=attempt, user=user, checked=sandbox)
     # Edited or typed by a person: a new attempt of its own.
-    return services.human_attempt_create(session=session, user=user, body=body, language=language)
+    return services.human_attempt_create(
+        session=session, user=user, body=body, language=language, checked=sandbox
+    )
