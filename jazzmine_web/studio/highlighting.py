@@ -3,8 +3,9 @@
 Pygments is pure Python: a big text keeps a thread of the web process busy for seconds (a
 200,000-character script, about two), and every socket of that process waits its turn for
 the GIL meanwhile (pings went from milliseconds to 0.1 s). Like a big script's parse, a big
-text is highlighted in the checker process (`studio.checker`). One too big to be worth it,
-or that the checker cannot do, is shown as it is: escaped, not coloured.
+text is highlighted in a process of its own (`studio.checker.coloured`: not the one that checks
+scripts, which must not wait behind a page). One too big to be worth it, or that the process
+cannot do, is shown as it is: escaped, not coloured.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ _LEXERS = {
     "text": TextLexer,
 }
 # Longer texts are shown plain (every script is shorter; a script tool may not be): colouring
-# one takes the checker seconds, which every big script waiting to be checked waits behind.
+# one takes the colouring process seconds, which every other page's big code waits behind.
 PLAIN_ABOVE_CHARS = 250_000
 
 
@@ -57,7 +58,7 @@ def highlight_code(
     lines = tuple(sorted(set(marked or ())))
     if len(code) <= PLAIN_ABOVE_CHARS:
         try:
-            html = checker.checked(len(code), highlighted_html, code, language, linenos, lines)
+            html = checker.coloured(len(code), highlighted_html, code, language, linenos, lines)
             return mark_safe(html)  # pygments escapes the text
         except checker.CheckerUnavailable:
             pass  # shown plain: colour is no reason to refuse a page

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -91,16 +94,16 @@ def tool_spec_check(
     code_legibility_checked(source, what="the source")  # an admin accepts what the page shows
     try:
         params = tool_parameters(parameters)
-        tool = SourceTool(
-            source=source,
-            name=name or None,
-            description=description,
-            parameters=params,
-            dependencies=dependencies,
-            secrets=secrets,
-        )
-        registered, accepted = checked(
-            len(source), tool_source_read, tool, sandbox_name=sandbox_name
+        registered, accepted = _source_read(
+            SourceTool(
+                source=source,
+                name=name or None,
+                description=description,
+                parameters=params,
+                dependencies=dependencies,
+                secrets=secrets,
+            ),
+            sandbox_name,
         )
     except (TypeError, ValueError) as exc:
         raise ValidationError(str(exc)) from exc
@@ -120,6 +123,42 @@ def tool_spec_check(
                 f"{registered.function_name}() does not accept"
             )
     return registered
+
+
+# The last few reads of a source, by everything they read: a save reads its fields twice, in
+# the form's check and in the service's (which the API and the import need: they have no
+# form), and a big source's read is a trip to the checker process of up to a second.
+_READS_KEPT = 8
+_reads: OrderedDict[tuple[Any, ...], tuple[RegisteredTool, set[str] | None]] = OrderedDict()
+_reads_lock = threading.Lock()
+
+
+def _source_read(tool: SourceTool, sandbox_name: str) -> tuple[RegisteredTool, set[str] | None]:
+    """Read a tool's source (in the checker when big), or return the same read made just now.
+
+    What a read returns is only read by its callers, so one result serves them all. A read
+    that fails is not kept: it raises every time.
+    """
+    key = (
+        sandbox_name,
+        tool.source,
+        tool.name,
+        tool.description,
+        json.dumps([param.to_dict() for param in tool.parameters], sort_keys=True),
+        tuple(tool.dependencies),
+        tuple(tool.secrets),
+    )
+    with _reads_lock:
+        found = _reads.get(key)
+        if found is not None:
+            _reads.move_to_end(key)
+            return found
+    found = checked(len(tool.source), tool_source_read, tool, sandbox_name=sandbox_name)
+    with _reads_lock:
+        _reads[key] = found
+        while len(_reads) > _READS_KEPT:
+            _reads.popitem(last=False)
+    return found
 
 
 def tool_fields_check(fields: Mapping[str, Any], *, sandbox_name: str) -> RegisteredTool:

@@ -116,10 +116,12 @@ async def test_a_killed_checker_refuses_the_save_and_stores_nothing(member, empt
     assert status == 302
     before = await _tools()
     watch = ReaderWatch()
+    # A source no other test read: a read made just before is not made again (the form's and
+    # the service's checks share one).
     saving = asyncio.create_task(
         post_form(
             f"/catalog/sandboxes/{empty_sandbox.pk}/tools/new/",
-            _fields("count_orders", big_tool("count_orders")),
+            _fields("count_killed", big_tool("count_killed")),
             member,
         )
     )
@@ -128,10 +130,10 @@ async def test_a_killed_checker_refuses_the_save_and_stores_nothing(member, empt
     assert status == 422, page[:500]
     assert "The source could not be checked" in page.decode() and "killed" in page.decode()
     assert await _tools() == before
-    # The next save gets a new checker process.
+    # The next save gets a new checker process (the read that failed was not kept).
     status, page = await post_form(
         f"/catalog/sandboxes/{empty_sandbox.pk}/tools/new/",
-        _fields("count_orders", big_tool("count_orders")),
+        _fields("count_killed", big_tool("count_killed")),
         member,
     )
     assert status == 302, page[:500]

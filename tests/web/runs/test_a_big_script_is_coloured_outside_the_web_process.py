@@ -9,10 +9,13 @@ colour is no reason to refuse a page.
 
 from __future__ import annotations
 
+import asyncio
+import time
+
 import pytest
 from channels.db import database_sync_to_async
 
-from jazzmine_web.runs.services import run_create
+from jazzmine_web.runs.services import run_create, script_assemble
 from jazzmine_web.studio import checker, highlighting
 from tests.web.checker import (
     PING_BOUND,
@@ -21,6 +24,7 @@ from tests.web.checker import (
     asgi_request,
     browser_headers,
     pinging,
+    reader_busy,
 )
 from tests.web.helpers import playground_socket
 
@@ -42,8 +46,6 @@ async def _page(member, run_id: str) -> tuple[int, str]:
 
 
 def test_colouring_the_script_takes_far_longer_than_a_ping_may() -> None:
-    import time
-
     started = time.perf_counter()
     highlighting.highlighted_html(SCRIPT, "python", True, ())
     assert time.perf_counter() - started > 3 * PING_BOUND
@@ -85,3 +87,21 @@ async def test_a_script_the_checker_cannot_colour_is_shown_plain(
     assert status == 200
     assert "'&lt;b&gt;' &lt; 'x'" in page and "<b>" not in page
     assert not watch.busy()
+
+
+async def test_a_script_check_does_not_wait_behind_a_page_being_coloured(ecommerce) -> None:
+    # Colouring has a process of its own: a run's or a save's check of a big script waited in
+    # line behind a page's seconds of colour, its 30 s bound counting the wait.
+    await asyncio.to_thread(script_assemble, sandbox=ecommerce, body=SCRIPT)  # both started
+    await asyncio.to_thread(highlighting.highlight_code, SCRIPT[:30_000], "python")
+    watch = ReaderWatch()
+    colouring = asyncio.create_task(
+        asyncio.to_thread(highlighting.highlight_code, SCRIPT, "python", linenos=True)
+    )
+    await reader_busy(watch)
+    started = time.perf_counter()
+    script, violations = await asyncio.to_thread(script_assemble, sandbox=ecommerce, body=SCRIPT)
+    checked_in = time.perf_counter() - started
+    assert not colouring.done(), f"the check ({checked_in:.2f} s) waited for the colouring"
+    assert violations == [] and "orders = get_orders(status='delivered')" in script
+    assert 'class="linenos"' in await colouring
