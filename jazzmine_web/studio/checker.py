@@ -5,7 +5,9 @@ whole run: a 200 KB script costs hundreds of milliseconds a parse, and a script 
 several times on its way to a run. On a thread that still stalls every socket of the web
 process, anyone's. So a text of `PROCESS_THRESHOLD_CHARS` or more is read in one separate
 process, started on first use and replaced when it dies; waiting for it holds no GIL. Smaller
-texts (what typing sends, most scripts) are read where they are: a millisecond or two.
+texts (what typing sends, most scripts) are read where they are: a millisecond or two. Code
+coloured to be shown (`coloured`) has a second process of the same kind, so that no check
+waits in line behind a page.
 
 Nothing falls back to reading a big text here: a checker process that dies (killed, out of
 memory) or takes longer than `CHECK_TIMEOUT_SECONDS` raises `CheckerUnavailable`, and the
