@@ -37,6 +37,7 @@ from jazzmine.sandbox.pool import WarmPool
 from jazzmine.sandbox.request import RunRequest
 from jazzmine.sandbox.workdirs import workdir_remove
 
+from ..studio.db import DATABASE_UNREACHABLE
 from . import services
 from .credentials import run_credentials_revoke
 from .models import RunStatus
@@ -52,6 +53,11 @@ from .recorder import EventRecorder
 from .selectors import run_status_outcome
 
 logger = logging.getLogger(__name__)
+
+# How long a run's events wait for a database that stopped answering before the run fails
+# (its sandbox's own time limit ends most runs sooner), and the pause between two tries.
+DATABASE_PATIENCE_SECONDS = 300.0
+DATABASE_RETRY_SECONDS = 1.0
 
 
 class RunExecutor:
@@ -326,6 +332,38 @@ class RunExecutor:
             return False  # cannot tell: the run goes on, with its secrets withheld
         return found is None or found[0] != image_id
 
+    async def _events_stored(
+        self, run_id: Any, batch: list[dict[str, Any]], first: services.FirstEvent | None
+    ) -> bool:
+        """Store a batch of a run's events; tell whether the database kept them all.
+
+        While the database does not answer (a restart, a failover), the batch waits and is
+        handed over again, for up to `DATABASE_PATIENCE_SECONDS`: the sandbox goes on, what it
+        emits meanwhile queues behind (`EventRecorder`), and nothing of it is lost. Failing
+        the run at the pool's first timeout ended every run that said anything during a
+        restart of more than 20 s.
+        """
+        deadline = time.monotonic() + DATABASE_PATIENCE_SECONDS
+        again = False
+        while True:
+            try:
+                stored = await self._in_db(
+                    services.run_record_events,
+                    run_id=run_id,
+                    events=batch,
+                    first=first,
+                    again=again,
+                )
+                return bool(stored)
+            except DATABASE_UNREACHABLE as exc:
+                if time.monotonic() >= deadline:
+                    raise
+                logger.warning(
+                    "run %s: the database does not answer, its events wait: %s", run_id, exc
+                )
+                again = True
+                await asyncio.sleep(DATABASE_RETRY_SECONDS)
+
     async def _prepare_failed(self, run_id: Any, exc: Exception) -> None:
         outcome = Outcome.ENGINE_UNAVAILABLE if _is_engine_error(exc) else Outcome.BUILD_FAILED
         await self._in_db(services.run_fail, run_id=run_id, outcome=outcome, message=str(exc))
@@ -432,10 +470,7 @@ class RunExecutor:
                 await running  # its failure is the run's, before any event is stored
             batches += 1
             first = (first_ms or 0.0, warm) if batches == 1 else None
-            stored = await self._in_db(
-                services.run_record_events, run_id=run_id, events=batch, first=first
-            )
-            return bool(stored)
+            return await self._events_stored(run_id, batch, first)
 
         async def read(recorder: EventRecorder) -> None:
             nonlocal first_ms

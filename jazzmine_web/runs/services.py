@@ -22,6 +22,7 @@ from ..catalog.models import Sandbox
 from ..catalog.selectors import tools_called
 from ..catalog.services.registry import registry_for_sandbox
 from ..studio.checker import PROCESS_THRESHOLD_CHARS, checked
+from ..studio.db import DATABASE_UNREACHABLE
 from ..studio.enqueue import task_send_after_commit
 from ..studio.live import group_send
 from ..studio.storable import storable_json
@@ -271,7 +272,11 @@ FirstEvent = tuple[float, bool | None]  # ms to a run's first event, and whether
 
 
 def run_record_events(
-    *, run_id: object, events: list[dict[str, Any]], first: FirstEvent | None = None
+    *,
+    run_id: object,
+    events: list[dict[str, Any]],
+    first: FirstEvent | None = None,
+    again: bool = False,
 ) -> bool:
     """Store events of a run in one transaction, then stream them; tell whether all were stored.
 
@@ -289,10 +294,18 @@ def run_record_events(
 
     A NUL character in an event (a script printed one) is stored and sent as U+FFFD
     (`studio.storable`): output is kept, never refused, and reads the same everywhere.
+
+    A database that does not answer refuses nothing: `DATABASE_UNREACHABLE` is raised, and
+    the worker hands the same events over again, `again`, once it answers. The first try may
+    have stored them before the answer was lost: a batch is stored whole or not at all, so
+    one found stored is not stored twice (its message, first event and end still follow).
     """
     events = storable_json(events)
     try:
-        _events_store(run_id, events)
+        if not (again and _events_stored_already(run_id, events)):
+            _events_store(run_id, events)
+    except DATABASE_UNREACHABLE:
+        raise
     except Exception as exc:  # any refusal of the database: the run must still end
         if len(events) > 1:
             # One by one, up to the event it refuses: those before it are kept and streamed.
@@ -327,6 +340,10 @@ def run_record_events(
                 **({"backend": backend} if backend else {}),
             )
     return True
+
+
+def _events_stored_already(run_id: object, events: list[dict[str, Any]]) -> bool:
+    return bool(events) and RunEvent.objects.filter(run_id=run_id, seq=events[0]["seq"]).exists()
 
 
 def _events_store(run_id: object, events: list[dict[str, Any]]) -> None:

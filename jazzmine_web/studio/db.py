@@ -7,10 +7,15 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from django.core.exceptions import ValidationError
-from django.db import connection, transaction
+from django.db import InterfaceError, OperationalError, connection, transaction
 from django.db.models import Model
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+# What the database raises when it does not answer (stopped, restarting, no connection free
+# within the pool's timeout), as opposed to refusing what it was given: the same write may
+# succeed once it answers again.
+DATABASE_UNREACHABLE = (OperationalError, InterfaceError)
 
 
 def released_connection(fn: F) -> F:

@@ -197,8 +197,13 @@ class Deployment:
 
 
 @contextlib.contextmanager
-def deployment_of_its_own(log_dir: Path) -> Iterator[Deployment]:
-    """Start PostgreSQL, Redis, a web process, a worker and beat, all of this test's own."""
+def deployment_of_its_own(
+    log_dir: Path, settings: dict[str, str] | None = None
+) -> Iterator[Deployment]:
+    """Start PostgreSQL, Redis, a web process, a worker and beat, all of this test's own.
+
+    `settings`: environment variables that differ from this module's defaults.
+    """
     postgres = Postgres(Path(f"/tmp/jazzmine-outage-pg-{os.getpid()}-{free_port()}"))
     redis = Redis(log_dir / "redis")
     deployment = Deployment(postgres=postgres, redis=redis, log_dir=log_dir)
@@ -220,6 +225,7 @@ def deployment_of_its_own(log_dir: Path) -> Iterator[Deployment]:
         "JAZZMINE_REQUEUE_AFTER_SECONDS": "3",
         "PYTHONPATH": str(ROOT),
         "PYTHONUNBUFFERED": "1",
+        **(settings or {}),
     }
     try:
         deployment.manage("migrate", "--no-input")

@@ -1,0 +1,71 @@
+"""A run goes on through a database outage longer than the pool waits for a connection.
+
+Its events wait in the worker and are stored, in order and each once, when the database answers
+again. The worker gave up at the pool's first timeout (20 s by default): the store failed, and
+the run, which had done nothing wrong, ended failed.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from .outages import Deployment, deployment_of_its_own, ticking
+
+pytestmark = [pytest.mark.docker, pytest.mark.topology]
+
+POOL_TIMEOUT = 3
+OUTAGE = 3 * POOL_TIMEOUT
+
+
+@pytest.fixture(scope="module")
+def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
+    settings = {
+        "JAZZMINE_DATABASE_POOL_TIMEOUT": str(POOL_TIMEOUT),
+        # Longer than the outage: the reaper must not take a held run for a dead worker's.
+        "JAZZMINE_HEARTBEAT_TIMEOUT_SECONDS": "30",
+    }
+    with deployment_of_its_own(tmp_path_factory.mktemp("long-outage"), settings) as deployment:
+        yield deployment
+
+
+def test_a_run_goes_on_through_the_outage_and_keeps_every_event(deployment):
+    submitted = deployment.submit(ticking(15))
+    assert submitted.status_code == 201, submitted.text
+    submission_id = submitted.json()["id"]
+    seen = threading.Event()
+
+    def watch() -> None:
+        for line in deployment.stream(submission_id):
+            if line["type"] == "event":
+                seen.set()
+                return
+
+    threading.Thread(target=watch, daemon=True).start()
+    assert seen.wait(60), deployment.state(submission_id)
+    deployment.postgres.stop()
+    stopped = time.monotonic()
+    try:
+        time.sleep(OUTAGE)
+    finally:
+        deployment.postgres.start()
+    assert time.monotonic() - stopped > 2 * POOL_TIMEOUT  # the worker's tries timed out
+
+    run = deployment.final(submission_id, timeout=90)
+    assert (run["status"], run["outcome"]) == ("succeeded", "result"), run
+    assert run["event_count"] == 32  # 30 ticks, the result, the exit
+    seqs, ticks = [], []
+    for line in deployment.stream(submission_id):
+        if line["type"] == "event":
+            seqs.append(line["event"]["seq"])
+            if line["event"]["type"] == "log":
+                ticks.append(line["event"]["data"]["message"])
+        if line["type"] == "end":
+            break
+    assert seqs == list(range(1, 33))
+    assert ticks == [f"tick {i}" for i in range(30)]
+    log = (deployment.log_dir / "worker.log").read_text()
+    assert "the database does not answer, its events wait" in log
