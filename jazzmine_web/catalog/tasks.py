@@ -5,7 +5,7 @@ from __future__ import annotations
 from celery import shared_task
 
 from ..studio.claims import rows_heartbeat
-from ..workers.process import execute_claimed, kind_register
+from ..workers.process import execute_claimed, kind_register, silence_counts
 from .models import BuildStatus, ImageBuild
 from .services.builds import (
     image_build_claim,
@@ -37,4 +37,4 @@ def image_build(build_id: int) -> str | None:
 @shared_task(name="catalog.builds_reap")
 def builds_reap() -> int:
     """End builds whose worker went silent, or that no worker took."""
-    return image_builds_reap()
+    return image_builds_reap(judge_silence=silence_counts())

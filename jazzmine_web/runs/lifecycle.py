@@ -142,10 +142,13 @@ def run_cancel_reason(*, run_id: Any) -> str:
     return Run.objects.filter(pk=run_id).values_list("cancel_reason", flat=True).first() or ""
 
 
-def runs_reap(*, now: datetime.datetime | None = None) -> dict[str, int]:
+def runs_reap(
+    *, now: datetime.datetime | None = None, judge_silence: bool = True
+) -> dict[str, int]:
     """Fail runs whose worker stopped answering; queue again runs no worker ever claimed.
 
-    Returns how many of each it handled.
+    Returns how many of each it handled. Without `judge_silence` (just after the database
+    stopped answering: `workers.process.silence_counts`) no run is taken for lost.
     """
     now = now or timezone.now()
 
@@ -157,7 +160,7 @@ def runs_reap(*, now: datetime.datetime | None = None) -> dict[str, int]:
         )
 
     lost = Run.objects.filter(status__in=ACTIVE, heartbeat_at__lt=heartbeat_cutoff(now))
-    failed = _runs_end_lost(lost, now=now, why=silent)
+    failed = _runs_end_lost(lost, now=now, why=silent) if judge_silence else 0
     requeued = 0
     for run_id in Run.objects.filter(
         status=RunStatus.QUEUED, cancel_reason="", enqueued_at__lt=never_started_cutoff(now)

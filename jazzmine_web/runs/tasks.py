@@ -15,6 +15,7 @@ from jazzmine.sandbox import Outcome
 from ..workers.process import (
     execute_held,
     kind_register,
+    silence_counts,
     starting_register,
     stopping_register,
     worker_process,
@@ -76,7 +77,7 @@ def _execute(run_id: str, worker: str, stop: Interrupt) -> str | None:
 @shared_task(name="runs.reap")
 def runs_reap() -> dict[str, int]:
     """End runs whose worker stopped answering; queue again those nobody claimed."""
-    return lifecycle.runs_reap()
+    return lifecycle.runs_reap(judge_silence=silence_counts())
 
 
 @control_command(args=[("run_id", str), ("reason", str)], signature="<run_id> <reason>")

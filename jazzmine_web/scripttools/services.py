@@ -171,14 +171,21 @@ def trial_claim(*, trial_id: Any, worker: str) -> bool:
     return row_claim(rows.update, worker=worker, state=TrialState.RUNNING)
 
 
-def trials_reap() -> int:
-    """End trials whose worker went silent, or that no worker took; return how many."""
+def trials_reap(*, judge_silence: bool = True) -> int:
+    """End trials whose worker went silent, or that no worker took; return how many.
+
+    Without `judge_silence` (as `runs.lifecycle.runs_reap`) no trial is taken for lost.
+    """
     now = timezone.now()
     lost = TrialRun.objects.filter(state=TrialState.RUNNING, heartbeat_at__lt=heartbeat_cutoff(now))
     never = TrialRun.objects.filter(
         state=TrialState.QUEUED, created_at__lt=never_started_cutoff(now)
     )
-    ended = _trials_end(lost, "the worker running it stopped answering", now=now)
+    ended = (
+        _trials_end(lost, "the worker running it stopped answering", now=now)
+        if judge_silence
+        else 0
+    )
     return ended + _trials_end(never, "no worker took it (is a worker running?)", now=now)
 
 

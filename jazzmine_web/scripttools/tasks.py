@@ -5,7 +5,7 @@ from __future__ import annotations
 from celery import shared_task
 
 from ..studio.claims import rows_heartbeat
-from ..workers.process import execute_claimed, kind_register
+from ..workers.process import execute_claimed, kind_register, silence_counts
 from .models import TrialRun, TrialState
 from .services import trial_claim, trial_execute, trials_of_earlier_life_end, trials_reap
 
@@ -32,4 +32,4 @@ def trial_run(trial_id: str) -> str | None:
 @shared_task(name="scripttools.trials_reap")
 def trials_lost_reap() -> int:
     """End trials whose worker went silent, or that no worker took."""
-    return trials_reap()
+    return trials_reap(judge_silence=silence_counts())

@@ -14,6 +14,7 @@ import logging
 import os
 import socket
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ from jazzmine.interrupts import Interrupt
 from jazzmine.sandbox.engine import engine_client
 from jazzmine.sandbox.owner import owner_set, remove_owned
 
+from ..studio.db import DATABASE_UNREACHABLE
 from . import services
 
 logger = logging.getLogger(__name__)
@@ -91,6 +93,8 @@ class WorkerProcess:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._beat, name="worker-heartbeat", daemon=True)
         self._grace: threading.Timer | None = None
+        # When a heartbeat last found the database not answering (monotonic; None: never).
+        self._database_lost_at: float | None = None
 
     def start(self) -> None:
         """Register, remove what an earlier life of this worker left, and start the heartbeat."""
@@ -225,6 +229,18 @@ class WorkerProcess:
             f"its worker {self.name} stopped before the {kind} ended (after a grace of {grace:g} s)"
         )
 
+    def silence_counts(self) -> bool:
+        """Tell whether another worker's silence means it is gone, as this process sees it.
+
+        Not within a heartbeat timeout of this process finding the database not answering:
+        the same outage stopped every worker's heartbeat, and each needs a moment to reconnect
+        once it answers. Ending their runs then, or removing their sandboxes, would end work
+        that was never lost.
+        """
+        lost = self._database_lost_at
+        timeout = settings.JAZZMINE_HEARTBEAT_TIMEOUT_SECONDS
+        return lost is None or time.monotonic() - lost >= timeout
+
     def _beat(self) -> None:
         every = settings.JAZZMINE_HEARTBEAT_SECONDS
         sweeps = max(1, round(settings.JAZZMINE_HEARTBEAT_TIMEOUT_SECONDS / every))
@@ -242,12 +258,16 @@ class WorkerProcess:
                     kind: _in_db(KINDS[kind].beat, worker=self.name, ids=ids)
                     for kind, ids in held.items()
                 }
+            except DATABASE_UNREACHABLE as exc:
+                self._database_lost_at = time.monotonic()
+                logger.warning("worker %s: the database does not answer: %s", self.name, exc)
+                continue
             except Exception:
                 logger.exception("worker %s: heartbeat failed", self.name)
                 continue
             for kind, ids in ended.items():
                 _stop_ended(KINDS[kind], ids)
-            if beat % sweeps == 0:
+            if beat % sweeps == 0 and self.silence_counts():
                 self._sweep_containers(include_self=False)
 
     def _sweep_containers(self, *, include_self: bool) -> None:
@@ -306,6 +326,12 @@ def worker_process_start(*, name: str, concurrency: int) -> WorkerProcess:
 def worker_process() -> WorkerProcess | None:
     """Return this process's worker, if it is one."""
     return _current
+
+
+def silence_counts() -> bool:
+    """`WorkerProcess.silence_counts` of this process's worker (True in any other process)."""
+    current = _current
+    return current is None or current.silence_counts()
 
 
 def execute_claimed(

@@ -134,9 +134,13 @@ def _build_abandon(
     return True
 
 
-def image_builds_reap() -> int:
-    """End every build whose worker went silent or that nobody took; return how many."""
-    stale = ImageBuild.objects.filter(status__in=[BuildStatus.QUEUED, BuildStatus.BUILDING])
+def image_builds_reap(*, judge_silence: bool = True) -> int:
+    """End every build whose worker went silent or that nobody took; return how many.
+
+    Without `judge_silence` (as `runs.lifecycle.runs_reap`) no build is taken for lost.
+    """
+    states = [BuildStatus.QUEUED, BuildStatus.BUILDING] if judge_silence else [BuildStatus.QUEUED]
+    stale = ImageBuild.objects.filter(status__in=states)
     return sum(image_build_fail_if_stale(build=build) for build in stale)
 
 
