@@ -519,41 +519,54 @@ class RunExecutor:
         """Run a bash script in bashkit inside the sandbox; each builtin call is an event."""
         run_id = prepared.run_id
         assert prepared.bash is not None
-        writes: list[asyncio.Future[Any]] = []
-
-        def submit(fn: Any, **kwargs: Any) -> None:
-            # Submitted in order to the single DB thread, so events are stored in order.
-            writes.append(self._in_db(fn, **kwargs))
-
-        writes.append(self._running(prepared))
+        running = self._running(prepared)
         seq = itertools.count(1)
         dispatched = time.monotonic()
+        first_ms: float | None = None
+        batches = 0
+
+        async def store(batch: list[dict[str, Any]]) -> bool:
+            # As a Python run's: in order, in batches, waiting out a database that stopped
+            # answering.
+            nonlocal batches
+            if batches == 0:
+                await running
+            batches += 1
+            # A script that called no builtin has no first call to time.
+            first = (first_ms, False) if batches == 1 and first_ms is not None else None
+            return await self._events_stored(run_id, batch, first)
+
+        recorder = EventRecorder(store)
 
         def record(kind: str, data: Any) -> None:
-            event = {"seq": next(seq), "type": kind, "data": data, "ts": time.time()}
-            submit(services.run_record_event, run_id=run_id, event=event)
+            recorder.add({"seq": next(seq), "type": kind, "data": data, "ts": time.time()})
 
         def on_call(call: BashCall) -> None:
-            if len(writes) == 1:  # only RUNNING so far: this is the first event
-                ms = round((time.monotonic() - dispatched) * 1000, 2)
-                submit(services.run_first_event_set, run_id=run_id, ms=ms, warm=False)
+            nonlocal first_ms
+            if first_ms is None:
+                first_ms = round((time.monotonic() - dispatched) * 1000, 2)
             record("intermediate", bash_call_event(call))
 
-        result = await run_bash_in_sandbox(
-            prepared.request.script,
-            sandbox_image=prepared.image,
-            specs=prepared.bash.specs,
-            limits=prepared.limits,
-            bash_limits=prepared.bash.limits,
-            secrets=dict(prepared.request.secrets),
-            tool_secrets=prepared.request.tool_secrets,
-            on_call=on_call,
-            allowed_tools=prepared.request.allowed_tools,
-            sandbox_image_id=prepared.image_id,
-        )
-        for kind, data in bash_final_events(result):
-            record(kind, data)
-        await asyncio.gather(*writes)
+        try:
+            result = await run_bash_in_sandbox(
+                prepared.request.script,
+                sandbox_image=prepared.image,
+                specs=prepared.bash.specs,
+                limits=prepared.limits,
+                bash_limits=prepared.bash.limits,
+                secrets=dict(prepared.request.secrets),
+                tool_secrets=prepared.request.tool_secrets,
+                on_call=on_call,
+                allowed_tools=prepared.request.allowed_tools,
+                sandbox_image_id=prepared.image_id,
+            )
+            for kind, data in bash_final_events(result):
+                record(kind, data)
+            await recorder.close()
+        finally:
+            recorder.task.cancel()
+            await asyncio.gather(recorder.task, return_exceptions=True)
+            await running
         status, _outcome = await self._in_db(run_status_outcome, run_id=run_id)
         return status
 
