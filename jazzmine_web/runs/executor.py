@@ -20,6 +20,7 @@ import itertools
 import logging
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -49,7 +50,7 @@ from .preparation import (
     run_wheels_refused,
     sandbox_current_image,
 )
-from .recorder import EventRecorder
+from .recorder import EventRecorder, Store
 from .selectors import run_status_outcome
 
 logger = logging.getLogger(__name__)
@@ -332,6 +333,28 @@ class RunExecutor:
             return False  # cannot tell: the run goes on, with its secrets withheld
         return found is None or found[0] != image_id
 
+    def _batch_store(
+        self,
+        run_id: Any,
+        running: asyncio.Future[Any],
+        first: Callable[[], services.FirstEvent | None],
+    ) -> Store:
+        """Return how a run's `EventRecorder` stores its batches (a Python or a bash run's).
+
+        The first batch waits for RUNNING (its failure is the run's, before any event is
+        stored) and carries `first()`: how long the run took to its first event.
+        """
+        batches = 0
+
+        async def store(batch: list[dict[str, Any]]) -> bool:
+            nonlocal batches
+            if batches == 0:
+                await running
+            batches += 1
+            return await self._events_stored(run_id, batch, first() if batches == 1 else None)
+
+        return store
+
     async def _events_stored(
         self, run_id: Any, batch: list[dict[str, Any]], first: services.FirstEvent | None
     ) -> bool:
@@ -462,15 +485,7 @@ class RunExecutor:
             events = runner.run(prepared.request)
         dispatched = time.monotonic()
         first_ms: float | None = None  # when the first event reached this worker
-        batches = 0
-
-        async def store(batch: list[dict[str, Any]]) -> bool:
-            nonlocal batches
-            if batches == 0:
-                await running  # its failure is the run's, before any event is stored
-            batches += 1
-            first = (first_ms or 0.0, warm) if batches == 1 else None
-            return await self._events_stored(run_id, batch, first)
+        store = self._batch_store(run_id, running, lambda: (first_ms or 0.0, warm))
 
         async def read(recorder: EventRecorder) -> None:
             nonlocal first_ms
@@ -523,20 +538,12 @@ class RunExecutor:
         seq = itertools.count(1)
         dispatched = time.monotonic()
         first_ms: float | None = None
-        batches = 0
-
-        async def store(batch: list[dict[str, Any]]) -> bool:
-            # As a Python run's: in order, in batches, waiting out a database that stopped
-            # answering.
-            nonlocal batches
-            if batches == 0:
-                await running
-            batches += 1
-            # A script that called no builtin has no first call to time.
-            first = (first_ms, False) if batches == 1 and first_ms is not None else None
-            return await self._events_stored(run_id, batch, first)
-
-        recorder = EventRecorder(store)
+        # A script that called no builtin has no first call to time.
+        recorder = EventRecorder(
+            self._batch_store(
+                run_id, running, lambda: None if first_ms is None else (first_ms, False)
+            )
+        )
 
         def record(kind: str, data: Any) -> None:
             recorder.add({"seq": next(seq), "type": kind, "data": data, "ts": time.time()})
