@@ -69,6 +69,13 @@ class Interrupt:
             with self._lock, contextlib.suppress(ValueError):
                 self._listeners.remove(listener)
 
+    def wait(self, seconds: float) -> bool:
+        """Wait `seconds`, less if fired meanwhile; tell whether it has been."""
+        woken = threading.Event()
+        with self.during(lambda _reason: woken.set()):
+            woken.wait(seconds)
+        return self._reason is not None
+
     def check(self) -> None:
         """Raise `WorkInterrupted` once fired (blocking work calls it between its steps)."""
         if self._reason is not None:

@@ -25,10 +25,12 @@ from typing import Any
 
 from django.conf import settings
 from django.db import close_old_connections, connection, connections
+from django.utils import timezone
 
 from jazzmine.bash import BashCall
 from jazzmine.bash.events import bash_call_event, bash_final_events
 from jazzmine.bash.sandbox import run_bash_in_sandbox
+from jazzmine.interrupts import Interrupt
 from jazzmine.sandbox import Outcome, RunLimits, make_runner
 from jazzmine.sandbox.builder import sandbox_image_tags
 from jazzmine.sandbox.docker_runner import DockerOneShot, DockerRunner, Vet, remove_labelled
@@ -43,6 +45,7 @@ from . import services
 from .credentials import run_credentials_revoke
 from .models import RunStatus
 from .preparation import (
+    ClaimUnsettled,
     ImageToMake,
     Prepared,
     run_claim_prepare,
@@ -89,11 +92,15 @@ class RunExecutor:
 
     # Public API (any thread)
 
-    def submit(self, run_id: Any, *, worker: str) -> concurrent.futures.Future[str | None]:
+    def submit(
+        self, run_id: Any, *, worker: str, stop: Interrupt | None = None
+    ) -> concurrent.futures.Future[str | None]:
         """Claim a queued run for `worker` on the calling thread, and execute it.
 
         The future resolves to the run's final status, or None when the run was not this
-        worker's to execute (another worker or a cancel had it first).
+        worker's to execute (another worker or a cancel had it first, or the database did
+        not answer the claim before `stop` fired or the patience ran out: the run stays
+        queued, and the reaper queues it again).
         """
         key = str(run_id)
         claim: concurrent.futures.Future[Prepared | None] = concurrent.futures.Future()
@@ -103,12 +110,9 @@ class RunExecutor:
         # The claim and its reads run here, on the task's own thread, while the loop takes
         # the run up: one hand-over between threads fewer before the sandbox starts, and no
         # wait behind other runs' events on the DB thread. The task's connection was checked
-        # as the task started (`workers.tasks`). `frozenset` copies the loop's set in one
-        # step under the GIL.
+        # as the task started (`workers.tasks`).
         try:
-            prepared = run_claim_prepare(
-                run_id=run_id, worker=worker, known_images=frozenset(self._known_images)
-            )
+            prepared = self._claim(run_id, worker=worker, stop=stop)
         except BaseException as exc:
             claim.set_exception(exc)  # the loop's task hears it, as its own failure
             if not isinstance(exc, Exception):
@@ -116,6 +120,31 @@ class RunExecutor:
         else:
             claim.set_result(prepared)
         return future
+
+    def _claim(self, run_id: Any, *, worker: str, stop: Interrupt | None) -> Prepared | None:
+        """Claim a run and read what it needs, waiting out a database that does not answer.
+
+        Before the claim is known to be made nothing of the run is this worker's: the claim is
+        tried again (reads, and one conditional write recognised by its time) rather than the
+        run ended, which would end a run another worker may be executing.
+        """
+        at = timezone.now()
+        deadline = time.monotonic() + DATABASE_PATIENCE_SECONDS
+        again = False
+        while True:
+            try:
+                # `frozenset` copies the loop's set in one step under the GIL.
+                known = frozenset(self._known_images)
+                return run_claim_prepare(
+                    run_id=run_id, worker=worker, known_images=known, at=at, again=again
+                )
+            except ClaimUnsettled as exc:
+                logger.warning("run %s: the database does not answer its claim: %s", run_id, exc)
+                if time.monotonic() >= deadline or _stopped_within(stop, DATABASE_RETRY_SECONDS):
+                    logger.warning("run %s: left queued for the reaper to queue again", run_id)
+                    return None
+                again = True
+                close_old_connections()  # a connection the outage broke is not used again
 
     def _forget(self, run_id: str) -> None:
         self._futures.pop(run_id, None)
@@ -639,6 +668,14 @@ class RunExecutor:
         others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
         if others:  # let cancelled runs unwind before the loop stops
             await asyncio.wait(others, timeout=5)
+
+
+def _stopped_within(stop: Interrupt | None, seconds: float) -> bool:
+    """Wait `seconds`, less if `stop` fires meanwhile; tell whether it fired."""
+    if stop is None:
+        time.sleep(seconds)
+        return False
+    return stop.wait(seconds)
 
 
 def _with_connection(fn: Any, **kwargs: Any) -> Any:

@@ -32,21 +32,38 @@ ACTIVE = (RunStatus.PREPARING, RunStatus.RUNNING)
 CLAIMABLE = Rows(Run, where=("id", "status", "cancel_reason"))
 
 
-def run_claim(*, run_id: Any, worker: str, running: bool = False, **started: Any) -> bool:
+def run_claim(
+    *,
+    run_id: Any,
+    worker: str,
+    running: bool = False,
+    at: datetime.datetime | None = None,
+    **started: Any,
+) -> bool:
     """Make a queued run this worker's; False when another worker (or a cancel) got it first.
 
     With `running` the claim stores RUNNING (and `started`: its backend and image) at once,
     for a run that can start now; else PREPARING. The claim is not announced: watchers hear
     `running` a few milliseconds later, or `preparing` with the reason when there is
     something to wait for (an image to build). One message fewer through the channel layer
-    and every watcher, on the way to the first event.
+    and every watcher, on the way to the first event. `at` is the claim's time, stored as
+    `claimed_at`: the mark by which a worker knows its own claim (`run_claimed_by`).
     """
-    now = timezone.now()
+    now = at or timezone.now()
     changes: dict[str, Any] = {"status": RunStatus.PREPARING, "claimed_at": now}
     if running:
         changes.update(started, status=RunStatus.RUNNING, started_at=now)
     claimable = functools.partial(CLAIMABLE.update, run_id, RunStatus.QUEUED, "")
     return row_claim(claimable, worker=worker, now=now, **changes)
+
+
+def run_claimed_by(*, run_id: Any, worker: str, at: datetime.datetime) -> Run | None:
+    """Return a run if this worker's claim made `at` holds it, else None.
+
+    For a claim whose answer was lost (the database stopped answering as it committed):
+    whether the run is this worker's is then read, never guessed.
+    """
+    return Run.objects.filter(pk=run_id, worker=worker, claimed_at=at, status__in=ACTIVE).first()
 
 
 def run_claimable(*, run_id: Any) -> Run | None:

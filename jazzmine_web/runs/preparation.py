@@ -7,6 +7,7 @@ values; the executor's loop only starts sandboxes and records events.
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,9 +28,10 @@ from ..catalog.services.secrets import (
     secrets_withheld_line,
     wheels_accepted_problem,
 )
+from ..studio.db import DATABASE_UNREACHABLE
 from .credentials import run_credentials_issue, run_credentials_revoke, run_credentials_tools
-from .lifecycle import run_claim, run_claimable
-from .models import Run
+from .lifecycle import run_claim, run_claimable, run_claimed_by
+from .models import Run, RunStatus
 
 logger = logging.getLogger(__name__)
 
@@ -98,38 +100,44 @@ def run_limits_for(sandbox: Any) -> RunLimits:
     return RunLimits.from_sandbox(sandbox.to_config(), max_events=settings.JAZZMINE_MAX_RUN_EVENTS)
 
 
-def run_claim_prepare(*, run_id: Any, worker: str, known_images: frozenset[str]) -> Prepared | None:
+class ClaimUnsettled(Exception):
+    """The database stopped answering before a run's claim was known to be made.
+
+    Nothing of the run is this worker's then (another worker may be executing it): the claim
+    is tried again with `again`, and never ends the run as if the run had failed.
+    """
+
+
+def run_claim_prepare(
+    *,
+    run_id: Any,
+    worker: str,
+    known_images: frozenset[str],
+    at: datetime.datetime | None = None,
+    again: bool = False,
+) -> Prepared | None:
     """Claim a queued run for this worker and read what its start needs; None if it was taken.
 
     One call on the worker's DB thread. What decides the run's image is read before the claim
     (reads only: a duplicate delivery of the task costs nothing else), so that the claim can
     store RUNNING when the image is known to exist: one write before the sandbox starts
     instead of two. Secrets and credentials are read and issued only once the run is ours.
+
+    `at` is the claim's time; a try `again` after `ClaimUnsettled` with the same `at` takes
+    up a claim of that time whose answer was lost. Once the claim is made, any failure is
+    the run's own.
     """
-    run = run_claimable(run_id=run_id)
-    if run is None:
-        return None  # another worker has it, or it was cancelled or ended meanwhile
-    sandbox = run.sandbox = SANDBOX.get(run.sandbox_id)
-    if sandbox is None:
-        return None  # deleted with its runs meanwhile (a cascade): nothing left to run
-    docker = sandbox.backend == "docker"
     try:
-        rows = sandbox.tool_rows()
-        registry = registry_for_sandbox(sandbox, tools=rows)
-        builder = sandbox_builder(sandbox, registry=registry)
-        tag = builder.image_tag(sandbox.name) if docker else ""
-        if docker:
-            # The operator's list of base images holds for an image that exists already.
-            builder.check_allowed(sandbox.name)
-    except Exception:
-        # A failure is the run's to report once the run is ours (not another worker's).
-        if run_claim(run_id=run_id, worker=worker):
-            raise
+        claimed = _run_claim(
+            run_id=run_id, worker=worker, known_images=known_images, at=at, again=again
+        )
+    except DATABASE_UNREACHABLE as exc:
+        raise ClaimUnsettled(str(exc)) from exc
+    if claimed is None:
         return None
-    # A bubblewrap run's directory is staged after the claim, so RUNNING waits for it.
-    running = docker and tag in known_images
-    if not run_claim(run_id=run_id, worker=worker, running=running, backend="docker", image=tag):
-        return None
+    run, registry, rows, builder, tag, running = claimed
+    sandbox = run.sandbox
+    docker = sandbox.backend == "docker"
     source = ImageToMake(builder, sandbox.name, tag) if docker else None
     if run.language == "bash":
         if not docker:
@@ -163,6 +171,50 @@ def run_claim_prepare(*, run_id: Any, worker: str, known_images: frozenset[str])
         image_source=source, image_known=running, notes=tuple(run.notes),
         wheels_check=check, accepted_wheels=accepted,
     )  # fmt: skip
+
+
+def _run_claim(
+    *,
+    run_id: Any,
+    worker: str,
+    known_images: frozenset[str],
+    at: datetime.datetime | None,
+    again: bool,
+) -> tuple[Run, Any, list[Tool], SandboxBuilder, str, bool] | None:
+    """Read what decides a run's image and claim the run; None when it is not this worker's."""
+    run = run_claimable(run_id=run_id)
+    ours = None
+    if run is None and again and at is not None:
+        ours = run = run_claimed_by(run_id=run_id, worker=worker, at=at)
+    if run is None:
+        return None  # another worker has it, or it was cancelled or ended meanwhile
+    sandbox = run.sandbox = SANDBOX.get(run.sandbox_id)
+    if sandbox is None:
+        return None  # deleted with its runs meanwhile (a cascade): nothing left to run
+    docker = sandbox.backend == "docker"
+    try:
+        rows = sandbox.tool_rows()
+        registry = registry_for_sandbox(sandbox, tools=rows)
+        builder = sandbox_builder(sandbox, registry=registry)
+        tag = builder.image_tag(sandbox.name) if docker else ""
+        if docker:
+            # The operator's list of base images holds for an image that exists already.
+            builder.check_allowed(sandbox.name)
+    except DATABASE_UNREACHABLE:
+        raise
+    except Exception:
+        # A failure is the run's to report once the run is ours (not another worker's).
+        if ours is not None or run_claim(run_id=run_id, worker=worker, at=at):
+            raise
+        return None
+    if ours is not None:
+        return ours, registry, rows, builder, tag, ours.status == RunStatus.RUNNING
+    # A bubblewrap run's directory is staged after the claim, so RUNNING waits for it.
+    running = docker and tag in known_images
+    started = {"backend": "docker", "image": tag}
+    if not run_claim(run_id=run_id, worker=worker, running=running, at=at, **started):
+        return None
+    return run, registry, rows, builder, tag, running
 
 
 def _wheels_to_check(

@@ -56,7 +56,7 @@ def run_execute(run_id: str) -> str | None:
 
 def _execute(run_id: str, worker: str, stop: Interrupt) -> str | None:
     try:
-        future = executor().submit(run_id, worker=worker)
+        future = executor().submit(run_id, worker=worker, stop=stop)
         # Told once the run is the executor's (its future exists): a stopping worker's grace
         # that ended during the claim stops it all the same. It ends as an infrastructure
         # failure (the script did nothing wrong; the agent may submit it again).
