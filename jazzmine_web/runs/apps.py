@@ -8,3 +8,9 @@ class RunsConfig(AppConfig):
 
     name = "jazzmine_web.runs"
     label = "runs"
+
+    def ready(self) -> None:
+        # Here, not at the top: the receivers import models, loaded once the registry is ready.
+        from .receivers import receivers_connect
+
+        receivers_connect()

@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
@@ -21,6 +22,8 @@ from jazzmine.sandbox import Outcome
 
 from ..studio.claims import heartbeat_cutoff, never_started_cutoff, row_claim
 from ..studio.hotrows import Rows
+from ..teams.models import ROLE_RANK, USER_MEMBERSHIPS, Role
+from ..teams.selectors import team_ids_with_role
 from ..workers.services import workers_broadcast
 from . import services
 from .models import Run, RunStatus
@@ -57,6 +60,73 @@ def run_claim(
     return row_claim(claimable, worker=worker, now=now, **changes)
 
 
+# The role of the person whose decision lets a run through, by where the run came from: a
+# reviewer approved a reviewed script; any other run is its member's own (the playground's
+# Run, an agent's token under a policy that needed nobody).
+DECIDER_ROLE = {"review": Role.REVIEWER}
+
+
+DELETED_DECIDER = "the account that let it through was deleted"
+
+
+@functools.cache
+def _people() -> Rows[Any]:
+    return Rows(get_user_model(), where=("id",))
+
+
+def run_decider_refusal(*, run: Run, team_id: int) -> str:
+    """Say why the person who let a run through no longer may ("" when they still may).
+
+    A run goes on its person's authority, which can end while it waits or runs: removed
+    from the team, demoted below the role the decision needed, deactivated, deleted.
+    Nothing goes on then (fail closed: a person the database no longer knows is refused).
+    """
+    person = None if run.created_by_id is None else _people().get(run.created_by_id)
+    if person is None:
+        return DELETED_DECIDER
+    if not person.is_active:
+        return f"the account that let it through ({person.username}) was deactivated"
+    needed = DECIDER_ROLE.get(run.source, Role.MEMBER)
+    role = next((m.role for m in USER_MEMBERSHIPS.all(person.pk) if m.team_id == team_id), None)
+    if role is None:
+        return f"{person.username}, who let it through, is no longer in the sandbox's team"
+    if ROLE_RANK[Role(role)] < ROLE_RANK[needed]:
+        return (
+            f"{person.username}, who let it through, is no longer a "
+            f"{needed.label.lower()} of the sandbox's team"
+        )
+    return ""
+
+
+def runs_live_of_person(*, user_id: int) -> list[Any]:
+    """Return the ids of the runs a person let through that have not ended."""
+    return list(_live_of_person(user_id).values_list("pk", flat=True))
+
+
+def _live_of_person(user_id: int) -> QuerySet[Run]:
+    return Run.objects.filter(created_by_id=user_id, cancel_reason="").exclude(
+        status__in=RunStatus.finished()
+    )
+
+
+def runs_of_person_recheck(*, user_id: int) -> int:
+    """Stop a person's live runs that their authority no longer covers; return how many.
+
+    Called when a membership changes or goes, and when an account is deactivated or deleted
+    (`runs.receivers`): a queued run ends at once, a running one's sandbox is killed.
+    """
+    stopped = 0
+    for run in (
+        _live_of_person(user_id)
+        .select_related("sandbox")
+        .only("pk", "created_by", "source", "sandbox__team")
+    ):
+        cause = run_decider_refusal(run=run, team_id=run.sandbox.team_id)
+        if cause and run_stop(run_id=run.pk, reason=f"cancelled: {cause}"):
+            stopped += 1
+    return stopped
+
+
 def run_claimed_by(*, run_id: Any, worker: str, at: datetime.datetime) -> Run | None:
     """Return a run if this worker's claim made `at` holds it, else None.
 
@@ -81,9 +151,25 @@ def run_queue_position(*, run: Run) -> int | None:
     return Run.objects.filter(status=RunStatus.QUEUED, created_at__lt=run.created_at).count() + 1
 
 
+def run_may_cancel(*, run: Run, user: Any) -> bool:
+    """Tell whether a person may stop a run: its author, or an admin of its sandbox's team.
+
+    An admin must be able to stop what a member started (a member who left, a run gone
+    wrong); anyone else only sees it.
+    """
+    if getattr(user, "pk", None) is None:
+        return False
+    if run.created_by_id == user.pk:
+        return True
+    return run.sandbox.team_id in team_ids_with_role(user=user, role=Role.ADMIN)
+
+
 def run_cancel(*, run: Run, user: Any) -> bool:
-    """Stop a run its author started (its sandbox within a second); tell whether it was live."""
-    if run.is_finished or run.created_by_id != getattr(user, "pk", None):
+    """Stop a run its author or a team admin asks to (its sandbox within a second).
+
+    Tell whether it was live.
+    """
+    if run.is_finished or not run_may_cancel(run=run, user=user):
         return False
     who = getattr(user, "username", "") or "its author"
     return run_stop(run_id=run.pk, reason=f"cancelled by {who}: the sandbox was stopped")

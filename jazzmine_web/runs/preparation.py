@@ -30,7 +30,13 @@ from ..catalog.services.secrets import (
 )
 from ..studio.db import DATABASE_UNREACHABLE
 from .credentials import run_credentials_issue, run_credentials_revoke, run_credentials_tools
-from .lifecycle import run_claim, run_claimable, run_claimed_by
+from .lifecycle import (
+    run_claim,
+    run_claimable,
+    run_claimed_by,
+    run_decider_refusal,
+    run_stop,
+)
 from .models import Run, RunStatus
 
 logger = logging.getLogger(__name__)
@@ -191,6 +197,12 @@ def _run_claim(
     sandbox = run.sandbox = SANDBOX.get(run.sandbox_id)
     if sandbox is None:
         return None  # deleted with its runs meanwhile (a cascade): nothing left to run
+    if ours is None:
+        cause = run_decider_refusal(run=run, team_id=sandbox.team_id)
+        if cause:
+            # Ended where it waits (queued): nothing of it ran, nobody's tokens were issued.
+            run_stop(run_id=run_id, reason=f"cancelled before it started: {cause}")
+            return None
     docker = sandbox.backend == "docker"
     try:
         rows = sandbox.tool_rows()

@@ -11,7 +11,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from ..catalog.selectors import sandboxes_for_user
-from .lifecycle import run_cancel, run_queue_position
+from .lifecycle import run_cancel, run_may_cancel, run_queue_position
 from .models import RunStatus
 from .selectors import run_for_user, run_history
 
@@ -24,19 +24,21 @@ def run_detail(request: HttpRequest, run_id: UUID) -> HttpResponse:
         raise Http404("No such run")
     position = run_queue_position(run=run)
     ahead = None if position is None else position - 1
-    may_cancel = not run.is_finished and run.created_by_id == request.user.pk
+    may_cancel = not run.is_finished and run_may_cancel(run=run, user=request.user)
     context = {"run": run, "queue_position": ahead, "may_cancel": may_cancel}
     return render(request, "runs/detail.html", context)
 
 
 @require_POST
 def run_cancel_view(request: HttpRequest, run_id: UUID) -> HttpResponse:
-    """Stop a run its author started (its sandbox within a second), then show its page."""
+    """Stop a run (its sandbox within a second), then show its page."""
     run = run_for_user(request.user, run_id)
     if run is None:
         raise Http404("No such run")
-    if run.created_by_id != request.user.pk:
-        return HttpResponseForbidden("Only the person who started a run may cancel it.")
+    if not run_may_cancel(run=run, user=request.user):
+        return HttpResponseForbidden(
+            "Only the person who started a run, or an admin of its team, may cancel it."
+        )
     run_cancel(run=run, user=request.user)  # a run that has already ended is left as it is
     return redirect("runs:detail", run_id=run.pk)
 

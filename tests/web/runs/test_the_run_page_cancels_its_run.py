@@ -1,4 +1,8 @@
-"""The run page's Cancel stops the run for its author, and only for its author."""
+"""The run page's Cancel stops the run for its author and its team's admins, and no one else.
+
+An admin must be able to stop what a member started (a run gone wrong, a member gone); a
+reviewer or another member only sees it.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ from django.test import Client
 from jazzmine_web.runs.models import Run, RunStatus
 from jazzmine_web.runs.services import run_create
 from jazzmine_web.teams.models import Role
+from jazzmine_web.teams.services import membership_set, team_create
 from tests.waiting import wait_until
 from tests.web.helpers import SPIN, teammate, until_spinning
 
@@ -43,13 +48,35 @@ def test_the_author_cancels_a_running_run_from_its_page(ecommerce, member, worke
     assert Run.objects.get(pk=run.pk).message == ended.message
 
 
-def test_a_teammate_sees_no_cancel_and_cannot_post_one(ecommerce, member, team, worker):
+@pytest.mark.parametrize("role", [Role.MEMBER, Role.REVIEWER])
+def test_a_teammate_sees_no_cancel_and_cannot_post_one(ecommerce, member, team, worker, role):
     run = spinning(ecommerce, member)
-    colleague = logged_in(teammate(team, Role.ADMIN))
+    colleague = logged_in(teammate(team, role))
     assert "data-run-cancel" not in colleague.get(f"/runs/{run.pk}/").content.decode()
     assert colleague.post(f"/runs/{run.pk}/cancel/").status_code == 403
     assert Run.objects.get(pk=run.pk).status == RunStatus.RUNNING
     logged_in(member).post(f"/runs/{run.pk}/cancel/")
+
+
+def test_a_team_admin_cancels_a_members_run(ecommerce, member, admin, worker):
+    run = spinning(ecommerce, member)
+    boss = logged_in(admin)
+    assert "data-run-cancel" in boss.get(f"/runs/{run.pk}/").content.decode()
+    assert boss.post(f"/runs/{run.pk}/cancel/").status_code == 302
+    ended = wait_until(
+        lambda: Run.objects.filter(pk=run.pk, status=RunStatus.FAILED).first(), timeout=10
+    )
+    # The run says who stopped it: not its author.
+    assert ended.outcome == "cancelled" and f"cancelled by {admin.username}" in ended.message
+
+
+def test_an_admin_of_another_team_cannot_cancel(ecommerce, member, django_user_model):
+    other = team_create(name="Elsewhere", slug="elsewhere")
+    stranger = django_user_model.objects.create_user(username="stranger", password="x" * 12)
+    membership_set(team=other, user=stranger, role=Role.ADMIN)
+    run = run_create(sandbox=ecommerce, user=member, body="emit_result(1)\n", start=False)
+    assert logged_in(stranger).post(f"/runs/{run.pk}/cancel/").status_code == 404
+    assert Run.objects.get(pk=run.pk).status == RunStatus.QUEUED
 
 
 def test_cancel_is_a_post_and_unknown_runs_are_not_found(ecommerce, member, outsider):
