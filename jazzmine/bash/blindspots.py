@@ -6,6 +6,12 @@ part ends and the script goes on (read in bashkit 0.20.1's interpreter):
 - a background job (`cmd &`) or a coproc: the job ends and says why in one line on its stderr;
 - `compgen -W`: the error expanding the word list becomes compgen's message on its stderr;
 - an EXIT trap, the script's or a subshell's: the handler ends and nothing at all is said.
+bashkit takes an EXIT trap however its signal is spelled (`EXIT`, `exit`, `SIGEXIT`, `0`, `00`,
+`000`...), and it expands the words of a command before it runs it: braces (`{EXIT,INT}` is
+two words), a tilde (`~`, `~-`, `~+`: $HOME, $OLDPWD, $PWD, which the script sets) and globs.
+bashkit's parser reports such a word as written, so the reading takes a trap's signal for
+another than EXIT only when it is certainly one, and takes a word that may expand for a word
+built at run time where its text is run as code or names a command.
 A line on a part's stderr reaches the run only if the script lets it through: `2>/dev/null`,
 `&>`, `2>&-`, `2>&1` into a variable or a pipe, `|&` on a group, a function, a loop, eval or
 `wait` around it send it elsewhere (on the job's own command they do not: bashkit writes the
@@ -75,6 +81,24 @@ _PARTS = frozenset({"eval", "trap", "compgen", "complete", "alias", "mapfile", "
 _RUN_BY_NAME = _PARTS | _UNREAD | _DECLARERS | frozenset(_RUNNERS)
 # The names a script that bash cannot parse is searched for, word by word.
 _UNPARSED = frozenset({"trap", "eval", "alias", "compgen", "complete"})
+# The signals bashkit's trap knows besides EXIT (`trap -l`, and the shell's own events), as it
+# reads them: in any case, with or without SIG. A word counts as one of these or as a number
+# other than 0 only when it is spelled so: anything else may be EXIT (bashkit takes `00` for 0).
+_OTHER_SIGNALS = frozenset({
+    "HUP", "INT", "QUIT", "ILL", "TRAP", "ABRT", "BUS", "FPE", "KILL", "USR1", "SEGV", "USR2",
+    "PIPE", "ALRM", "TERM", "STKFLT", "CHLD", "CONT", "STOP", "TSTP", "TTIN", "TTOU", "URG",
+    "XCPU", "XFSZ", "VTALRM", "PROF", "WINCH", "IO", "PWR", "SYS", "ERR", "DEBUG", "RETURN",
+})  # fmt: skip
+# A number 1 to 64 however written (leading zeros, a plus, blanks around it): never signal 0.
+_OTHER_SIGNAL_NUMBER = re.compile(r"[ \t\n]*\+?0*([1-9][0-9]?)[ \t\n]*")
+# Expansions bashkit makes of a word its parser reports as written (quotes removed, so a quoted
+# one looks the same and is taken for one too). Braces: a `{` (not `${`) with a comma or `..`
+# before a `}` makes several words of one. A tilde: at the start, or after `=` or `:` (an
+# assignment's value), it becomes a variable's value.
+_BRACES = re.compile(r"(?<!\$)\{[^}]*?(?:,|\.\.)[^}]*\}")
+_TILDE = re.compile(r"(?:^|[=:])~")
+# In a command name, a glob or an extglob too: the name would be a file's, whatever it is.
+_GLOB = re.compile(r"[*?\[]|[@+!]\(")
 
 
 @dataclass
@@ -124,7 +148,7 @@ def _read(text: str, reading: _Reading, depth: int) -> None:
     for part in [flat, *parts]:
         analysis = _analyze(part)
         if analysis is None:
-            _read_unparsed(part, reading)
+            _read_unparsed(part, reading, whole=part is flat)
             continue
         if _has_job(part):
             reading.quiet.append("a background job (`&`) reports a limit hit only on its stderr")
@@ -132,7 +156,12 @@ def _read(text: str, reading: _Reading, depth: int) -> None:
             reading.silent.append("a command name is computed at run time (it may be eval)")
         reading.functions.update(analysis.functions)
         for command in analysis.commands:
-            if command.name is not None:
+            if command.name is not None and _name_expands(command.name):
+                reading.silent.append(
+                    "a command name is expanded at run time (braces, a tilde, a glob), and may "
+                    f"be eval or trap (`{command.name}`)"
+                )
+            elif command.name is not None:
                 _read_command(command.name, list(command.args), flat, reading, depth)
 
 
@@ -141,16 +170,19 @@ def _read_command(
 ) -> None:
     literal = [a for a in args if a is not None]
     computed = len(literal) < len(args)
+    # A word bashkit expands (braces, a tilde) is built at run time too: what runs as code is
+    # not the text read here.
+    expanded = computed or any(_expands(a) for a in literal)
     if name == "eval":
-        if computed:
-            reading.silent.append("eval runs a string built at run time")
+        if expanded:
+            reading.silent.append("eval runs a string built at run time (or expanded: braces, ~)")
         else:
             _read(" ".join(literal), reading, depth + 1)
     elif name == "trap":
         _read_trap(args, reading, depth)
     elif name in ("compgen", "complete"):
         reading.quiet.append(f"`{name} -W` reports a limit hit in its words only on its stderr")
-        if computed:
+        if expanded:
             reading.silent.append(f"{name} expands words built at run time")
         _read(" ".join(literal), reading, depth + 1)
     elif name == "alias":
@@ -159,11 +191,16 @@ def _read_command(
             reading.silent.append("alias makes a command of text built at run time")
         for arg in literal:
             _read(arg.partition("=")[2], reading, depth + 1)
+            if "=" in arg and not _plain_alias(arg.partition("=")[2]):
+                reading.silent.append(
+                    "an alias the engine cannot read where it is used: it names eval, trap or "
+                    "a command running them, or it is more than plain words"
+                )
     elif name in _DECLARERS:
         if any(a.startswith("-") and ("a" in a or "A" in a) for a in literal):
             for arg in literal:
                 _read(arg.partition("=")[2], reading, depth + 1)
-            if computed and _rereads_a_value(text):
+            if expanded and _rereads_a_value(text):
                 reading.silent.append(f"{name} -a reads a value built at run time as code")
     elif name in ("mapfile", "readarray"):
         if computed or any(a.startswith("-") and "C" in a for a in literal):
@@ -177,31 +214,74 @@ def _read_command(
 
 
 def _read_trap(args: list[str | None], reading: _Reading, depth: int) -> None:
+    """Read a trap, taking it for an EXIT trap unless it certainly is not one.
+
+    bashkit expands the words first: braces may make the handler and a signal of one word, so
+    a trap with braces in any word is an EXIT trap here; a tilde makes the handler a
+    variable's value. A glob stays as written, for no file can be made for it to match (no
+    redirection to a file, no command writing one); under nullglob it vanishes, and the words
+    after it move up, among signals that must then all be other ones too.
+    """
     if None in args:
         reading.silent.append("a trap set from a value built at run time may be an EXIT trap")
         return
     words = [str(a) for a in args]
+    if any(_BRACES.search(word) for word in words):
+        reading.silent.append(
+            "a trap whose words are expanded (braces) may be an EXIT trap: bashkit drops a "
+            "limit hit inside one without a word"
+        )
+        return
     if words[:1] == ["--"]:
         words = words[1:]
-    elif words[:1] != ["-"] and words and words[0].startswith("-"):
-        return  # `trap -p`, `trap -l`: nothing is set
+    elif words and re.fullmatch(r"-[A-Za-z]+", words[0]):
+        return  # `trap -p`, `trap -l` print, and bashkit refuses any other option: nothing is set
     if len(words) < 2:
-        return
-    handler, signals = words[0], [s.upper().removeprefix("SIG") for s in words[1:]]
+        return  # `trap SIGNAL` resets it
+    handler, signals = words[0], words[1:]
     if handler in ("", "-"):
         return  # ignores or resets the signals: no handler runs
-    if "EXIT" in signals or "0" in signals:
-        reading.silent.append("an EXIT trap: bashkit drops a limit hit inside one without a word")
+    doubtful = [word for word in signals if not _other_signal(word)]
+    if doubtful:
+        named = "an EXIT trap" if _is_exit(doubtful[0]) else "a trap that may be an EXIT trap"
+        reading.silent.append(f"{named}: bashkit drops a limit hit inside one without a word")
+    elif _TILDE.search(handler):
+        reading.silent.append("a trap whose handler is a tilde's value runs text built at run time")
     else:
         _read(handler, reading, depth + 1)  # runs as code when its signal comes
 
 
-def _read_unparsed(text: str, reading: _Reading) -> None:
-    """Read what bash cannot parse the coarse way: bashkit runs the lines before the error."""
+def _other_signal(word: str) -> bool:
+    """Tell whether a signal word is certainly a signal other than EXIT, as bashkit reads it."""
+    if not word.isascii():
+        return False  # what another alphabet's letters are in upper case is not sure
+    number = _OTHER_SIGNAL_NUMBER.fullmatch(word)
+    if number:
+        return int(number.group(1)) <= 64
+    return word.upper().removeprefix("SIG") in _OTHER_SIGNALS
+
+
+def _is_exit(word: str) -> bool:
+    """Tell whether a signal word is EXIT as written (the rest only may be)."""
+    return word.upper().removeprefix("SIG") == "EXIT" or re.fullmatch(r"0+", word) is not None
+
+
+def _read_unparsed(text: str, reading: _Reading, *, whole: bool) -> None:
+    """Read what bash cannot parse the coarse way: bashkit runs the lines before the error.
+
+    In a whole text (not a substitution found by its parentheses alone, often in a string),
+    a word built or expanded at run time (`$`, a backquote, a tilde, braces) may name trap or
+    eval as well as these names do: `$'\\x74rap'` is trap.
+    """
     if _AMPERSAND.search(text):
         reading.quiet.append("a background job (`&`) reports a limit hit only on its stderr")
     for name in sorted(_UNPARSED & set(re.findall(r"[\w-]+", _dequote(text)))):
         reading.silent.append(f"bash cannot parse all of the script, and it names {name}")
+    if whole and re.search(r"[$`]|(?<![^\s;&|(=:])~|(?<!\$)\{[^}]*?(?:,|\.\.)", text):
+        reading.silent.append(
+            "bash cannot parse all of the script, and it builds words at run time (they may "
+            "name trap or eval)"
+        )
 
 
 def _on_one_plain_command(text: str, at: int, functions: set[str]) -> bool:
@@ -265,11 +345,11 @@ def _command_word(name: str, args: list[str | None]) -> str | None:
     duration_left = name == "timeout"
     replaced = {"{}"}
     for arg in words:
-        if arg is None:
-            return None
+        if arg is None or _expands(arg):
+            return None  # built at run time, or braces that may make it several words
         if arg == "--":
             arg = next(words, "")
-            return None if arg is None or arg in replaced else arg
+            return None if arg is None or arg in replaced or _name_expands(arg) else arg
         if arg in _RUNNERS[name]:
             value = next(words, None)
             if arg == "-I":
@@ -280,7 +360,7 @@ def _command_word(name: str, args: list[str | None]) -> str | None:
         elif duration_left:
             duration_left = False
         else:
-            return None if name == "xargs" and arg in replaced else arg
+            return None if (name == "xargs" and arg in replaced) or _name_expands(arg) else arg
     return ""
 
 
@@ -294,9 +374,42 @@ def _rereads_a_value(text: str) -> bool:
     for command in commands:
         if not re.search(r"\s-\w*[aA]", command.group()):
             continue  # no array flag: a value is only ever a string
-        if re.search(r"[$`\"']", _without_literal_arrays(command.group())):
+        # A tilde too: `declare -a a=~` reads what $HOME holds as `( ... )`, running it.
+        if re.search(r"[$`\"'~]", _without_literal_arrays(command.group())):
             return True
     return False
+
+
+def _expands(word: str) -> bool:
+    """Tell whether bashkit may expand a word its parser reported as written into other text.
+
+    Braces may make several words of it, a tilde a variable's value. A glob is left out: no
+    file can be made for one to match, so it stays as written (or vanishes, under nullglob).
+    """
+    return _BRACES.search(word) is not None or _TILDE.search(word) is not None
+
+
+def _name_expands(name: str) -> bool:
+    """Tell whether a command name may be another once expanded (`[` is the test command)."""
+    return _expands(name) or (name not in ("[", "[[") and _GLOB.search(name) is not None)
+
+
+def _plain_alias(value: str) -> bool:
+    """Tell whether an alias's value is plain words running no part, read as code as they are.
+
+    Where an alias is used, bashkit reads its value and the words after it as one command:
+    a value naming eval or trap (or a runner of them) runs words the reading never sees
+    beside it; quotes, expansions or operators may join them into anything; a value ending in
+    a blank makes the next word an alias too, and an empty one makes it the command.
+    """
+    words = value.split(" ")
+    return bool(value) and all(
+        re.fullmatch(r"[A-Za-z0-9_./=:%,+@-]+", word)
+        and word not in _RUN_BY_NAME
+        and word not in _KEYWORDS  # `alias w=while` changes how what follows it parses
+        and word not in _LEADING
+        for word in words
+    )
 
 
 def _without_literal_arrays(text: str) -> str:
