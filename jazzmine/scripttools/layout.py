@@ -133,6 +133,11 @@ def load_zip(data: bytes | str | Path) -> list[ScriptTool]:
         archive = zipfile.ZipFile(io.BytesIO(raw))
     except zipfile.BadZipFile:
         raise ScriptToolError("<zip>", "not a zip archive") from None
+    except (zipfile.LargeZipFile, ValueError, EOFError, OSError):
+        # What else a wheel's zip is refused for (`sandbox.wheel_limits.wheel_open`): a
+        # central directory naming a member with bytes flagged UTF-8 that are not is a
+        # UnicodeDecodeError (a ValueError), a truncated one an EOFError or OSError.
+        raise ScriptToolError("<zip>", "not a readable zip archive") from None
     with archive:
         members = archive.infolist()
         if len(members) > MAX_ZIP_MEMBERS:
@@ -179,7 +184,9 @@ def _read_member(archive: zipfile.ZipFile, member: zipfile.ZipInfo, size: int) -
     try:
         with archive.open(member) as handle:
             return handle.read(size)
-    except zipfile.BadZipFile:
+    except (zipfile.BadZipFile, ValueError):
+        # ValueError: the member's own header names it with bytes flagged UTF-8 that are not
+        # (UnicodeDecodeError), whatever the central directory said.
         reason = "damaged (bad checksum or header)"
     except NotImplementedError:
         reason = "compressed with a method Python's zipfile does not support"

@@ -129,6 +129,17 @@ class Sandbox(models.Model):
             )
         return "; ".join(problems)
 
+    @property
+    def secret_names(self) -> list[str]:
+        """Return the stored secrets that are names, leaving out whatever else a row holds.
+
+        Writes take names only (`services.rules.secret_names_checked`); a row stored before
+        held numbers, None or "" from an import, and its pages (the edit page too, so nobody
+        could mend it) answered 500 for good. Left out, nothing is given to a run under them.
+        """
+        stored = self.secrets if isinstance(self.secrets, list) else []
+        return [name for name in stored if isinstance(name, str) and name.strip()]
+
     def to_config(self) -> SandboxConfig:
         """Return the core's profile of this sandbox, its numbers clamped to the deployment's.
 
@@ -138,7 +149,7 @@ class Sandbox(models.Model):
         return SandboxConfig(
             name=self.name,
             dependencies=list(self.dependencies),
-            secrets=list(self.secrets),
+            secrets=self.secret_names,
             network=self.network,
             memory_mb=clamped("memory_mb", self.memory_mb),
             cpus=clamped("cpus", self.cpus),

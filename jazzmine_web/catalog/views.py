@@ -398,7 +398,8 @@ def _sandbox_initial(sandbox: Sandbox | None = None) -> dict:
     if sandbox is None:
         return {"base_image": settings.JAZZMINE_BASE_IMAGE}
     keys = ("name", "description", *services.SANDBOX_CONFIG_FIELDS, *services.BASH_LIMIT_FIELDS)
-    return {k: getattr(sandbox, k) for k in keys}
+    # Its names only: saving the page then drops what an older row held that is none.
+    return {**{k: getattr(sandbox, k) for k in keys}, "secrets": sandbox.secret_names}
 
 
 @require_http_methods(["GET", "POST"])

@@ -7,6 +7,7 @@ from jazzmine.llm.config import base_url_check
 from jazzmine.net import OutboundURLRefused, url_check
 
 from ..studio.outbound import outbound_policy
+from .models import LLMSettings
 
 
 class LLMSettingsForm(forms.Form):
@@ -16,9 +17,13 @@ class LLMSettingsForm(forms.Form):
         label="Base URL",
         required=False,
         assume_scheme="http",
+        # The column's own length: a longer URL passed the form and PostgreSQL refused the row.
+        max_length=LLMSettings._meta.get_field("base_url").max_length,
         help_text="Up to and including /v1, e.g. http://localhost:11434/v1 for Ollama.",
     )
-    model = forms.CharField(required=False, max_length=200)
+    model = forms.CharField(
+        required=False, max_length=LLMSettings._meta.get_field("model").max_length
+    )
     api_key = forms.CharField(
         label="API key",
         required=False,

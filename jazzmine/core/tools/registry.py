@@ -27,6 +27,22 @@ _SANDBOX_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 Backend = Literal["docker", "bwrap"]
 
 
+def secret_names_problem(secrets: Any) -> str | None:
+    """Say why `secrets` is not a list of secret names, each non-empty text (None when it is).
+
+    Said before anything takes it for one: `list()` made a text one secret per character
+    ('abc' was 'a', 'b', 'c'), and a number, None or dict stored as a secret's name broke
+    every page listing the sandbox's secrets.
+    """
+    if not isinstance(secrets, (list, tuple)):
+        return f"secrets must be a list of names, not {type(secrets).__name__}"
+    for index, name in enumerate(secrets):
+        if not isinstance(name, str) or not name.strip():
+            shown = repr(name)[:40] if isinstance(name, str) else type(name).__name__
+            return f"secrets[{index}] must be a name (non-empty text), not {shown}"
+    return None
+
+
 @dataclass
 class SandboxConfig:
     """An environment profile: what is installed, which secrets exist, and how runs are held."""
@@ -60,6 +76,15 @@ class SandboxConfig:
         ):
             if value <= 0:
                 raise ValueError(f"Sandbox {self.name!r}: {label} must be positive, not {value}")
+        problem = secret_names_problem(self.secrets)
+        if problem:
+            raise ValueError(f"Sandbox {self.name!r}: {problem}")
+        # A switch: 1 or "yes" would pass for it in one place and not in another, None not at all.
+        if not isinstance(self.network, bool):
+            raise ValueError(
+                f"Sandbox {self.name!r}: network must be True or False, "
+                f"not {repr(self.network)[:40]}"
+            )
         self.dependencies = list(self.dependencies)
         self.secrets = list(self.secrets)
 

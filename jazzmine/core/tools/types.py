@@ -72,7 +72,11 @@ class ToolParameter:
                 f"ToolParameter {self.name!r}: source must be one of {', '.join(_SOURCES)}, "
                 f"not {self.source!r}"
             )
-        _ensure_json_safe(self.default, f"ToolParameter {self.name!r} default")
+        # Every field as it is stored (`to_dict`), not only the default: a JSON column refuses
+        # NaN and the infinities that Python's json reads (and writes), so a parameter holding
+        # one in its examples, options or description failed at the save, a 500.
+        for key, value in self.to_dict().items():
+            _ensure_json_safe(value, f"ToolParameter {self.name!r} {key}")
 
     def build_prompt(self) -> str:
         """Return the `<parameter>` XML block the LLM reads."""

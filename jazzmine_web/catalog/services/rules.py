@@ -8,7 +8,9 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.db.models import Model
 
+from jazzmine.core.tools.registry import secret_names_problem
 from jazzmine.core.tools.validator.legible import unseen_characters
 from jazzmine.requirements import RequirementError, requirements_check
 from jazzmine.sandbox.runtime import tool_name_problem
@@ -16,7 +18,7 @@ from jazzmine.sandbox.runtime import tool_name_problem
 from ...teams.models import Role, Team
 from ...teams.selectors import user_has_team_role
 from ..limits import bounds_problems
-from ..models import Backend
+from ..models import Backend, SecretValue, Tool
 
 SANDBOX_CONFIG_FIELDS = (
     "dependencies",
@@ -102,16 +104,54 @@ def requirements_checked(dependencies: Any) -> list[str]:
         raise ValidationError(f"dependencies {exc}") from None
 
 
+def max_chars(model: type[Model], field: str) -> int:
+    """Return how many characters a text column holds, read from the model (one number).
+
+    Whatever a person writes into one is checked against it first: PostgreSQL refuses a
+    longer text with a DataError (a 500), where SQLite keeps it whole.
+    """
+    limit = model._meta.get_field(field).max_length
+    if limit is None:
+        raise TypeError(f"{model.__name__}.{field} has no max_length")
+    return limit
+
+
+def length_checked(text: str, *, limit: int, what: str) -> str:
+    """Return text of at most `limit` characters; raise ValidationError naming `what` if longer."""
+    if len(text) > limit:
+        raise ValidationError(
+            f"{what} is {len(text):,} characters long; it may be at most {limit:,}"
+        )
+    return text
+
+
 def tool_name_checked(name: str) -> str:
     """Return a tool name a script can call as itself; raise ValidationError for any other.
 
     Every tool becomes a global of its sandbox's scripts, over the builtins, emit helpers and
     module views (`tool_name_problem` says which), and the builds refuse the rest anyway.
+    Its length is its column's.
     """
     problem = tool_name_problem(name)
     if problem is not None:
         raise ValidationError(problem)
-    return name
+    return length_checked(name, limit=max_chars(Tool, "name"), what="the tool's name")
+
+
+def secret_names_checked(secrets: Any) -> list[str]:
+    """Return a list of secret names; raise ValidationError naming the first that is none.
+
+    Each is non-empty text (`secret_names_problem`, the core's rule) no longer than the
+    column its value is stored under (`SecretValue.name`): a longer name was accepted when
+    declared, and setting its value was a 500 on PostgreSQL.
+    """
+    problem = secret_names_problem(secrets)
+    if problem:
+        raise ValidationError(problem)
+    limit = max_chars(SecretValue, "name")
+    for index, name in enumerate(secrets):
+        length_checked(name, limit=limit, what=f"secrets[{index}]")
+    return list(secrets)
 
 
 def code_legibility_checked(source: str, *, what: str) -> str:

@@ -28,17 +28,20 @@ from .rules import (
     base_image_check,
     bounds_check,
     requirements_checked,
+    secret_names_checked,
 )
 
 
 def sandbox_config_check(*, name: str, **fields: Any) -> SandboxConfig:
     """Validate sandbox fields with the core's SandboxConfig; raise ValidationError if bad.
 
-    Dependencies must be plain requirements, the base image one the operator offers, and
-    the numbers inside the deployment's bounds.
+    Dependencies must be plain requirements, secrets names whose values can be stored, the
+    base image one the operator offers, and the numbers inside the deployment's bounds.
     """
     if "dependencies" in fields:
         fields["dependencies"] = requirements_checked(fields["dependencies"])
+    if "secrets" in fields:
+        fields["secrets"] = secret_names_checked(fields["secrets"])
     if "base_image" in fields:
         base_image_check(fields["base_image"])
     bounds_check(fields)
@@ -244,6 +247,8 @@ def sandbox_update(
     _bash_limits_check({k: v for k, v in changed.items() if k in BASH_LIMIT_FIELDS})
     if "dependencies" in changed:
         changed["dependencies"] = requirements_checked(changed["dependencies"])
+    if "secrets" in changed:
+        changed["secrets"] = secret_names_checked(changed["secrets"])
     if "base_image" in changed:
         base_image_check(changed["base_image"])
     bounds_check(changed)

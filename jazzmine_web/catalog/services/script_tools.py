@@ -23,6 +23,7 @@ from .rules import (
     admin_fields_of_new,
     code_legibility_checked,
     requirements_checked,
+    secret_names_checked,
     tool_name_checked,
 )
 from .tools import (
@@ -49,6 +50,7 @@ def script_tool_check(*, tool: ScriptTool, sandbox_name: str = "default") -> Reg
     code_legibility_checked(tool.source, what=tool.script_filename)
     tool_name_checked(tool.name)
     requirements_checked(tool.dependencies)
+    secret_names_checked(tool.secrets)
     problem = bound("script_timeout_seconds").problem("timeout", tool.timeout)
     if problem:
         raise ValidationError(problem)
@@ -96,6 +98,7 @@ def script_tool_save(
     """
     registered = script_tool_check(tool=tool, sandbox_name=sandbox.name)
     values = _script_row_values(tool, registered)
+    cleaned_tags = tags_clean(tags) if tags is not None else None  # before anything is written
     clash = Tool.objects.filter(sandbox=sandbox, name=tool.name)
     if existing is not None:
         clash = clash.exclude(pk=existing.pk)
@@ -110,7 +113,7 @@ def script_tool_save(
                 function_name=registered.function_name,
                 is_async=registered.is_async,
                 checksum=registered.checksum,
-                tags=tags_clean(tags or []),
+                tags=cleaned_tags or [],
                 published=False,
                 **values,
             )
@@ -121,8 +124,8 @@ def script_tool_save(
                 tool=row, actor=actor, action="tool_created", before={}, version=version
             )
             return row, ToolChange(changed=True, new_version=version)
-        if tags is not None:
-            values["tags"] = tags_clean(tags)
+        if cleaned_tags is not None:
+            values["tags"] = cleaned_tags
         changed = {k: v for k, v in values.items() if getattr(existing, k) != v}
         code_changed = registered.checksum != existing.checksum
         if not changed and not code_changed:

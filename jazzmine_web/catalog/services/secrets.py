@@ -15,7 +15,7 @@ from jazzmine.sandbox.wheels import wheels_digest
 from ..crypto import encrypt
 from ..models import Sandbox, SecretValue, Tool, ToolKind
 from .audit import catalog_change_announce
-from .rules import admin_check
+from .rules import admin_check, max_chars
 
 
 def secret_value_set(
@@ -28,6 +28,14 @@ def secret_value_set(
 ) -> SecretValue:
     """Store (or replace) a secret's value, encrypted; the value is never shown again."""
     admin_check(actor=actor, team=sandbox.team, fields=["secret values"])
+    # A name declared before names were bounded (`secret_names_checked`) is still listed for
+    # a value: the column it is stored under would refuse it on PostgreSQL, a 500.
+    limit = max_chars(SecretValue, "name")
+    if len(name) > limit:
+        raise ValidationError(
+            f"The secret's name is {len(name):,} characters long; a value is stored under a "
+            f"name of at most {limit:,}: declare a shorter one"
+        )
     if not value:
         raise ValidationError(f"Give a value for {name!r}, or clear it instead")
     with transaction.atomic():

@@ -31,7 +31,10 @@ from .rules import (
     admin_check,
     admin_fields_of_new,
     code_legibility_checked,
+    length_checked,
+    max_chars,
     requirements_checked,
+    secret_names_checked,
     tool_name_checked,
 )
 
@@ -91,6 +94,7 @@ def tool_spec_check(
             f"{MAX_TOOL_SOURCE_CHARS:,}"
         )
     dependencies = requirements_checked(dependencies)
+    secrets = secret_names_checked(secrets)
     code_legibility_checked(source, what="the source")  # an admin accepts what the page shows
     try:
         params = tool_parameters(parameters)
@@ -115,6 +119,11 @@ def tool_spec_check(
     except CheckerUnavailable as exc:
         raise ValidationError(f"The source could not be checked: {exc.why}; try again.") from None
     tool_name_checked(registered.name)  # the name a script calls it by (its def's, when unsaid)
+    length_checked(
+        registered.function_name,
+        limit=max_chars(Tool, "function_name"),
+        what=f"the function name {registered.function_name[:40]}...",
+    )
     if accepted is not None:
         unknown = [p.name for p in params if p.name not in accepted]
         if unknown:
@@ -253,6 +262,7 @@ def tool_create(
         source=source,
         sandbox_name=sandbox.name,
     )
+    tags = tags_clean(tags or [])
     admin_check(
         actor=actor,
         team=sandbox.team,
@@ -275,7 +285,7 @@ def tool_create(
             function_name=registered.function_name,
             is_async=registered.is_async,
             always_allow=always_allow,
-            tags=tags_clean(tags or []),
+            tags=tags,
             checksum=registered.checksum,
         )
         tool_accept_if_admin(tool=tool, actor=actor)
@@ -288,9 +298,22 @@ def tool_create(
 
 
 def tags_clean(tags: Iterable[str]) -> list[str]:
-    """Return tags lower-cased, without commas or blanks, sorted and each once."""
+    """Return tags lower-cased, without commas or blanks, sorted and each once.
+
+    Together they fit the column they are searched in (`Tool.tags_index`, ",a,b,"): a
+    longer list was a DataError on PostgreSQL, a 500; raise ValidationError saying so.
+    """
     cleaned = {t.strip().lower().replace(",", "-") for t in tags}
-    return sorted(t for t in cleaned if t)
+    result = sorted(t for t in cleaned if t)
+    # The two commas around them are the index's own: what a person may write is less.
+    limit = max_chars(Tool, "tags_index") - 2
+    length = len(",".join(result))
+    if length > limit:
+        raise ValidationError(
+            f"the tags are {length:,} characters long with a comma between each; together "
+            f"they may be at most {limit:,}"
+        )
+    return result
 
 
 @dataclass(frozen=True)
