@@ -21,7 +21,7 @@ from django.db.models import ForeignKey, Model, QuerySet
 from django.http import HttpRequest
 
 from . import admin_accounts  # noqa: F401  (registers the people and groups admin)
-from .models import ApiToken, Membership, Role, Team
+from .models import ApiToken, Membership, RevokeReason, Role, Team
 from .selectors import team_ids_with_role, user_has_team_role
 from .services import api_token_revoke
 
@@ -185,7 +185,11 @@ class MembershipAdmin(TeamRowsAdmin):
 class ApiTokenAdmin(OwnRowsAdmin):
     # Revoked by their owner in the studio: a staff user's own, a superuser's any (an agent
     # token of another team was revoked by whoever had the teams' permissions).
-    list_display = ["name", "user", "prefix", "created_at", "last_used_at", "revoked_at"]
+    list_display = [
+        "name", "user", "prefix", "created_at", "last_used_at", "revoked_at", "revoked_reason"
+    ]  # fmt: skip
+    # The binding to the password is no one's to read: shown, it would be a hash to attack.
+    exclude = ["password_mac"]
     list_filter = ["revoked_at"]
     search_fields = ["name", "user__username", "prefix"]
     actions = ["revoke"]
@@ -193,7 +197,7 @@ class ApiTokenAdmin(OwnRowsAdmin):
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
         # Never edited: a token moved to another user would act as them, a revoked one
         # brought back would work again, and the hash must never be set to a known value.
-        return [f.name for f in ApiToken._meta.fields]
+        return [f.name for f in ApiToken._meta.fields if f.name not in self.exclude]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         # Tokens are issued in the UI, where the raw value is shown once.
@@ -203,7 +207,7 @@ class ApiTokenAdmin(OwnRowsAdmin):
     def revoke(self, request: HttpRequest, queryset: QuerySet[ApiToken]) -> None:
         """Revoke tokens through the service: their long requests end, their webhooks stop."""
         count = sum(
-            api_token_revoke(user=token.user, token_id=token.pk)
+            api_token_revoke(user=token.user, token_id=token.pk, reason=RevokeReason.ADMIN)
             for token in queryset.select_related("user")
         )
         self.message_user(request, f"Revoked {count} token(s).", messages.SUCCESS)

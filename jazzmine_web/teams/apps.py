@@ -8,3 +8,7 @@ class TeamsConfig(AppConfig):
 
     name = "jazzmine_web.teams"
     label = "teams"
+
+    def ready(self) -> None:
+        # Connects the receivers that revoke a user's tokens when their password changes.
+        from . import receivers  # noqa: F401

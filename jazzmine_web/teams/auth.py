@@ -13,7 +13,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from .models import ApiToken
-from .services import api_token_touch, hash_token
+from .services import api_token_touch, hash_token, password_mac_matches
 
 View = Callable[..., HttpResponse]
 
@@ -40,8 +40,22 @@ def api_not_found(request: HttpRequest, rest: str = "") -> JsonResponse:
 
 
 def _active_tokens() -> QuerySet[ApiToken]:
-    """Return the tokens that still authenticate: not revoked, and their user still active."""
+    """Return the tokens not revoked whose user is still active.
+
+    One more condition is checked on the row, not in SQL (`_bound`): the token is bound to
+    its user's password as it is now.
+    """
     return ApiToken.objects.filter(revoked_at__isnull=True, user__is_active=True)
+
+
+def _bound(mac: str, password_hash: str) -> bool:
+    """Tell whether a token still belongs to its user's password: fail closed, in this process.
+
+    A password change revokes the user's tokens (`teams.receivers`); this is what holds when
+    nothing revoked them, whatever path changed the password (a queryset update, a script).
+    The user's row is read by the same query already: no query is added.
+    """
+    return password_mac_matches(mac, password_hash)
 
 
 def token_from_request(request: HttpRequest) -> ApiToken | None:
@@ -50,14 +64,18 @@ def token_from_request(request: HttpRequest) -> ApiToken | None:
     scheme, _, raw = header.partition(" ")
     if scheme.lower() != "bearer" or not raw.strip():
         return None
-    return (
+    token = (
         _active_tokens().select_related("user").filter(token_hash=hash_token(raw.strip())).first()
     )
+    if token is None or not _bound(token.password_mac, token.user.password):
+        return None
+    return token
 
 
 def token_still_active(token_id: int) -> bool:
     """Tell whether a token still authenticates: a long request rechecks it on every turn."""
-    return _active_tokens().filter(pk=token_id).exists()
+    row = _active_tokens().filter(pk=token_id).values_list("password_mac", "user__password").first()
+    return row is not None and _bound(*row)
 
 
 def _authenticate(request: HttpRequest) -> HttpResponse | None:

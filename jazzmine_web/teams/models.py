@@ -61,8 +61,22 @@ class Membership(models.Model):
         return ROLE_RANK[Role(self.role)] >= ROLE_RANK[Role(role)]
 
 
+class RevokeReason(models.TextChoices):
+    """Why a token stopped: its list says so, as a token stopped by a password change must."""
+
+    OWNER = "owner", "by its owner"
+    ADMIN = "admin", "by an administrator"
+    PASSWORD = "password", "the password was changed"
+    DEACTIVATED = "deactivated", "the account was deactivated"
+
+
 class ApiToken(models.Model):
-    """A bearer token an agent uses on the JSON API; only its SHA-256 is stored."""
+    """A bearer token an agent uses on the JSON API; only its SHA-256 is stored.
+
+    It is bound to the password it was made under (`password_mac`, an HMAC of the user's
+    password hash): a token minted from a stolen session stops when the password changes,
+    by whatever path the change came, even one that revoked nothing (`teams.auth`).
+    """
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
@@ -74,6 +88,11 @@ class ApiToken(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    revoked_reason = models.CharField(
+        max_length=16, choices=RevokeReason.choices, blank=True, default=""
+    )
+    # Empty never matches: a token made without a binding (by hand, in a shell) opens nothing.
+    password_mac = models.CharField(max_length=64, blank=True, default="", editable=False)
 
     class Meta:
         ordering = ["-created_at"]

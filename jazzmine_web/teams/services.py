@@ -6,21 +6,59 @@ import hashlib
 import secrets
 from dataclasses import dataclass
 
+from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
+from django.utils.crypto import constant_time_compare, salted_hmac
 from django.utils.text import slugify
 
 from ..studio.live import group_send
-from .models import ApiToken, Membership, Role, Team
+from .models import ApiToken, Membership, RevokeReason, Role, Team
 from .signals import api_token_revoked
 
 TOKEN_PREFIX = "jzm_"
+# The HMAC's own purpose: no other HMAC of the password hash under the same key (Django's
+# session hash is one) can stand in for a token's binding. Migration 0002 repeats it.
+PASSWORD_MAC_SALT = "jazzmine_web.teams.ApiToken.password_mac"
 
 
 def hash_token(raw: str) -> str:
     """Return the stored form of a raw token."""
     return hashlib.sha256(raw.encode()).hexdigest()
+
+
+def password_mac(password_hash: str, *, secret: str | None = None) -> str:
+    """Return the binding of a token to the password hash it was made under."""
+    return salted_hmac(
+        PASSWORD_MAC_SALT, password_hash, secret=secret, algorithm="sha256"
+    ).hexdigest()
+
+
+def password_mac_matches(mac: str, password_hash: str) -> bool:
+    """Tell whether a token's binding is of this password hash (an empty one never is).
+
+    The keys are those Django signs sessions with: a SECRET_KEY rotated with the old one kept
+    in SECRET_KEY_FALLBACKS keeps tokens working, as it keeps people signed in.
+    """
+    if not mac:
+        return False
+    return any(
+        constant_time_compare(mac, password_mac(password_hash, secret=secret))
+        for secret in [settings.SECRET_KEY, *settings.SECRET_KEY_FALLBACKS]
+    )
+
+
+def _password_hash_now(user: AbstractBaseUser) -> str:
+    """Return the user's password hash as stored now, not as this instance loaded it.
+
+    The check of the password just before (a login's) may have rehashed it (a hasher
+    upgrade): bound to the hash the request's user was loaded with, the token would be
+    born dead.
+    """
+    stored = get_user_model()._default_manager.filter(pk=user.pk).values_list("password", flat=True)
+    return stored.first() or user.password
 
 
 @dataclass(frozen=True)
@@ -59,22 +97,28 @@ def membership_remove(*, team: Team, user: AbstractBaseUser) -> None:
 
 
 def api_token_create(*, user: AbstractBaseUser, name: str) -> IssuedToken:
-    """Create an API token for a user; the raw value is returned once and never stored."""
+    """Create an API token for a user; the raw value is returned once and never stored.
+
+    The token is bound to the user's password as it is now: a change of it ends the token.
+    """
     raw = TOKEN_PREFIX + secrets.token_urlsafe(32)
     token = ApiToken.objects.create(
         user=user,
         name=name.strip() or "token",
         prefix=raw[: len(TOKEN_PREFIX) + 6],
         token_hash=hash_token(raw),
+        password_mac=password_mac(_password_hash_now(user)),
     )
     return IssuedToken(token=token, raw=raw)
 
 
-def api_token_revoke(*, user: AbstractBaseUser, token_id: int) -> bool:
-    """Revoke one of a user's tokens; tell whether one was revoked."""
+def api_token_revoke(
+    *, user: AbstractBaseUser, token_id: int, reason: str = RevokeReason.OWNER
+) -> bool:
+    """Revoke one of a user's tokens, saying why; tell whether one was revoked."""
     with transaction.atomic():
         count = ApiToken.objects.filter(pk=token_id, user=user, revoked_at__isnull=True).update(
-            revoked_at=timezone.now()
+            revoked_at=timezone.now(), revoked_reason=reason
         )
         if count:
             # In the same transaction: a webhook never outlives its token, not even briefly.
@@ -85,6 +129,32 @@ def api_token_revoke(*, user: AbstractBaseUser, token_id: int) -> bool:
             lambda: group_send(api_token_group(token_id), {"type": "token.revoked"})
         )
     return count > 0
+
+
+def api_tokens_revoke_all(*, user: AbstractBaseUser, reason: str) -> int:
+    """Revoke every active token of a user (their password changed, they were deactivated).
+
+    One by one through `api_token_revoke`: each token's webhook stops and its long requests
+    end, as when its owner revokes it. Return how many were revoked.
+    """
+    ids = ApiToken.objects.filter(user=user, revoked_at__isnull=True).values_list("pk", flat=True)
+    return sum(api_token_revoke(user=user, token_id=pk, reason=reason) for pk in list(ids))
+
+
+def api_tokens_rebind(*, user: AbstractBaseUser, old_password_hash: str) -> int:
+    """Bind the tokens made under the old hash of an unchanged password to its new hash.
+
+    For a hash upgrade only (Django rehashes a password on login when its hasher changes):
+    the password is the same, its tokens stay. A token not bound to the old hash (a change
+    that revoked nothing) stays dead. Return how many were bound again.
+    """
+    old = [
+        password_mac(old_password_hash, secret=secret)
+        for secret in [settings.SECRET_KEY, *settings.SECRET_KEY_FALLBACKS]
+    ]
+    return ApiToken.objects.filter(user=user, revoked_at__isnull=True, password_mac__in=old).update(
+        password_mac=password_mac(user.password)
+    )
 
 
 def api_token_group(token_id: int) -> str:

@@ -58,6 +58,8 @@ def _api_example(request: HttpRequest, issued: Any) -> str:
 
 def _context(request: HttpRequest, **extra: Any) -> dict[str, object]:
     return {
+        # The list holds the form (a revoke's answer too): an empty one unless given.
+        "form": TokenForm(user=request.user, request=request),
         "tokens": api_tokens_for_user(request.user),
         "teams": teams_for_user(request.user).prefetch_related("memberships__user"),
         "api_example": _api_example(request, extra.get("issued")),
@@ -67,16 +69,20 @@ def _context(request: HttpRequest, **extra: Any) -> dict[str, object]:
 
 @require_http_methods(["GET", "POST"])
 def tokens(request: HttpRequest) -> HttpResponse:
-    """List the user's API tokens and create new ones."""
+    """List the user's API tokens and create new ones (the current password asked first)."""
     issued = None
-    form = TokenForm(request.POST if request.method == "POST" else None)
+    data = request.POST if request.method == "POST" else None
+    form = TokenForm(data, user=request.user, request=request)
     if form.is_valid():
         issued = api_token_create(user=request.user, name=form.cleaned_data["name"])
     template = "teams/tokens.html"
     if request.htmx:
         template += "#token-list"
     context = _context(request, issued=issued, form=form)
-    return render(request, template, context, status=form_status(form))
+    # Locked as a login is: the same 429 as the password page and the login page; but htmx
+    # swaps no 429 (`htmx-config.js`), and its message must show, so htmx gets a refused form.
+    status = 429 if form.locked and not request.htmx else form_status(form)
+    return render(request, template, context, status=status)
 
 
 @require_POST

@@ -23,7 +23,7 @@ from playwright.sync_api import Locator, Page, WebSocket, expect
 
 from jazzmine.agent_client import AgentClient
 
-from .conftest import FakeLLM, StudioServer, browser_page, login
+from .conftest import DEMO_PASSWORD, FakeLLM, StudioServer, browser_page, login
 
 pytestmark = [pytest.mark.e2e, pytest.mark.docker, pytest.mark.timeout(900)]
 
@@ -261,6 +261,7 @@ def run_a_jq_pipeline_in_bash(page: Page) -> None:
 def create_an_api_token(page: Page) -> str:
     nav(page, "API tokens")
     page.get_by_label("Name").fill("newcomer agent")
+    page.get_by_label("Your password").fill(DEMO_PASSWORD)  # a session alone makes none
     page.get_by_role("button", name="Create token").click()
     expect(page.get_by_text("it is not shown again")).to_be_visible()
     # Shown once in full (the list below shows only its prefix, cut with "…").

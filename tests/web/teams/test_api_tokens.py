@@ -7,9 +7,11 @@ from jazzmine_web.teams.services import hash_token
 
 pytestmark = pytest.mark.django_db
 
+PASSWORD = "correct horse battery"  # the `user` fixture's: making a token asks for it
+
 
 def test_a_new_token_is_shown_once_and_stored_hashed(logged_in, user) -> None:
-    response = logged_in.post("/account/tokens/", {"name": "support agent"})
+    response = logged_in.post("/account/tokens/", {"name": "support agent", "password": PASSWORD})
     html = response.content.decode()
     token = ApiToken.objects.get(user=user)
     raw = html.split('<code id="new-token">')[1].split("</code>")[0]
@@ -20,12 +22,14 @@ def test_a_new_token_is_shown_once_and_stored_hashed(logged_in, user) -> None:
 
 
 def test_htmx_gets_the_token_list_partial(logged_in) -> None:
-    response = logged_in.post("/account/tokens/", {"name": "x"}, HTTP_HX_REQUEST="true")
+    response = logged_in.post(
+        "/account/tokens/", {"name": "x", "password": PASSWORD}, HTTP_HX_REQUEST="true"
+    )
     assert response.content.decode().lstrip().startswith('<section class="card" id="token-list">')
 
 
 def test_a_user_revokes_their_own_token_but_not_others(logged_in, user, django_user_model) -> None:
-    logged_in.post("/account/tokens/", {"name": "mine"})
+    logged_in.post("/account/tokens/", {"name": "mine", "password": PASSWORD})
     other = django_user_model.objects.create_user(username="bob", password="x" * 12)
     theirs = ApiToken.objects.create(
         user=other, name="theirs", prefix="jzm_ab", token_hash="h" * 64
@@ -43,13 +47,17 @@ def test_a_user_revokes_their_own_token_but_not_others(logged_in, user, django_u
 def test_a_name_longer_than_a_token_keeps_is_refused_and_says_so(logged_in, user, htmx) -> None:
     headers = {"HTTP_HX_REQUEST": "true"} if htmx else {}
     # Past what the column holds: PostgreSQL refused it with a 500, SQLite stored it whole.
-    response = logged_in.post("/account/tokens/", {"name": "a" * 101}, **headers)
+    response = logged_in.post(
+        "/account/tokens/", {"name": "a" * 101, "password": PASSWORD}, **headers
+    )
     assert response.status_code == 422
     html = response.content.decode()
     assert "The token was not created: its name ensure this value has at most 100" in html
     assert 'id="new-token"' not in html
     assert not ApiToken.objects.filter(user=user).exists()
     # The longest name there is room for, padded as a paste would be: kept, stripped.
-    response = logged_in.post("/account/tokens/", {"name": f" {'a' * 100}\n"}, **headers)
+    response = logged_in.post(
+        "/account/tokens/", {"name": f" {'a' * 100}\n", "password": PASSWORD}, **headers
+    )
     assert response.status_code == 200 and 'id="new-token"' in response.content.decode()
     assert ApiToken.objects.get(user=user).name == "a" * 100

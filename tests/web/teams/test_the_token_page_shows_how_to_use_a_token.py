@@ -27,7 +27,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 def example_on_page(client, host: str) -> str:
     """Create a token on the page as a browser at `host` would; return the shown commands."""
-    response = client.post("/account/tokens/", {"name": "my agent"}, HTTP_HOST=host)
+    form = {"name": "my agent", "password": "correct horse battery"}  # the `user` fixture's
+    response = client.post("/account/tokens/", form, HTTP_HOST=host)
     page = response.content.decode()
     return html.unescape(page.split('<pre class="wrap" id="api-example">')[1].split("</pre>")[0])
 
