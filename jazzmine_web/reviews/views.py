@@ -128,11 +128,7 @@ def decide(request: HttpRequest, submission_id: UUID, action: str) -> HttpRespon
                     else None
                 ),
                 # The tools its confirmation asked about (None: those the reading needs review for).
-                tools_asked=(
-                    request.POST.getlist("tools_asked")
-                    if "tools_asked_sent" in request.POST
-                    else None
-                ),
+                tools_asked=_tools_asked(request),
             )
         elif action == "edit":
             services.submission_approve_edit(
@@ -145,6 +141,9 @@ def decide(request: HttpRequest, submission_id: UUID, action: str) -> HttpRespon
                     if "tools_seen_sent" in request.POST
                     else [t["name"] for t in submission.tools_called]
                 ),
+                # The tools its panel showed as needing review, for the text it last read (None:
+                # only what the stored reading asked about counts as asked).
+                tools_asked=_tools_asked(request),
                 note=request.POST.get("note", ""),
             )
         elif action == "reject":
@@ -188,6 +187,11 @@ def decide(request: HttpRequest, submission_id: UUID, action: str) -> HttpRespon
     except services.ReviewError as exc:
         return _decided(request, services.submission_refresh(submission=submission), error=exc)
     return _decided(request, services.submission_refresh(submission=submission))
+
+
+def _tools_asked(request: HttpRequest) -> list[str] | None:
+    """Return the tools a decision form says its page asked about; None when it sent no list."""
+    return request.POST.getlist("tools_asked") if "tools_asked_sent" in request.POST else None
 
 
 def _edit_context(submission: Submission, reading: services.EditReading) -> dict[str, Any]:

@@ -32,6 +32,13 @@ def submit(agent, body: str = AGENT_BODY, task: str = "Count delivered orders") 
     return state
 
 
+def form_list(page, name: str) -> list[str]:
+    """Return the values the edit form sends as `name` (its list follows the tools panel)."""
+    return page.locator(f'#tools-seen input[name="{name}"]').evaluate_all(
+        "els => els.map(e => e.value)"
+    )
+
+
 def approvals_posted(page) -> list[str]:
     posted: list[str] = []
     page.on(
@@ -111,15 +118,15 @@ def test_the_tools_follow_the_edit_and_the_diff_stays_after_approval(logged_in_p
     added.wait_for()
     assert "needs review" in added.inner_text() and "called on line 3" in added.inner_text()
     assert "+emit_result(update_order_status" in page.locator("#edit-changes").inner_text()
-    seen = page.locator('#tools-seen input[name="tools_seen"]').evaluate_all(
-        "els => els.map(e => e.value)"
-    )
-    assert "update_order_status" in seen
+    assert "update_order_status" in form_list(page, "tools_seen")
+    # The form says which tools its panel showed as needing review: the approval holds for those.
+    assert form_list(page, "tools_asked") == ["update_order_status"]
 
     # Back to the agent's script: the reading follows again.
     page.locator("[data-edit-body]").fill(AGENT_BODY)
     page.locator('#tools-panel[data-reading="agent"]').wait_for()
     assert page.locator('#tools-panel [data-tool="update_order_status"]').count() == 0
+    assert form_list(page, "tools_asked") == []
 
     page.locator("[data-edit-body]").fill(EDITED_BODY)
     added.wait_for()
@@ -157,6 +164,59 @@ def test_approving_before_the_reading_arrives_is_refused_then_shown(logged_in_pa
     assert page.locator("[data-edit-body]").input_value() == EDITED_BODY
     page.locator("[data-edit-approve]").click()
     page.locator("#decision-panel[data-status=edited_and_approved]").wait_for()
+
+
+# Run in the server's database as the demo's admin: get_orders' always-allowed mark set.
+ALWAYS_ALLOW_GET_ORDERS = """
+from django.contrib.auth import get_user_model
+from jazzmine_web.catalog.models import Tool
+from jazzmine_web.catalog.services import tool_update
+tool = Tool.objects.get(sandbox__team__slug="demo", sandbox__name="ecommerce", name="get_orders")
+admin = get_user_model().objects.get(username="demo")
+tool_update(tool=tool, actor=admin, always_allow=ALLOWED, note="e2e")
+tool.refresh_from_db()
+print(tool.is_always_allowed)
+"""
+
+
+def always_allow_get_orders(studio_server, allowed: bool) -> None:
+    code = ALWAYS_ALLOW_GET_ORDERS.replace("ALLOWED", repr(allowed))
+    shown = studio_server.manage("shell", "-c", code).strip().splitlines()[-1]
+    assert shown == str(allowed)
+
+
+def test_an_edit_is_never_approved_for_a_tool_that_lost_its_mark_after_the_page_showed_it(
+    logged_in_page, agent, studio_server
+) -> None:
+    """The panel showed get_orders as always allowed, so the form asked about nothing; an
+    admin then took the mark away. The approval is refused and the panel shows the reading of
+    now; approving again approves what it now asks about."""
+    page = logged_in_page
+    state = submit(agent)
+    page.goto(f"/reviews/{state['id']}/")
+    page.keyboard.press("e")
+    page.locator("[data-edit-body]").fill("# checked by a reviewer\n" + AGENT_BODY)
+    page.locator('#tools-panel[data-reading="edit"] tr[data-tool="get_orders"]').wait_for()
+    assert "yes" in page.locator('#tools-panel tr[data-tool="get_orders"]').inner_text()
+    assert form_list(page, "tools_seen") == ["get_orders"] and form_list(page, "tools_asked") == []
+    wait_until(
+        page, "!document.querySelector('form[data-decision=\"edit\"] button[type=submit]').disabled"
+    )
+    always_allow_get_orders(studio_server, False)
+    try:
+        page.locator("[data-edit-approve]").click()
+        error = page.locator("[data-decision-error]")
+        error.wait_for()
+        assert "get_orders is no longer always allowed" in error.inner_text()
+        assert agent.status(state["id"])["status"] == "pending"
+        asked = page.locator('#tools-panel[data-reading="edit"] tr[data-tool="get_orders"]')
+        asked.wait_for()
+        assert "needs review" in asked.inner_text()
+        assert form_list(page, "tools_asked") == ["get_orders"]
+        page.locator("[data-edit-approve]").click()
+        page.locator("#decision-panel[data-status=edited_and_approved]").wait_for()
+    finally:
+        always_allow_get_orders(studio_server, True)
 
 
 def test_the_badge_is_live_on_a_page_that_is_not_about_reviews(logged_in_page, agent) -> None:

@@ -110,10 +110,12 @@ def submission_approve(
     """Approve a pending script, or a reviewer's edit of it (validated again), and start its run.
 
     The script is read again against the sandbox's tools of now: the approval covers, and
-    its run may call, only tools the reviewer was shown. `tools_seen` is what the page
-    listed (None: the reading stored with the submission, or an edit's own reading), and
-    `tools_asked` the ones its confirmation named as needing review (None: those the stored
-    reading says need it).
+    its run may call, only tools the reviewer was shown, and was asked about when they need
+    review (`_reading_check`, for the agent's script and an edit alike). `tools_seen` is
+    what the page listed (None: the reading stored with the submission, or for an edit, its
+    own reading of now), and `tools_asked` the ones it showed as needing review (None: those
+    the stored reading says need it, or for an edit with no `tools_seen` either, those its
+    own reading of now says need it).
     """
     submission = submission_refresh(submission=submission)
     submission_decide_check(submission=submission, user=user)
@@ -141,14 +143,13 @@ def submission_approve(
     tools = run_tools_called(
         sandbox=submission.sandbox, body=final_body, language=submission.language, script=script
     )
-    if edited:
-        # `submission_approve_edit` refused an edit calling a tool its page did not list; one
-        # created since that reading (or a caller that passed no list) is left out of the run.
-        seen = {t["name"] for t in tools} if tools_seen is None else set(tools_seen)
-    else:
-        seen = _reading_check(
-            submission=submission, tools=tools, tools_seen=tools_seen, tools_asked=tools_asked
-        )
+    seen = _reading_check(
+        submission=submission,
+        tools=tools,
+        tools_seen=tools_seen,
+        tools_asked=tools_asked,
+        edited=edited,
+    )
     approved_tools = sorted(t["name"] for t in tools if t["name"] in seen)
     status = SubmissionStatus.EDITED_AND_APPROVED if edited else SubmissionStatus.APPROVED
     sha = code_sha256(script)
@@ -190,41 +191,69 @@ def _reading_check(
     tools: list[dict[str, Any]],
     tools_seen: Collection[str] | None,
     tools_asked: Collection[str] | None = None,
+    edited: bool = False,
 ) -> set[str]:
     """Return the tools the reviewer was shown, or refuse when the reading now reaches others.
 
-    Shown means listed by the reading stored with the submission (what every review page
-    renders) and, when the page sent its list, on that page too: a page loaded before the
-    reading was refreshed approves nothing it did not show. A tool that needs review now
-    and was not asked about is refused too: the page's confirmation names only the tools
-    that need review, so one it showed as always allowed (its code changed since an admin
-    accepted it) was never asked. Which were asked is what the page sent, when it did: the
-    stored reading is refreshed by another reviewer's refused approval, and a page drawn
-    before that would otherwise send the same form as one drawn after.
+    One check for the agent's script and a reviewer's edit of it (`edited`): they differ only
+    in which reading their page listed. For the agent's script, shown means listed by the
+    reading stored with the submission (what every review page renders) and, when the page
+    sent its list, on that page too: a page loaded before the reading was refreshed approves
+    nothing it did not show. For an edit, the page listed the reading of the text typed
+    (fetched as it is typed, stored nowhere): its own list is all there is.
 
-    On refusal the submission stays pending with the new reading stored, so every page now
-    shows what approval would let the script call; nothing else is changed.
+    A tool that needs review now and was not asked about is refused too: the page names as
+    needing review only the tools that need it, so one it showed as always allowed (its code
+    changed since an admin accepted it, or an admin took the mark away) was never asked.
+    Which were asked is what the page sent, when it did: the stored reading is refreshed by
+    another reviewer's refused approval, and a page drawn before that would otherwise send
+    the same form as one drawn after. A form that sent no list is taken to have asked what
+    the stored reading asked (the page it came from was drawn from that), and nothing more:
+    a tool only an edit calls is refused until a page that says it asked is sent.
+
+    On refusal of the agent's script the submission stays pending with the new reading
+    stored, so every page now shows what approval would let the script call; an edit's
+    refusal leaves the stored reading (the agent's script's) as it is. Nothing else changes.
     """
     stored = {t["name"]: t for t in submission.tools_called}
-    seen = set(stored) if tools_seen is None else set(stored) & set(tools_seen)
-    asked = (
-        {name for name, t in stored.items() if not t.get("always_allow")}
-        if tools_asked is None
-        else set(tools_asked)
-    )
+    if not edited:
+        seen = set(stored) if tools_seen is None else set(stored) & set(tools_seen)
+    elif tools_seen is None:
+        # A caller that is no page (a direct call) vouches for the edit's reading of now.
+        seen = {t["name"] for t in tools}
+    else:
+        seen = set(tools_seen)
+    if tools_asked is not None:
+        asked = set(tools_asked)
+    elif edited and tools_seen is None:
+        asked = {t["name"] for t in tools if not t["always_allow"]}
+    else:
+        asked = {name for name, t in stored.items() if not t.get("always_allow")}
     appeared = sorted(t["name"] for t in tools if t["name"] not in seen)
-    no_longer_allowed = sorted(
+    unasked = sorted(
         t["name"]
         for t in tools
         if t["name"] in seen and not t["always_allow"] and t["name"] not in asked
     )
-    if appeared or no_longer_allowed:
-        Submission.objects.filter(pk=submission.pk, status=SubmissionStatus.PENDING).update(
-            tools_called=tools
+    # Which of those the page showed as always allowed: every one, when it sent its list (it
+    # names every tool it shows as needing review); without it, those the stored reading says.
+    no_longer_allowed = [
+        name
+        for name in unasked
+        if tools_asked is not None or stored.get(name, {}).get("always_allow")
+    ]
+    if appeared or unasked:
+        if not edited:
+            Submission.objects.filter(pk=submission.pk, status=SubmissionStatus.PENDING).update(
+                tools_called=tools
+            )
+            submission.tools_called = tools
+            _after_commit(submission, webhook_event=None)
+        raise ToolsChanged(
+            appeared=appeared,
+            no_longer_allowed=no_longer_allowed,
+            unasked=[name for name in unasked if name not in no_longer_allowed],
         )
-        submission.tools_called = tools
-        _after_commit(submission, webhook_event=None)
-        raise ToolsChanged(appeared=appeared, no_longer_allowed=no_longer_allowed)
     return seen
 
 

@@ -21,7 +21,7 @@ from .deciding import (
     submission_decide_check,
     submission_refresh,
 )
-from .errors import ReviewConflict, refused_unless_checked
+from .errors import ToolsChanged, refused_unless_checked
 
 
 @dataclass(frozen=True)
@@ -64,17 +64,38 @@ def submission_edit_read(*, submission: Submission, body: str) -> EditReading:
     )
 
 
-class EditToolsUnseen(ReviewConflict):
-    """The edit calls tools the reviewer was not shown when approving; nothing was approved."""
+class EditToolsUnseen(ToolsChanged):
+    """The edit calls tools the reviewer was not shown, or not asked about; nothing approved.
 
-    def __init__(self, reading: EditReading, unseen: list[str]) -> None:
-        super().__init__(
-            "edit_tools_unseen",
-            f"The edited script calls {', '.join(unseen)}, which the list of tools you saw "
-            "did not show. Check the tools it calls, then approve again.",
-        )
+    What `_reading_check` found, said of the edit, with the edit's reading of now: the page
+    shows it in the answer, so the next approval is decided on what it lists and asks.
+    """
+
+    code_name = "edit_tools_unseen"
+
+    def __init__(self, reading: EditReading, changed: ToolsChanged) -> None:
         self.reading = reading
-        self.unseen = unseen
+        super().__init__(
+            appeared=changed.appeared,
+            no_longer_allowed=changed.no_longer_allowed,
+            unasked=changed.unasked,
+        )
+
+    @property
+    def unseen(self) -> list[str]:
+        """Return the tools the edit calls that the page did not list."""
+        return self.appeared
+
+    def explained(self) -> str:
+        """Say it of the edit: the reviewer typed the call, the sandbox may have changed too."""
+        found = []
+        if self.appeared:
+            found.append(
+                f"The edited script calls {', '.join(self.appeared)}, which the list of tools "
+                "you saw did not show"
+            )
+        found.extend(self._not_asked())
+        return "; ".join(found) + ". Look again at the tools it calls, as read now, then approve."
 
 
 def submission_approve_edit(
@@ -83,34 +104,50 @@ def submission_approve_edit(
     user: AbstractBaseUser,
     body: str,
     tools_seen: list[str],
+    tools_asked: list[str] | None = None,
     note: str = "",
 ) -> Submission:
-    """Approve a reviewer's edit, decided on the edit's own reading; audit its diff and tools."""
+    """Approve a reviewer's edit, decided on the edit's own reading; audit its diff and tools.
+
+    `tools_seen` is what the page listed for the text it sent, and `tools_asked` the ones it
+    showed as needing review (None: its form sent no list; `_reading_check` says what then).
+    """
     submission = submission_refresh(submission=submission)
     submission_decide_check(submission=submission, user=user)
     _check_not_own(submission=submission, user=user)
     reading = submission_edit_read(submission=submission, body=body)
     if not reading.edited:
         return submission_approve(
-            submission=submission, user=user, note=note, tools_seen=tools_seen
+            submission=submission,
+            user=user,
+            note=note,
+            tools_seen=tools_seen,
+            tools_asked=tools_asked,
         )
-    # The page showed the tools of whatever text the reviewer last paused on; an approval
-    # must not cover a tool call typed after that (or sent by a page that never updated).
-    unseen = sorted({t["name"] for t in reading.tools_called} - set(tools_seen))
-    if unseen and not reading.violations:
-        raise EditToolsUnseen(reading, unseen)
-    with transaction.atomic():
-        approved = submission_approve(
-            submission=submission, user=user, body=body, note=note, tools_seen=tools_seen
-        )
-        # The approval's own entry names the tools approved (`submission_approve`).
-        extra = {
-            "diff": reading.diff,
-            "original_tools": [t["name"] for t in submission.tools_called],
-            "tools_called": reading.tools_called,
-            "tools_added": reading.tools_added,
-        }
-        for entry in AuditEntry.objects.filter(submission=approved, action=AuditAction.EDITED):
-            entry.data = {**entry.data, **extra}
-            entry.save(update_fields=["data"])
+    try:
+        with transaction.atomic():
+            # Held to exactly what its page showed, by the same check as the agent's script:
+            # a tool call typed after the page last read the text, or a tool whose
+            # always-allowed mark went since, is refused (`_reading_check`).
+            approved = submission_approve(
+                submission=submission,
+                user=user,
+                body=body,
+                note=note,
+                tools_seen=tools_seen,
+                tools_asked=tools_asked,
+            )
+            # The approval's own entry names the tools approved (`submission_approve`).
+            extra = {
+                "diff": reading.diff,
+                "original_tools": [t["name"] for t in submission.tools_called],
+                "tools_called": reading.tools_called,
+                "tools_added": reading.tools_added,
+            }
+            for entry in AuditEntry.objects.filter(submission=approved, action=AuditAction.EDITED):
+                entry.data = {**entry.data, **extra}
+                entry.save(update_fields=["data"])
+    except ToolsChanged as exc:
+        # Read again: the page's answer shows what the next approval would be decided on.
+        raise EditToolsUnseen(submission_edit_read(submission=submission, body=body), exc) from exc
     return approved

@@ -48,26 +48,55 @@ class EditRefused(ReviewError):
 
 
 class ToolsChanged(ReviewConflict):
-    """The script reaches tools the reviewer was not shown (they changed since it was read)."""
+    """The script reaches tools the reviewer was not shown, or not asked about; nothing approved.
 
-    def __init__(self, *, appeared: list[str], no_longer_allowed: list[str]) -> None:
-        found = []
-        if appeared:
-            found.append(
-                f"it now calls, or may call, {', '.join(appeared)}, which the list of tools "
-                "you saw did not show"
-            )
-        if no_longer_allowed:
-            verb = "is" if len(no_longer_allowed) == 1 else "are"
-            found.append(f"{', '.join(no_longer_allowed)} {verb} no longer always allowed")
-        super().__init__(
-            "tools_changed",
-            "The sandbox's tools changed since this script was read: "
-            + "; ".join(found)
-            + ". The list of tools it calls is read again; check it, then approve again.",
-        )
+    `appeared`: tools the page did not list. `no_longer_allowed`: tools it showed as always
+    allowed that need review now. `unasked`: tools that need review which the page may not
+    have asked about: its form sent no list of the tools it asked about, and no reading the
+    server stored says (a tool only a reviewer's edit calls).
+    """
+
+    code_name = "tools_changed"
+
+    def __init__(
+        self,
+        *,
+        appeared: list[str],
+        no_longer_allowed: list[str],
+        unasked: list[str] | None = None,
+    ) -> None:
         self.appeared = appeared
         self.no_longer_allowed = no_longer_allowed
+        self.unasked = unasked or []
+        super().__init__(self.code_name, self.explained())
+
+    def explained(self) -> str:
+        """Say what the reviewer was not shown or asked, and that they must look again."""
+        found = []
+        if self.appeared:
+            found.append(
+                f"it now calls, or may call, {', '.join(self.appeared)}, which the list of "
+                "tools you saw did not show"
+            )
+        found.extend(self._not_asked())
+        return (
+            "The sandbox's tools changed since this script was read: "
+            + "; ".join(found)
+            + ". The list of tools it calls is read again; check it, then approve again."
+        )
+
+    def _not_asked(self) -> list[str]:
+        found = []
+        if self.no_longer_allowed:
+            verb = "is" if len(self.no_longer_allowed) == 1 else "are"
+            found.append(f"{', '.join(self.no_longer_allowed)} {verb} no longer always allowed")
+        if self.unasked:
+            verb = "needs" if len(self.unasked) == 1 else "need"
+            found.append(
+                f"{', '.join(self.unasked)} {verb} a person's review, and the approval did "
+                "not say which tools you were asked about"
+            )
+        return found
 
 
 class ScriptUnchecked(ReviewError):

@@ -307,6 +307,9 @@ def test_an_edit_is_approved_with_the_run_bound_to_its_own_reading(
             "body": "get_user --user_id U-1\n",
             "tools_seen_sent": "1",
             "tools_seen": ["get_user"],
+            # The edit's panel showed get_user as needing review: its form asked about it.
+            "tools_asked_sent": "1",
+            "tools_asked": ["get_user"],
         },
         headers=HTMX,
     )

@@ -47,6 +47,9 @@ def test_the_reading_of_an_edit_lists_the_tool_it_adds_with_the_gates_reason(
     # The form's list of tools seen follows, out of band, and so does the diff of the edit.
     assert 'id="tools-seen" hidden hx-swap-oob="true"' in html
     assert 'name="tools_seen" value="get_user"' in html
+    # ...with the tools it shows as needing review: what an approval of this text asks about.
+    assert 'name="tools_asked" value="get_user"' in html
+    assert 'name="tools_asked" value="get_orders"' not in html  # shown as always allowed
     assert 'id="edit-changes" class="edit-changes" hx-swap-oob="true"' in html
     assert '+emit_result(get_user("U-1").data)' in html
 
@@ -94,9 +97,16 @@ def test_a_form_without_the_list_saw_only_the_agents_tools(pending, reviewer_cli
 
 
 def test_the_approval_covers_the_tools_of_the_edited_script(pending, reviewer_client) -> None:
+    # What the page's form sends once the panel shows the edit's reading: get_user needs review.
     response = reviewer_client.post(
         f"/reviews/{pending.pk}/edit/",
-        {"body": EDIT, "tools_seen_sent": "1", "tools_seen": ["get_orders", "get_user"]},
+        {
+            "body": EDIT,
+            "tools_seen_sent": "1",
+            "tools_seen": ["get_orders", "get_user"],
+            "tools_asked_sent": "1",
+            "tools_asked": ["get_user"],
+        },
         headers={"HX-Request": "true", "HX-Target": "decision-panel"},
     )
     assert response.status_code == 200

@@ -16,7 +16,7 @@ from jazzmine_web.runs.services import run_create, run_record_event
 from jazzmine_web.studio import live, session_bound
 from jazzmine_web.teams.models import Membership, Role
 from jazzmine_web.teams.services import membership_set, team_create
-from tests.web.helpers import run_socket
+from tests.web.helpers import run_socket, teammate
 
 from .html import seqs
 
@@ -37,7 +37,10 @@ def log(seq: int) -> dict:
 
 @database_sync_to_async
 def queued_run(ecommerce, member) -> Run:
-    return run_create(sandbox=ecommerce, user=member, body="emit_result(1)\n", start=False)
+    # Started by a teammate: the watcher who leaves is not its author (an author's leaving
+    # ends her runs by itself, `runs.receivers`), so the run goes on and only the socket stops.
+    author = teammate(ecommerce.team, Role.MEMBER, username="author")
+    return run_create(sandbox=ecommerce, user=author, body="emit_result(1)\n", start=False)
 
 
 @database_sync_to_async
