@@ -54,7 +54,10 @@ def {name}(*args, **kwargs) -> ToolResponse:
     exe = _shutil.which(runtime)
     if exe is None:
         return ToolResponse(success=False, message=f"script error: {{runtime}}: command not found")
-    workdir = _tempfile.mkdtemp(prefix="scripttool-")
+    # In the call's own directory (the harness makes one per call, its TMPDIR), never right
+    # in the shared /tmp: what node, python3 and the rest look for upwards from a script
+    # (package.json, node_modules, .env, pyvenv.cfg) is then this call's alone.
+    workdir = _tempfile.mkdtemp(prefix="scripttool-", dir=_os.environ.get("TMPDIR") or None)
     try:
         path = _os.path.join(workdir, filename)
         with open(path, "w", encoding="utf-8") as handle:
@@ -62,6 +65,8 @@ def {name}(*args, **kwargs) -> ToolResponse:
         env = {{k: v for k, v in _os.environ.items() if k in passed_env}}
         if token_env in _os.environ:  # this tool's own keychain token, never another's
             env[{keychain_token!r}] = _os.environ[token_env]
+        handed_env = dict(env)
+        env.setdefault("TMPDIR", workdir)  # its temporary files go with its work dir
         try:
             done = _subprocess.run(
                 [exe, path], input=payload.encode("utf-8"), capture_output=True,
@@ -77,7 +82,7 @@ def {name}(*args, **kwargs) -> ToolResponse:
     # The error reaches the LLM, the run's timeline and the calling script (which can hand it
     # to another tool): never with the value of a secret this script was handed (an HTTP
     # library's error quotes the URL, API key and all). Longest first: one may hold another.
-    handed = [(k, v) for k, v in env.items() if k not in {plain_env!r} and len(v) >= 4]
+    handed = [(k, v) for k, v in handed_env.items() if k not in {plain_env!r} and len(v) >= 4]
     for key, value in sorted(handed, key=lambda item: -len(item[1])):
         stderr = stderr.replace(value, f"[secret {{key}}]")
     if done.returncode != 0:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import ast
 import builtins
+import contextlib
 import os
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 from .audit import install_audit_hook
 from .channel import Channel, Emitters, LogWriter
@@ -82,13 +83,28 @@ def execute(
         channel.send("log", {"message": message, "stream": "harness"})
 
     toolbox.on_refused = on_refused
+
+    def on_fatal(message: str) -> NoReturn:
+        # A tool call left what could not be moved aside (leftovers.py): the run ends here,
+        # whatever the script would catch, with the error saying why.
+        for stream in (stdout, stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        channel.send("error", error_data("SandboxUnsafe", message))
+        channel.done("script_error")
+        os._exit(0)
+
+    toolbox.on_fatal = on_fatal
+    # Read before the run's secrets are put in the environment: a secret named like the
+    # runner's switch must not turn it on.
+    may_be_unrestricted = os.environ.get(UNRESTRICTED_ENV) == "1"
     shared, problem = toolbox.take_secrets(request.get("secrets"), request.get("tool_secrets"))
     if problem is not None:
         channel.send("log", {"message": problem, "stream": "harness"})
     os.environ.update(shared)
 
     failure = ScriptFailure(script, body_offset, toolbox.files)
-    unrestricted = bool(request.get("unrestricted")) and os.environ.get(UNRESTRICTED_ENV) == "1"
+    unrestricted = bool(request.get("unrestricted")) and may_be_unrestricted
     script_globals = (
         script_scope(safety, tool_types, toolbox, emitters, unrestricted=True)
         if unrestricted

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import contextlib
 import json
 import os
-import shutil
-import tempfile
 import urllib.parse
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
 
+from .leftovers import CallDirs, LeftoverError
 from .reaper import end_descendants
 from .refs import _isawaitable
 
@@ -56,6 +56,12 @@ class ToolBox:
         self.allowed: frozenset[str] | None = frozenset()
         self.on_refused: Callable[[str], None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        # What ends the run when something a call left cannot be moved aside (it never
+        # returns); set per run (the harness ends it with an error event).
+        self.on_fatal: Callable[[str], NoReturn] | None = None
+        # Each call's own directory, and the sweeps around it; made before any tool loads, so
+        # whatever loading a tool writes is a leftover too.
+        self.calls = CallDirs()
         self.wrapper_codes: set[Any] = set()
         self._wrapped: list[Any] = []  # the functions the wrappers were made for
         # The secrets only one tool (or a few) declared, by tool: set for their calls alone.
@@ -141,6 +147,15 @@ class ToolBox:
                 text = text.replace(form, f"[secret {name}]")
         return text
 
+    def fatal(self, message: str) -> NoReturn:
+        """End the run now: it cannot go on safely (nothing in the script can catch this)."""
+        text = f"The run was ended: {message}"
+        if self.on_fatal is not None:
+            self.on_fatal(text)
+        with contextlib.suppress(OSError):
+            os.write(2, f"harness: {text}\n".encode("utf-8", "replace"))
+        os._exit(70)
+
     def refused(self, name: str) -> bool:
         """Tell whether this run may not call a tool (and report it when it may not)."""
         allowed = self.allowed
@@ -155,17 +170,18 @@ class ToolBox:
             # Enforced here, where the code runs, whatever the host's reading of the script.
             if self.refused(name):
                 return self._failure(refusal_message(name))
-            # Every call shares the sandbox's writable temp dir, so what one tool leaves there
-            # must not run in the next one's interpreter (with the next one's secrets): a HOME
-            # of its own per call (python3 runs `.pth` files and `usercustomize` from the user
-            # site under HOME; node looks for packages there too), and no node_modules
-            # directory left where node looks for the packages a script requires.
+            # Every call runs as the same uid as every other, so what one leaves where it can
+            # write must not run in the next one's interpreters (with the next one's secrets):
+            # a directory of its own per call (its cwd, TMPDIR and HOME), and whatever an
+            # earlier call (or anything else since the sandbox started) left moved aside
+            # first (leftovers.py).
             try:
-                node_modules_move_aside()
-                home = tempfile.mkdtemp(prefix="home-")
+                workdir = self.calls.enter()
+            except LeftoverError as exc:
+                self.fatal(str(exc))
             except OSError as exc:
                 return self._failure(f"Tool {name!r} was not run: {exc}")
-            earlier = _environ_set(self._call_environment(name, home))
+            earlier = _environ_set(self._call_environment(name, workdir))
             try:
                 value = function(*args, **kwargs)
                 if _isawaitable(value):
@@ -175,11 +191,18 @@ class ToolBox:
                 raised = f"Tool {name!r} raised {type(exc).__name__}: {exc}"
                 return self._failure(self.redacted(raised))
             finally:
-                # Nothing the tool started watches the next tool (reaper.py), its own secrets
-                # leave the environment with it, and its HOME goes.
-                end_descendants()
+                # Nothing the tool started watches the next tool (reaper.py) or writes after
+                # its call, its own secrets leave the environment with it, and nothing it left
+                # outlives the call; what cannot be made sure of ends the run.
+                try:
+                    end_descendants()
+                except RuntimeError as exc:
+                    self.fatal(f"after a call of tool {name!r}: {exc}")
                 _environ_restore(earlier)
-                home_remove(home)
+                try:
+                    self.calls.leave(workdir)
+                except LeftoverError as exc:
+                    self.fatal(f"after a call of tool {name!r}: {exc}")
 
         call.__name__ = name
         call.__doc__ = getattr(function, "__doc__", None)
@@ -187,15 +210,16 @@ class ToolBox:
         self._wrapped.append(function)
         return call
 
-    def _call_environment(self, name: str, home: str) -> dict[str, str | None]:
-        """Return what one call of tool `name` sets: its own secrets, no other tool's, a HOME."""
+    def _call_environment(self, name: str, workdir: str) -> dict[str, str | None]:
+        """Return what one call of tool `name` sets: its own secrets, no other tool's, and
+        its own directory as HOME and TMPDIR."""
         own = self._scoped.get(name, {})
         # A call can start while another tool's is under way: the script hands the first tool
         # a lazy `map` or generator that calls the second. Put every other tool's secret back
         # to what it is outside all calls (None: unset) for this one, or the second tool would
         # see the first one's and could hand it back to the script (or to what it spawns).
         others = {n: value for n, value in self._outside.items() if n not in own}
-        return {**others, **own, "HOME": home}
+        return {**others, **own, "HOME": workdir, "TMPDIR": workdir}
 
     def is_tool(self, function: Any) -> bool:
         """Tell whether `function` is one a wrapper was made for (by identity, never by ==)."""
@@ -210,40 +234,6 @@ class ToolBox:
             return await awaitable
 
         return self._loop.run_until_complete(wrapper())
-
-
-def home_remove(home: str) -> None:
-    """Remove a call's HOME: most calls leave it empty, and one rmdir is half an rmtree."""
-    try:
-        os.rmdir(home)
-    except OSError:
-        shutil.rmtree(home, ignore_errors=True)
-
-
-def node_modules_move_aside() -> None:
-    """Move every node_modules an earlier call could have left where node looks for packages.
-
-    Node looks in `node_modules` of the script's directory and of every directory above it,
-    and a script tool's directory is made in the temp dir, which every call may write to.
-    Moved, not removed: however its files are made, a rename of the directory itself works.
-    Raises OSError when one cannot be moved (the call is refused then).
-    """
-    directory = tempfile.gettempdir()
-    while True:
-        planted = os.path.join(directory, "node_modules")
-        if os.path.lexists(planted) and os.access(directory, os.W_OK):
-            aside = tempfile.mkdtemp(prefix="left-")
-            try:
-                os.rename(planted, os.path.join(aside, "node_modules"))
-            except OSError as exc:
-                raise OSError(
-                    f"{planted}, which an earlier tool call left where node looks for "
-                    f"packages, could not be moved aside ({exc.strerror})"
-                ) from None
-        parent = os.path.dirname(directory)
-        if parent == directory:
-            return
-        directory = parent
 
 
 def _environ_set(values: dict[str, str | None]) -> dict[str, str | None]:
