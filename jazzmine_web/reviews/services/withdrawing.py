@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.dispatch import receiver
 from django.utils import timezone
 
 from ...teams.models import ApiToken
+from ...teams.signals import api_token_revoked
 from ..models import AuditAction, Submission, SubmissionStatus
 from .audit import _audit, agent_label
 from .deciding import submission_refresh
@@ -14,6 +18,7 @@ from .errors import ReviewConflict, ReviewForbidden, SubmissionInvalid
 from .submitting import _after_commit
 
 MAX_REASON_CHARS = 2_000
+TOKEN_REVOKED = "its API token was revoked"
 
 
 def submission_withdraw(
@@ -62,3 +67,26 @@ def submission_withdraw(
         )
     _after_commit(submission, webhook_event="submission.withdrawn")
     return submission_refresh(submission=submission)
+
+
+@receiver(api_token_revoked, dispatch_uid="reviews.withdrawing.token_revoked")
+def _on_api_token_revoked(*, token_id: int, **_kwargs: Any) -> None:
+    """Withdraw what a revoked token's agent still had waiting for a reviewer.
+
+    A token is revoked because it leaked, or its owner's password changed, or they left: a
+    script it submitted then is not one a reviewer should be asked to let run. In the revoke's
+    transaction, so that no approval lands between the two.
+    """
+    pending = Submission.objects.filter(
+        api_token_id=token_id, status=SubmissionStatus.PENDING
+    ).select_related("sandbox", "submitted_by", "api_token")
+    for submission in pending:
+        try:
+            submission_withdraw(
+                submission=submission,
+                user=submission.submitted_by,
+                token=submission.api_token,
+                reason=TOKEN_REVOKED,
+            )
+        except ReviewConflict:
+            continue  # decided or expired meanwhile: it is no longer waiting

@@ -12,7 +12,12 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 import jazzmine.net as net
-from jazzmine_web.reviews.models import Submission, WebhookDelivery, WebhookEndpoint
+from jazzmine_web.reviews.models import (
+    Submission,
+    SubmissionStatus,
+    WebhookDelivery,
+    WebhookEndpoint,
+)
 from jazzmine_web.reviews.services import submission_reject
 from jazzmine_web.reviews.webhooks import webhook_delivery_attempt
 from jazzmine_web.teams.models import ApiToken, Membership, Role
@@ -85,8 +90,11 @@ def deactivate(user) -> None:
 
 
 def test_nothing_is_queued_for_a_revoked_token(pending, reviewer, member, issued) -> None:
+    # The revoke withdraws the submission (nobody is asked to decide it any more), and the
+    # withdrawal is told to no webhook: the token's went with it.
     api_token_revoke(user=member, token_id=issued.token.pk)
-    reject(pending, reviewer)
+    pending.refresh_from_db()
+    assert pending.status == SubmissionStatus.WITHDRAWN
     assert not WebhookDelivery.objects.exists()
 
 
