@@ -173,11 +173,16 @@ class Deployment:
             listed = api.get("/api/v1/sandboxes/").json()["sandboxes"]
         return next(s["id"] for s in listed if s["name"] == name)
 
-    def submit(self, body: str) -> httpx.Response:
+    def submit(self, body: str, language: str = "python") -> httpx.Response:
         with self.api() as api:
             return api.post(
                 "/api/v1/submissions/",
-                json={"sandbox": "demo/ecommerce", "task": "outage", "body": body},
+                json={
+                    "sandbox": "demo/ecommerce",
+                    "task": "outage",
+                    "body": body,
+                    "language": language,
+                },
             )
 
     def state(self, submission_id: str) -> dict[str, Any]:
