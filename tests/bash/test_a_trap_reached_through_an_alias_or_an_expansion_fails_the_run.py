@@ -14,17 +14,9 @@ from __future__ import annotations
 
 import pytest
 
-from jazzmine.bash import BashLimits, BashSession, ToolSpec
 from jazzmine.bash.generator import check_script
-from jazzmine.core.tools import ToolResponse
-from tests.bash.limits import assert_stopped_by_a_limit
+from tests.bash.limits import CALLS, LOOP, assert_stopped_by_a_limit, limited_session
 
-USER = ToolSpec("get_user", "Fetch a user by id", {
-    "type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"],
-})  # fmt: skip
-LIMITS = BashLimits(max_commands=500, max_loop_iterations=50, timeout_seconds=20)
-LOOP = "while true; do :; done"  # stopped at 50 iterations
-CALLS = "for i in $(seq 1 100); do get_user --id $i >/dev/null; done"  # 50 calls, then stopped
 ALIASES = "shopt -s expand_aliases\n"
 # `$(` spelled apart, so that no substitution is in the script's text.
 SUBSTITUTED = f"d='$'\nHOME=\"($d(trap '{LOOP}' EXIT))\"\n"
@@ -51,14 +43,6 @@ SCRIPTS = {
 }
 
 
-def get_user(id: int) -> ToolResponse:
-    return ToolResponse(success=True, data={"id": id})
-
-
-def session() -> BashSession:
-    return BashSession([USER], {"get_user": get_user}, limits=LIMITS)
-
-
 @pytest.mark.parametrize("name", sorted(SCRIPTS))
 def test_the_check_refuses_it(name: str) -> None:
     problems = check_script(SCRIPTS[name])
@@ -67,11 +51,11 @@ def test_the_check_refuses_it(name: str) -> None:
 
 @pytest.mark.parametrize("name", sorted(SCRIPTS))
 def test_its_run_fails_as_stopped_by_a_limit(name: str) -> None:
-    assert_stopped_by_a_limit(session().run(SCRIPTS[name]))
+    assert_stopped_by_a_limit(limited_session().run(SCRIPTS[name]))
 
 
 def test_the_tools_an_aliased_trap_called_before_the_limit_are_traced() -> None:
-    result = session().run(SCRIPTS["an alias of trap, calling tools"])
+    result = limited_session().run(SCRIPTS["an alias of trap, calling tools"])
     assert result.stdout == "hi\n" and len(result.calls) == 50
     assert_stopped_by_a_limit(result)
 
@@ -89,5 +73,5 @@ ORDINARY = [
 @pytest.mark.parametrize("body", ORDINARY)
 def test_ordinary_scripts_still_pass_and_run(body: str) -> None:
     assert check_script(body) == []
-    result = session().run(body)
+    result = limited_session().run(body)
     assert (result.exit_code, result.error) == (0, None), result

@@ -14,19 +14,12 @@ from __future__ import annotations
 
 import pytest
 
-from jazzmine.bash import BashLimits, BashSession, ToolSpec, specs_for_sandbox
+from jazzmine.bash import specs_for_sandbox
 from jazzmine.bash.generator import check_script
 from jazzmine.bash.sandbox import run_bash_in_sandbox
-from jazzmine.core.tools import SandboxConfig, ToolParameter, ToolRegistry, ToolResponse
+from jazzmine.core.tools import SandboxConfig, ToolParameter, ToolRegistry
 from jazzmine.sandbox import SandboxBuilder
-from tests.bash.limits import assert_stopped_by_a_limit
-
-USER = ToolSpec("get_user", "Fetch a user by id", {
-    "type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"],
-})  # fmt: skip
-LIMITS = BashLimits(max_commands=500, max_loop_iterations=50, timeout_seconds=20)
-LOOP = "while true; do :; done"  # stopped at 50 iterations
-CALLS = "for i in $(seq 1 100); do get_user --id $i >/dev/null; done"  # 50 calls, then stopped
+from tests.bash.limits import CALLS, LIMITS, LOOP, assert_stopped_by_a_limit, limited_session
 
 SPELLINGS = {
     "signal 00": f"trap '{LOOP}' 00\necho hi\n",
@@ -52,14 +45,6 @@ SPELLINGS = {
 }
 
 
-def get_user(id: int) -> ToolResponse:
-    return ToolResponse(success=True, data={"id": id})
-
-
-def session() -> BashSession:
-    return BashSession([USER], {"get_user": get_user}, limits=LIMITS)
-
-
 @pytest.mark.parametrize("name", sorted(SPELLINGS))
 def test_the_check_refuses_it(name: str) -> None:
     problems = check_script(SPELLINGS[name])
@@ -68,11 +53,11 @@ def test_the_check_refuses_it(name: str) -> None:
 
 @pytest.mark.parametrize("name", sorted(SPELLINGS))
 def test_its_run_fails_as_stopped_by_a_limit(name: str) -> None:
-    assert_stopped_by_a_limit(session().run(SPELLINGS[name]))
+    assert_stopped_by_a_limit(limited_session().run(SPELLINGS[name]))
 
 
 def test_the_tools_its_handler_called_before_the_limit_are_traced() -> None:
-    result = session().run(SPELLINGS["brace expansion, calling tools"])
+    result = limited_session().run(SPELLINGS["brace expansion, calling tools"])
     assert result.stdout == "hi\n" and len(result.calls) == 50
     assert_stopped_by_a_limit(result)
 
@@ -93,7 +78,7 @@ OTHER_SIGNALS = [
 @pytest.mark.parametrize("body", OTHER_SIGNALS)
 def test_a_trap_on_another_signal_still_passes_and_runs(body: str) -> None:
     assert check_script(body) == []
-    result = session().run(body)
+    result = limited_session().run(body)
     assert (result.exit_code, result.error) == (0, None), result
 
 
