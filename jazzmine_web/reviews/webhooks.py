@@ -37,6 +37,7 @@ from ..catalog.selectors import sandbox_for_user
 from ..studio.enqueue import task_send_after_commit
 from ..studio.outbound import outbound_policy
 from ..teams.models import ApiToken
+from ..teams.services import password_mac_matches
 from ..teams.signals import api_token_revoked
 from .models import DeliveryStatus, Submission, WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from .selectors import submission_state
@@ -105,6 +106,10 @@ def webhook_refusal(*, endpoint: WebhookEndpoint, submission: Submission | None)
         return "its API token was revoked"
     if not token.user.is_active:
         return "the token's user was deactivated"
+    if not password_mac_matches(token.password_mac, token.user.password):
+        # A password written where nothing revoked the token (a bulk update): it no longer
+        # authenticates (`teams.auth`), so it no longer speaks either.
+        return "its API token was made under a password that has changed since"
     if submission is not None and sandbox_for_user(token.user, submission.sandbox_id) is None:
         return "the token's user may no longer see the submission's sandbox"
     return ""

@@ -9,6 +9,7 @@ from __future__ import annotations
 import httpx
 import pytest
 from django.contrib.auth import get_user_model
+from django.contrib.auth.hashers import make_password
 from django.test import Client
 
 import jazzmine.net as net
@@ -163,6 +164,22 @@ def test_a_queued_delivery_of_a_user_deactivated_since_is_cancelled_unsent(
     assert (delivery.status, delivery.cancel_reason) == (
         "cancelled",
         "the token's user was deactivated",
+    )
+
+
+def test_a_queued_delivery_of_a_password_changed_behind_the_apps_back_is_cancelled_unsent(
+    pending, reviewer, member
+) -> None:
+    reject(pending, reviewer)
+    # Written by a path that revokes nothing: the token no longer authenticates, so it no
+    # longer speaks either.
+    password = make_password("a-password-set-in-bulk")
+    get_user_model().objects.filter(pk=member.pk).update(password=password)
+    urls, delivery = attempt(WebhookDelivery.objects.get())
+    assert urls == []
+    assert (delivery.status, delivery.cancel_reason) == (
+        "cancelled",
+        "its API token was made under a password that has changed since",
     )
 
 
