@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import pickle
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable
@@ -23,7 +24,7 @@ logger = logging.getLogger(__name__)
 # Registries by the full content they are built from. Building one parses every tool's source
 # (milliseconds, several times a run: the prompt, the check, the worker's preparation), while
 # the rows rarely change between two requests. The registries are frozen: shared, read-only.
-_built: OrderedDict[str, ToolRegistry] = OrderedDict()
+_built: OrderedDict[bytes, ToolRegistry] = OrderedDict()
 _built_lock = threading.Lock()
 REGISTRIES_KEPT = 32
 
@@ -46,7 +47,7 @@ def registry_for_sandbox(
     """
     rows = sorted(tools if tools is not None else sandbox.tool_rows(), key=lambda t: t.pk)
     config = sandbox.to_config()  # clamped to the deployment's limits: part of the content
-    key = repr((config, include_unpublished, [_fields(row) for row in rows]))
+    key = _content_key(config, include_unpublished, rows)
     with _built_lock:
         registry = _built.get(key)
         if registry is not None:
@@ -58,6 +59,14 @@ def registry_for_sandbox(
         while len(_built) > REGISTRIES_KEPT:
             _built.popitem(last=False)
     return registry
+
+
+def _content_key(config: SandboxConfig, include_unpublished: bool, rows: list[Tool]) -> bytes:
+    # A pickle, not a repr: the same content in a tenth of the time (a repr escapes every
+    # character of every source: ~0.5 ms for the demo's tools, on the way to each run's first
+    # event). Pickling is lossless, so two different contents never share a key; the same
+    # content pickled differently (shared objects are written once) only misses the cache.
+    return pickle.dumps((config, include_unpublished, [_fields(row) for row in rows]), protocol=5)
 
 
 def _fields(row: Model) -> tuple[Any, ...]:
