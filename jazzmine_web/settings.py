@@ -360,7 +360,8 @@ LOGGING = {
     },
 }
 
-# Periodic work (celery beat): the reaper, and the review sweep (expiry, webhook retries due).
+# Periodic work (celery beat): the reapers, the review sweep (expiry, webhook retries due),
+# and the revoke of API tokens a write around the models ended (`api_tokens_settle`).
 CELERY_BEAT_SCHEDULE = {
     "runs-reap": {"task": "runs.reap", "schedule": env_float("JAZZMINE_REAP_SECONDS", 10.0)},
     "builds-reap": {"task": "catalog.builds_reap", "schedule": 30.0},
@@ -368,5 +369,9 @@ CELERY_BEAT_SCHEDULE = {
     "reviews-sweep": {
         "task": "reviews.sweep",
         "schedule": JAZZMINE_REVIEW_SWEEP_SECONDS,
+    },
+    "tokens-settle": {
+        "task": "teams.tokens_settle",
+        "schedule": env_float("JAZZMINE_TOKENS_SETTLE_SECONDS", 60.0),
     },
 }

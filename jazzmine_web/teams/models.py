@@ -68,6 +68,9 @@ class RevokeReason(models.TextChoices):
     ADMIN = "admin", "by an administrator"
     PASSWORD = "password", "the password was changed"
     DEACTIVATED = "deactivated", "the account was deactivated"
+    # Found by the sweep (`api_tokens_settle`): a password or the server's key written where
+    # nothing revoked the token had already ended it.
+    UNBOUND = "unbound", "the password or the server's key changed"
 
 
 class ApiToken(models.Model):

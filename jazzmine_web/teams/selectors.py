@@ -5,7 +5,8 @@ from __future__ import annotations
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import QuerySet
 
-from .models import USER_MEMBERSHIPS, ApiToken, Membership, Role, Team
+from .models import USER_MEMBERSHIPS, ApiToken, Membership, RevokeReason, Role, Team
+from .services import api_token_ended_why
 
 AnyUser = AbstractBaseUser | AnonymousUser
 
@@ -55,3 +56,20 @@ def team_ids_with_role(*, user: AnyUser, role: str = Role.MEMBER) -> list[int]:
 def api_tokens_for_user(user: AbstractBaseUser) -> QuerySet[ApiToken]:
     """Return a user's tokens, newest first, revoked ones included."""
     return ApiToken.objects.filter(user=user)
+
+
+def api_tokens_listed(user: AbstractBaseUser) -> list[ApiToken]:
+    """Return a user's tokens for their list, each with `ended`: why it no longer opens.
+
+    "" for a token that opens the API, and for one revoked (its revoke says why). A token
+    ended by a write that revoked nothing says so at once, before the sweep revokes it.
+    """
+    tokens = list(api_tokens_for_user(user))
+    for token in tokens:
+        why = ""
+        if token.revoked_at is None:
+            why = api_token_ended_why(
+                mac=token.password_mac, password_hash=user.password, user_active=user.is_active
+            )
+        token.ended = RevokeReason(why).label if why else ""  # type: ignore[attr-defined]
+    return tokens

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+import time
 from dataclasses import dataclass
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 from django.utils.crypto import constant_time_compare, salted_hmac
 from django.utils.text import slugify
@@ -116,10 +118,14 @@ def api_token_revoke(
     *, user: AbstractBaseUser, token_id: int, reason: str = RevokeReason.OWNER
 ) -> bool:
     """Revoke one of a user's tokens, saying why; tell whether one was revoked."""
+    return _token_revoke(token_id=token_id, user_id=user.pk, reason=reason)
+
+
+def _token_revoke(*, token_id: int, user_id: object, reason: str) -> bool:
     with transaction.atomic():
-        count = ApiToken.objects.filter(pk=token_id, user=user, revoked_at__isnull=True).update(
-            revoked_at=timezone.now(), revoked_reason=reason
-        )
+        count = ApiToken.objects.filter(
+            pk=token_id, user_id=user_id, revoked_at__isnull=True
+        ).update(revoked_at=timezone.now(), revoked_reason=reason)
         if count:
             # In the same transaction: a webhook never outlives its token, not even briefly.
             api_token_revoked.send(sender=ApiToken, token_id=token_id)
@@ -139,6 +145,57 @@ def api_tokens_revoke_all(*, user: AbstractBaseUser, reason: str) -> int:
     """
     ids = ApiToken.objects.filter(user=user, revoked_at__isnull=True).values_list("pk", flat=True)
     return sum(api_token_revoke(user=user, token_id=pk, reason=reason) for pk in list(ids))
+
+
+def api_token_ended_why(*, mac: str, password_hash: str, user_active: bool) -> str:
+    """Return why a token nobody revoked opens nothing any more ("" while it still opens).
+
+    Its account was deactivated, or the password it was bound to (or the server's key that
+    bound it) changed, by a path that revoked nothing: a queryset update, SQL, a new
+    `JAZZMINE_SECRET_KEY`. The value is the reason its revoke records.
+    """
+    if not user_active:
+        return RevokeReason.DEACTIVATED
+    if not password_mac_matches(mac, password_hash):
+        return RevokeReason.UNBOUND
+    return ""
+
+
+# How long the sweep waits before it revokes a token it found ended: a login that upgrades a
+# password's hash writes the new hash, then binds the tokens to it, in two statements.
+SETTLE_RECHECK_SECONDS = 2.0
+
+
+def api_tokens_settle(*, recheck_after: float = SETTLE_RECHECK_SECONDS) -> int:
+    """Revoke the tokens that open nothing though nobody revoked them; return how many.
+
+    Such a token is refused at once (`teams.auth`), but its list says it is active, its
+    pending submissions wait for a reviewer and its webhook is still set, all of which a
+    revoke ends (`api_token_revoke`). A token is revoked only when found ended twice,
+    `recheck_after` seconds apart, for the same reason: never one read between a hash
+    upgrade's two writes.
+    """
+    found = _tokens_ended(ApiToken.objects.filter(revoked_at__isnull=True))
+    if not found:
+        return 0
+    time.sleep(recheck_after)
+    again = _tokens_ended(ApiToken.objects.filter(pk__in=list(found), revoked_at__isnull=True))
+    return sum(
+        _token_revoke(token_id=token_id, user_id=user_id, reason=reason)
+        for token_id, (user_id, reason) in again.items()
+        if found.get(token_id) == (user_id, reason)
+    )
+
+
+def _tokens_ended(tokens: QuerySet[ApiToken]) -> dict[int, tuple[object, str]]:
+    """Return the ended ones of these tokens: token id -> (its user's id, why it ended)."""
+    rows = tokens.values_list("pk", "user_id", "password_mac", "user__password", "user__is_active")
+    ended = {}
+    for token_id, user_id, mac, password_hash, active in rows.iterator():
+        why = api_token_ended_why(mac=mac, password_hash=password_hash, user_active=active)
+        if why:
+            ended[token_id] = (user_id, why)
+    return ended
 
 
 def api_tokens_rebind(*, user: AbstractBaseUser, old_password_hash: str) -> int:

@@ -15,7 +15,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from ..studio.http import form_status
 from .forms import ThrottledPasswordChangeForm, TokenForm
-from .selectors import api_tokens_for_user, teams_for_user
+from .selectors import api_tokens_listed, teams_for_user
 from .services import api_token_create, api_token_revoke
 
 # What the page's example submits: a script that calls no tool, so it runs in any sandbox.
@@ -60,7 +60,7 @@ def _context(request: HttpRequest, **extra: Any) -> dict[str, object]:
     return {
         # The list holds the form (a revoke's answer too): an empty one unless given.
         "form": TokenForm(user=request.user, request=request),
-        "tokens": api_tokens_for_user(request.user),
+        "tokens": api_tokens_listed(request.user),
         "teams": teams_for_user(request.user).prefetch_related("memberships__user"),
         "api_example": _api_example(request, extra.get("issued")),
         **extra,

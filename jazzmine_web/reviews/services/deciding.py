@@ -14,6 +14,7 @@ from jazzmine.core.tools.generator import assembled_body
 
 from ...runs.models import code_sha256
 from ...runs.services import run_tools_called, script_check
+from ...teams.auth import token_still_active
 from ...teams.models import Role
 from ...teams.selectors import user_has_team_role, user_holds_team_role_locked
 from ..analysis import normalise_body, same_body
@@ -59,6 +60,21 @@ def _check_not_own(*, submission: Submission, user: AbstractBaseUser) -> None:
         raise ReviewForbidden(
             "self_approval",
             "Your own API token submitted this script; another reviewer must approve it.",
+        )
+
+
+def _check_token_opens(*, submission: Submission) -> None:
+    """Refuse to run what an agent's token sent once that token no longer opens the API.
+
+    A revoke withdraws the token's pending submissions; a write that revoked nothing (a
+    bulk password update, a deactivation by SQL) leaves them waiting until the sweep
+    revokes the token (`api_tokens_settle`): until then they are refused here.
+    """
+    if submission.api_token_id is not None and not token_still_active(submission.api_token_id):
+        raise ReviewConflict(
+            "token_ended",
+            "The API token that submitted this script no longer opens the API (revoked, its "
+            "owner's password changed or their account was deactivated): it is not run.",
         )
 
 
@@ -120,6 +136,7 @@ def submission_approve(
     submission = submission_refresh(submission=submission)
     submission_decide_check(submission=submission, user=user)
     _check_not_own(submission=submission, user=user)
+    _check_token_opens(submission=submission)
     # The reviewer read (and may have edited) the body that runs, not the agent's raw answer.
     shown = assembled_body(submission.script)
     final_body = shown if body is None else normalise_body(edit_body_checked(body))
