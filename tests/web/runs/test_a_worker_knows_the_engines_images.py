@@ -61,7 +61,7 @@ def restarted_worker(celery_workers, transactional_db):
 def test_the_first_run_after_a_restart_starts_at_once(
     ecommerce, member, base_image, celery_workers, transactional_db
 ):
-    image_made(ecommerce)  # the engine holds the image before the worker starts
+    tag = image_made(ecommerce)  # the engine holds the image before the worker starts
     for _ in range(2):  # each restart forgets what the worker knew, and asks again
         worker = Workers(celery_workers.running({"JAZZMINE_TEST_BOOT": uuid.uuid4().hex}))
         assert "sandbox image(s)" in worker.log()
@@ -69,7 +69,11 @@ def test_the_first_run_after_a_restart_starts_at_once(
         assert worker.future(run.pk).result(timeout=180) == RunStatus.SUCCEEDED
         run.refresh_from_db()
         # Stored RUNNING in its claim: no second write, no PREPARING while the engine answers.
-        assert run.started_at == run.claimed_at is not None
+        # What a failure needs to be told apart: another image, or the same one not known.
+        seen = (run.image, tag, run.message, [line for line in worker.log().splitlines()
+                if "image" in line][-5:])  # fmt: skip
+        assert run.image == tag, seen
+        assert run.started_at == run.claimed_at is not None, seen
     runs_stop_unfinished()
 
 
