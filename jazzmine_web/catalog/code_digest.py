@@ -8,6 +8,8 @@ from typing import Any
 
 from jazzmine.scripttools.adapter import runner_fields
 
+from .script_rows import SCRIPT_KIND, script_tool_from_row
+
 
 def tool_code_digest(row: Any) -> str:
     """Return the SHA-256 of what decides the code a tool row loads into runs ("" if unknown).
@@ -20,10 +22,8 @@ def tool_code_digest(row: Any) -> str:
     for a member to make two versions of one checksum, have an admin accept the harmless one
     and swap in the other. Takes any row with the Tool's columns (a migration's too).
     """
-    from .services.registry import script_tool_from_row  # it reads the models
-
     dependencies = sorted(set(row.dependencies or []))
-    if row.kind == "script":
+    if row.kind == SCRIPT_KIND:
         tool = script_tool_from_row(row)
         if tool is None:
             return ""  # not a whole script tool: nothing to bind an acceptance to

@@ -12,5 +12,6 @@ class ReviewsConfig(AppConfig):
         # Connects the receivers of runs' `run_finished` and `run_created` and the catalog's
         # `catalog_changed` (the services package imports every module that holds one); here,
         # not at the top, because services import models, which load only once the app
-        # registry is ready. `webhooks` holds the receiver of teams' `api_token_revoked`.
+        # registry is ready. `webhooks` holds the receivers of teams' `api_token_revoked` and
+        # of the services' own `submission_event` (every event an agent's webhook hears).
         from . import services, webhooks  # noqa: F401

@@ -42,6 +42,7 @@ from ..teams.signals import api_token_revoked
 from .models import DeliveryStatus, Submission, WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from .selectors import submission_state
 from .services import SubmissionInvalid
+from .signals import submission_event
 
 logger = logging.getLogger(__name__)
 
@@ -130,6 +131,11 @@ def _on_api_token_revoked(*, token_id: int, **_kwargs: Any) -> None:
         next_attempt_at=None,
         claimed_until=None,
     )
+
+
+@receiver(submission_event, dispatch_uid="reviews.webhooks.submission_event")
+def _on_submission_event(*, submission_id: Any, event: str, **_kwargs: Any) -> None:
+    webhook_enqueue(submission_id=submission_id, event=event)
 
 
 def webhook_enqueue(*, submission_id: Any, event: str) -> WebhookDelivery | None:

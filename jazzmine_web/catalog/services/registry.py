@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import pickle
 import threading
 from collections import OrderedDict
@@ -12,14 +11,12 @@ from typing import Any
 from django.db.models import Model
 
 from jazzmine.core.tools import SandboxConfig, ToolParameter, ToolRegistry
-from jazzmine.scripttools import ScriptTool, ScriptToolError
-from jazzmine.scripttools.model import DEFAULT_TIMEOUT
+from jazzmine.scripttools import ScriptTool
 
 from ...studio.checker import checked
 from ..models import Sandbox, Tool, ToolKind
 from ..reading import SourceTool, registry_read
-
-logger = logging.getLogger(__name__)
+from ..script_rows import script_tool_from_row
 
 # Registries by the full content they are built from. Building one parses every tool's source
 # (milliseconds, several times a run: the prompt, the check, the worker's preparation), while
@@ -100,26 +97,3 @@ def _registry_build(
     # every socket waits on a parse here). A checker that fails raises `CheckerUnavailable`.
     chars = sum(len(tool.source) for tool in tools)
     return checked(chars, registry_read, config, tools)
-
-
-def script_tool_from_row(row: Tool) -> ScriptTool | None:
-    """Return the script tool a catalog row holds (None for a row that is not a whole one)."""
-    if row.kind != ToolKind.SCRIPT or not row.runtime:
-        return None
-    try:
-        return ScriptTool(
-            name=row.name,
-            description=row.description,
-            source=row.source,
-            parameters=dict(row.schema or {"type": "object", "properties": {}}),
-            runtime=row.runtime,  # type: ignore[arg-type]
-            always_allow=row.always_allow,
-            timeout=float(row.timeout_seconds or DEFAULT_TIMEOUT),
-            secrets=list(row.secrets),
-            dependencies=list(row.dependencies),
-            extra=dict(row.extra or {}),
-        )
-    except ScriptToolError:
-        # A bad row must not take every page of its sandbox down with it.
-        logger.warning("script tool row %s is not a valid script tool", row.pk)
-        return None

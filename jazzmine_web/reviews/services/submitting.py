@@ -20,6 +20,7 @@ from ..analysis import normalise_body
 from ..live import queue_broadcast
 from ..models import AuditAction, ReviewPolicy, Submission, SubmissionStatus
 from ..selectors import review_settings_for
+from ..signals import submission_event
 from .audit import _audit, agent_label
 from .errors import (
     EditRefused,
@@ -250,8 +251,4 @@ def _after_commit(submission: Submission, *, webhook_event: str | None) -> None:
     team_id, pk, status = submission.sandbox.team_id, submission.pk, submission.status
     transaction.on_commit(lambda: queue_broadcast(team_id=team_id, submission_id=pk, status=status))
     if webhook_event is not None:
-        # Here, not at the top: webhooks imports this package (SubmissionInvalid), whose
-        # `__init__` imports this module.
-        from ..webhooks import webhook_enqueue
-
-        webhook_enqueue(submission_id=pk, event=webhook_event)
+        submission_event.send(sender=Submission, submission_id=pk, event=webhook_event)
