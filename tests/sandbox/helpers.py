@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from jazzmine.sandbox import Event
+from jazzmine.sandbox.harness import SHARED_MACHINE_ENV
 from jazzmine.sandbox.workdirs import ABANDONED_AFTER_SECONDS
 
 # What code in a sandbox tries first to reach past the network namespace: io_uring (its own
@@ -61,8 +62,8 @@ def harness_events(runtime: Path, line: bytes) -> list[dict]:
     """
     done = subprocess.run(
         [sys.executable, "-I", str(runtime / "harness.py"), str(runtime)],
-        input=line, capture_output=True, timeout=30, env={"PATH": os.environ["PATH"]},
-        check=False,
+        input=line, capture_output=True, timeout=30, check=False,
+        env={"PATH": os.environ["PATH"], SHARED_MACHINE_ENV: "1"},
     )  # fmt: skip
     lines = [json.loads(x) for x in done.stdout.decode().splitlines()]
     assert lines[0]["type"] == "ready" and lines[-1]["type"] == "exit", done.stderr

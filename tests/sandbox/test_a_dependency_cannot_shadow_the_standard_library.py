@@ -24,6 +24,7 @@ from jazzmine.core.tools import SandboxConfig, ToolRegistry, ToolResponse
 from jazzmine.sandbox import RunLimits, RunRequest, SandboxBuilder
 from jazzmine.sandbox.builder import BuildPolicy
 from jazzmine.sandbox.docker_runner import DockerRunner
+from jazzmine.sandbox.harness import SHARED_MACHINE_ENV
 from jazzmine.sandbox.runtime import stage_runtime
 from jazzmine.sandbox.wheels import PipIndexes
 from tests.hostile_wheels import LEAK_MARK, PAYLOAD, hostile_index
@@ -65,7 +66,7 @@ def run(runtime: Path, script: str) -> list[dict]:
     done = subprocess.run(
         [sys.executable, "-I", str(runtime / "harness.py"), str(runtime)],
         input=request.to_line(30.0), capture_output=True, timeout=30,
-        env={"PATH": os.environ["PATH"]}, check=False,
+        env={"PATH": os.environ["PATH"], SHARED_MACHINE_ENV: "1"}, check=False,
     )  # fmt: skip
     return [json.loads(x) for x in done.stdout.decode().splitlines()]
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from jazzmine.core.tools import ScriptGenerator, body_offset
-from jazzmine.sandbox.harness import UNRESTRICTED_ENV
+from jazzmine.sandbox.harness import SHARED_MACHINE_ENV, UNRESTRICTED_ENV
 from jazzmine.sandbox.runtime import stage_runtime
 
 from .sample_tools import TEST_SANDBOX, make_registry
@@ -29,7 +29,7 @@ def run(runtime: Path, script: str, offset: int = 0, env: dict | None = None, **
     done = subprocess.run(
         [sys.executable, "-I", str(runtime / "harness.py"), str(runtime)],
         input=json.dumps(request) + "\n", capture_output=True, text=True, timeout=30,
-        env={"PATH": os.environ["PATH"], **(env or {})}, check=False,
+        env={"PATH": os.environ["PATH"], SHARED_MACHINE_ENV: "1", **(env or {})}, check=False,
     )  # fmt: skip
     lines = [json.loads(line) for line in done.stdout.splitlines()]
     assert lines[0]["type"] == "ready", done.stderr
@@ -53,6 +53,19 @@ def test_it_streams_events_in_order_with_sequence_numbers(runtime):
 def test_it_calls_sync_and_async_tools_as_plain_functions(runtime):
     events = run(runtime, "emit_result([add(2, 3).data, slow_double(4).data])\n")
     assert events[0]["data"] == [5, 8]
+
+
+@pytest.mark.parametrize("flag", ["", "0", "yes"])
+def test_outside_a_sandbox_of_its_own_and_not_told_so_it_calls_no_tool(runtime, flag):
+    """Its sweep between calls needs a sandbox of its own (its parent is pid 1): a harness
+    started any other way, unless started so on purpose, refuses the call rather than run it
+    unswept."""
+    script = 'emit_log("before")\nemit_result(add(2, 3).data)\n'
+    events = run(runtime, script, env={SHARED_MACHINE_ENV: flag})
+    assert types_of(events)[0] == "log" and "result" not in types_of(events), events
+    assert events[-1]["data"]["outcome"] == "script_error"
+    error = next(e for e in events if e["type"] == "error")
+    assert "does not run in a sandbox of its own" in error["data"]["message"]
 
 
 def test_a_tool_that_raises_becomes_a_failed_response(runtime):
@@ -234,7 +247,7 @@ def harness_started(runtime: Path, script: str) -> subprocess.Popen[bytes]:
     process = subprocess.Popen(
         [sys.executable, "-I", str(runtime / "harness.py"), str(runtime)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        env={"PATH": os.environ["PATH"]},
+        env={"PATH": os.environ["PATH"], SHARED_MACHINE_ENV: "1"},
     )  # fmt: skip
     assert process.stdin is not None
     process.stdin.write(json.dumps(request).encode() + b"\n")

@@ -31,12 +31,13 @@ Importing this package has no side effects (no fork, no audit hook): the runners
 from __future__ import annotations
 
 from .process import fork_worker, read_line, take_host_channel, worker_lines, worker_status
-from .protocol import HARNESS_PROTOCOL, SECCOMP_ENV, UNRESTRICTED_ENV
+from .protocol import HARNESS_PROTOCOL, SECCOMP_ENV, SHARED_MACHINE_ENV, UNRESTRICTED_ENV
 from .toolbox import ToolBox
 
 __all__ = [
     "HARNESS_PROTOCOL",
     "SECCOMP_ENV",
+    "SHARED_MACHINE_ENV",
     "UNRESTRICTED_ENV",
     "ToolBox",
     "fork_worker",

@@ -27,6 +27,9 @@ filters. Nothing walks the trees a call left: a whole directory is moved by one 
 Only in a sandbox of its own (the harness's parent, the relay, is pid 1 of its namespace, in
 a container and in bubblewrap alike): a harness started as a plain process on a machine
 (tests) shares that machine's /tmp with every other process, whose files are not a tool's.
+Such a start must say so (`SHARED_MACHINE_ENV`); a harness that finds itself elsewhere
+without it (a runner that starts it another way) runs no tool call: fail closed, rather
+than skip the sweep unseen.
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ import shutil
 import stat
 import tempfile
 from collections.abc import Collection
+
+from .protocol import SHARED_MACHINE_ENV
 
 # Where a sandbox can write, when its mount table cannot say (it always can in a sandbox).
 KNOWN_PLACES = ("/tmp", "/dev/shm", "/dev/mqueue")
@@ -186,6 +191,12 @@ class CallDirs:
         # Why no call may run, when the places could not be found (told at the first call).
         self.problem: str | None = None
         if not self.sweep_enabled:
+            if sweep is None and os.environ.get(SHARED_MACHINE_ENV) != "1":
+                self.problem = (
+                    "the harness does not run in a sandbox of its own (its parent is not "
+                    "pid 1) and was not told it shares a machine on purpose: no tool call "
+                    "runs where what an earlier one left could not be moved aside"
+                )
             return
         try:
             self.places = [Place(path) for path in writable_places()]

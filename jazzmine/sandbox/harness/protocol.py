@@ -13,6 +13,10 @@ SCRIPT_FILENAME = "<script>"
 UNRESTRICTED_ENV = "JAZZMINE_HARNESS_ALLOW_UNRESTRICTED"
 # A seccomp filter (BPF, base64) the relay loads before anything else runs in the sandbox.
 SECCOMP_ENV = "JAZZMINE_HARNESS_SECCOMP"
+# Set ("1") by whoever runs the harness as a plain process on purpose (the tests of the
+# harness itself): the machine's /tmp is not a tool's to sweep. Without it, a harness that
+# finds itself outside a sandbox of its own refuses tool calls rather than skip the sweep.
+SHARED_MACHINE_ENV = "JAZZMINE_HARNESS_SHARED_MACHINE"
 
 # The host refuses events beyond these bounds (jazzmine/sandbox/events.py holds the same
 # numbers); the harness checks first so a script gets an exception it can read and handle.
