@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.test import TransactionTestCase
@@ -132,6 +134,27 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: item.get_closest_marker("e2e") is not None)
 
 
+def dead_sessions_deployments(client: Any) -> list[str]:
+    """Return the key prefixes of the images of test sessions whose process is gone (killed
+    before their own clean-up): each session files its images under `test-<pid>`."""
+    from jazzmine.sandbox.builder import IMAGE_KEY_LABEL
+
+    pids = set()
+    for image in client.api.images(filters={"label": IMAGE_KEY_LABEL}):
+        found = re.match(r"test-(\d+)-", (image.get("Labels") or {}).get(IMAGE_KEY_LABEL, ""))
+        if found:
+            pids.add(int(found.group(1)))
+    dead = []
+    for pid in sorted(pids):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            dead.append(f"test-{pid}-")
+        except PermissionError:
+            continue  # alive, someone else's
+    return dead
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """Remove the sandbox images the tests' deployment made, those left without a tag, and the
     session's Redis keys.
@@ -153,6 +176,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     try:
         client = docker.from_env(timeout=60)
         deployment_images_remove(client, f"{settings.JAZZMINE_DEPLOYMENT}-")
+        for prefix in dead_sessions_deployments(client):
+            deployment_images_remove(client, prefix)
         client.images.prune(filters={"dangling": True, "label": "jazzmine.sandbox"})
     except docker.errors.DockerException:
         pass
