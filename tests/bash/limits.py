@@ -1,12 +1,16 @@
-"""What the bash limit tests share: a session with low limits, and what they assert of a run
-a limit stopped."""
+"""What the bash limit tests share: a session with low limits, the same in a real bash sandbox,
+and what they assert of a run a limit stopped."""
 
 from __future__ import annotations
 
-from jazzmine.bash import BashLimits, BashResult, BashSession, ToolSpec
+from pathlib import Path
+from typing import Any
+
+from jazzmine.bash import BashLimits, BashResult, BashSession, ToolSpec, specs_for_sandbox
 from jazzmine.bash.events import bash_final_events
-from jazzmine.core.tools import ToolResponse
-from jazzmine.sandbox import Outcome
+from jazzmine.bash.sandbox import run_bash_in_sandbox
+from jazzmine.core.tools import SandboxConfig, ToolParameter, ToolRegistry, ToolResponse
+from jazzmine.sandbox import Outcome, SandboxBuilder
 
 USER = ToolSpec("get_user", "Fetch a user by id", {
     "type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"],
@@ -23,6 +27,33 @@ def get_user(id: int) -> ToolResponse:
 def limited_session() -> BashSession:
     """Return a session calling `get_user`, under LIMITS."""
     return BashSession([USER], {"get_user": get_user}, limits=LIMITS)
+
+
+GET_USER = """
+def get_user(id: int) -> ToolResponse:
+    return ToolResponse(success=True, data={"id": id})
+"""
+
+
+async def run_in_a_bash_sandbox(
+    script: str, *, sandbox: str, docker_client: Any, cache_dir: Path
+) -> BashResult:
+    """Run a script under LIMITS in a real bash sandbox of `get_user` (the image runs its own
+    copy of the engine's reading); remove the images it took afterwards."""
+    registry = ToolRegistry()
+    registry.register_sandbox(SandboxConfig(name=sandbox))
+    registry.register_source(
+        GET_USER, sandbox=sandbox, description="Fetch a user by id",
+        parameters=[ToolParameter("id", "int", "User id", required=True)],
+    )  # fmt: skip
+    builder = SandboxBuilder(registry, client=docker_client, cache_dir=cache_dir)
+    try:
+        return await run_bash_in_sandbox(
+            script, sandbox_image=builder.ensure_image(sandbox).tag,
+            specs=specs_for_sandbox(registry, sandbox), bash_limits=LIMITS, client=docker_client,
+        )  # fmt: skip
+    finally:
+        builder.prune(sandbox, keep=0)  # this test's images, and the bash images on them
 
 
 def assert_stopped_by_a_limit(result: BashResult) -> None:

@@ -13,19 +13,18 @@ import time
 
 import pytest
 
-from jazzmine.bash import BashLimits, BashSession, ToolSpec, specs_for_sandbox
-from jazzmine.bash.sandbox import run_bash_in_sandbox
-from jazzmine.core.tools import SandboxConfig, ToolParameter, ToolRegistry, ToolResponse
-from jazzmine.sandbox import SandboxBuilder
-from tests.bash.limits import assert_stopped_by_a_limit
+from jazzmine.bash import BashLimits, BashSession, ToolSpec
+from tests.bash.limits import (
+    CALLS,
+    LIMITS,
+    LOOP,
+    USER,
+    assert_stopped_by_a_limit,
+    get_user,
+    run_in_a_bash_sandbox,
+)
 
-USER = ToolSpec("get_user", "Fetch a user by id", {
-    "type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"],
-})  # fmt: skip
 SLOW = ToolSpec("slow", "Take a second", {"type": "object", "properties": {}})
-LIMITS = BashLimits(max_commands=500, max_loop_iterations=50, timeout_seconds=20)
-LOOP = "while true; do :; done"  # stopped at 50 iterations
-CALLS = "for i in $(seq 1 100); do get_user --id $i >/dev/null; done"  # 50 calls, then stopped
 
 TRAPS = {
     "trap ... EXIT": f"trap '{LOOP}' EXIT\necho hi\n",
@@ -41,10 +40,6 @@ TRAPS = {
     "a trap named by an escape": f"$'\\x74rap' '{LOOP}' EXIT\necho hi\n",
     "a trap whose signal is computed": f"s=EX; s+=IT\ntrap '{LOOP}' \"$s\"\necho hi\n",
 }
-
-
-def get_user(id: int) -> ToolResponse:
-    return ToolResponse(success=True, data={"id": id})
 
 
 def slow() -> str:
@@ -74,28 +69,11 @@ def test_running_out_of_time_inside_an_exit_trap_fails_the_run() -> None:
     assert_stopped_by_a_limit(result)
 
 
-GET_USER = """
-def get_user(id: int) -> ToolResponse:
-    return ToolResponse(success=True, data={"id": id})
-"""
-SANDBOX = "exit-trap-limits-bash"
-
-
 @pytest.mark.docker
 async def test_the_sandbox_run_fails_the_same_way(docker_client, base_image, tmp_path) -> None:
-    registry = ToolRegistry()
-    registry.register_sandbox(SandboxConfig(name=SANDBOX))
-    registry.register_source(
-        GET_USER, sandbox=SANDBOX, description="Fetch a user by id",
-        parameters=[ToolParameter("id", "int", "User id", required=True)],
+    result = await run_in_a_bash_sandbox(
+        TRAPS["a handler calling tools"],
+        sandbox="exit-trap-limits-bash", docker_client=docker_client, cache_dir=tmp_path,
     )  # fmt: skip
-    builder = SandboxBuilder(registry, client=docker_client, cache_dir=tmp_path)
-    try:
-        result = await run_bash_in_sandbox(
-            TRAPS["a handler calling tools"], sandbox_image=builder.ensure_image(SANDBOX).tag,
-            specs=specs_for_sandbox(registry, SANDBOX), bash_limits=LIMITS, client=docker_client,
-        )  # fmt: skip
-    finally:
-        builder.prune(SANDBOX, keep=0)  # this test's images, and the bash images on them
     assert result.stdout == "hi\n" and len(result.calls) == 50
     assert_stopped_by_a_limit(result)

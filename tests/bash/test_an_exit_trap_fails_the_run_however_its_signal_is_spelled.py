@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import pytest
 
-from jazzmine.bash import specs_for_sandbox
 from jazzmine.bash.generator import check_script
-from jazzmine.bash.sandbox import run_bash_in_sandbox
-from jazzmine.core.tools import SandboxConfig, ToolParameter, ToolRegistry
-from jazzmine.sandbox import SandboxBuilder
-from tests.bash.limits import CALLS, LIMITS, LOOP, assert_stopped_by_a_limit, limited_session
+from tests.bash.limits import (
+    CALLS,
+    LOOP,
+    assert_stopped_by_a_limit,
+    limited_session,
+    run_in_a_bash_sandbox,
+)
 
 SPELLINGS = {
     "signal 00": f"trap '{LOOP}' 00\necho hi\n",
@@ -82,30 +84,12 @@ def test_a_trap_on_another_signal_still_passes_and_runs(body: str) -> None:
     assert (result.exit_code, result.error) == (0, None), result
 
 
-GET_USER = """
-def get_user(id: int) -> ToolResponse:
-    return ToolResponse(success=True, data={"id": id})
-"""
-SANDBOX = "exit-trap-spellings-bash"
-
-
 @pytest.mark.docker
 async def test_the_sandbox_run_fails_the_same_way(docker_client, base_image, tmp_path) -> None:
     """The bash image runs its own copy of the reading: it must be this one."""
-    registry = ToolRegistry()
-    registry.register_sandbox(SandboxConfig(name=SANDBOX))
-    registry.register_source(
-        GET_USER, sandbox=SANDBOX, description="Fetch a user by id",
-        parameters=[ToolParameter("id", "int", "User id", required=True)],
+    result = await run_in_a_bash_sandbox(
+        SPELLINGS["brace expansion, calling tools"],
+        sandbox="exit-trap-spellings-bash", docker_client=docker_client, cache_dir=tmp_path,
     )  # fmt: skip
-    builder = SandboxBuilder(registry, client=docker_client, cache_dir=tmp_path)
-    try:
-        result = await run_bash_in_sandbox(
-            SPELLINGS["brace expansion, calling tools"],
-            sandbox_image=builder.ensure_image(SANDBOX).tag,
-            specs=specs_for_sandbox(registry, SANDBOX), bash_limits=LIMITS, client=docker_client,
-        )  # fmt: skip
-    finally:
-        builder.prune(SANDBOX, keep=0)  # this test's images, and the bash images on them
     assert result.stdout == "hi\n" and len(result.calls) == 50
     assert_stopped_by_a_limit(result)
