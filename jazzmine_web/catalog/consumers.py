@@ -44,11 +44,21 @@ def _snapshot(user: Any, build_id: int) -> dict[str, Any] | None:
 class BuildLogConsumer(SessionBoundWebsocketConsumer):
     """`ws/builds/<id>/`: the whole log so far, then each new line, then the final status."""
 
+    # Set once the socket is accepted and its stream set up; a live message handled before (or
+    # after access was lost) is dropped: lines queued on the channel while the handshake was
+    # refused must never reach a consumer that has no stream, nor anyone outside the team.
+    streaming: bool = False
+
     async def connect(self) -> None:
         user = await connecting_user(self, close_code=4401)
         if user is None:
             return
         self.build_id = int(self.scope["url_route"]["kwargs"]["build_id"])
+        # Someone else's build (or none) is refused before its group is joined: its lines
+        # never reach this socket's channel at all.
+        if not await database_sync_to_async(_visible)(user, self.build_id):
+            await self.close(code=CLOSE_NOT_FOUND)
+            return
         # Join before reading: lines stored after the read arrive by the group, and the
         # sequence number drops those the read already had.
         self.group = live.build_group(self.build_id)
@@ -56,9 +66,8 @@ class BuildLogConsumer(SessionBoundWebsocketConsumer):
         snapshot = await database_sync_to_async(_snapshot)(user, self.build_id)
         if snapshot is None:
             await self.channel_layer.group_discard(self.group, self.channel_name)
-            await self.close(
-                code=CLOSE_NOT_FOUND
-            )  # someone else's build, or none: say nothing more
+            # Access lost between the two reads: say nothing more.
+            await self.close(code=CLOSE_NOT_FOUND)
             return
         self.access = AccessRecheck()
         self.access.passed()  # by the snapshot's read
@@ -67,6 +76,7 @@ class BuildLogConsumer(SessionBoundWebsocketConsumer):
         self.silence = Silence(self._catch_up, lambda: studio_live.SILENCE_SECONDS)
         build: ImageBuild = snapshot["build"]
         self.sent_seq = build.line_count
+        self.streaming = True
         await self.send(text_data=self._render_snapshot(build, snapshot["image"]))
         if build.status in FINISHED:
             await self.close()
@@ -80,6 +90,8 @@ class BuildLogConsumer(SessionBoundWebsocketConsumer):
             await self.channel_layer.group_discard(self.group, self.channel_name)
 
     async def build_line(self, event: dict[str, Any]) -> None:
+        if not self.streaming:
+            return
         if not await self.access.still_allowed(self._still_visible):
             await self._access_lost()
             return
@@ -100,6 +112,8 @@ class BuildLogConsumer(SessionBoundWebsocketConsumer):
         return await self._show_stored(always=False)
 
     async def build_status(self, event: dict[str, Any]) -> None:
+        if not self.streaming:
+            return
         self.silence.heard()
         await self._show_stored(always=True)
 
@@ -138,6 +152,7 @@ class BuildLogConsumer(SessionBoundWebsocketConsumer):
 
     async def _access_lost(self) -> None:
         """Stop streaming a build its watcher may no longer see: nothing more is sent."""
+        self.streaming = False
         self.silence.stop()
         await self.channel_layer.group_discard(self.group, self.channel_name)
         # As for a build one may not see at all; the page's retries are refused the same.

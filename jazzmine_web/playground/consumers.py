@@ -30,7 +30,7 @@ from ..runs.lifecycle import run_cancel, sandbox_prewarm
 from ..runs.models import Run
 from ..runs.selectors import RunPane, run_for_user, run_pane, run_pane_new
 from ..studio.checker import PROCESS_THRESHOLD_CHARS, CheckerUnavailable
-from ..studio.live import connecting_user
+from ..studio.live import AccessRecheck, connecting_user
 from ..studio.session_bound import SessionBoundJsonWebsocketConsumer
 from ..studio.untrusted import MessageRefused, id_number, socket_message, uuid_text
 from . import services
@@ -101,6 +101,8 @@ class PlaygroundConsumer(RunFollowMixin, SessionBoundJsonWebsocketConsumer):
         self.user = user
         self.task: asyncio.Task[None] | None = None
         self.tool_names: dict[int, list[str]] = {}
+        # Per sandbox of `tool_names`: when its user was last found allowed to use it.
+        self._tool_access: dict[int, AccessRecheck] = {}
         self._pending_check: tuple[int, str, str, list[str]] | None = None
         self._checker: asyncio.Task[None] | None = None
         await self.accept()
@@ -146,10 +148,15 @@ class PlaygroundConsumer(RunFollowMixin, SessionBoundJsonWebsocketConsumer):
         names: list[str] = []
         if language == "python":
             cached = self.tool_names.get(sandbox_id) if sandbox_id is not None else None
+            if cached is not None and not await self._may_still_use(sandbox_id):
+                # Its user left the sandbox's team: its names are checked against no more.
+                self.tool_names.pop(sandbox_id, None)
+                cached = None
             if cached is None:
-                sandbox = await self._sandbox(content.get("sandbox"))
+                sandbox = await self._sandbox(content.get("sandbox"))  # "no such sandbox"
                 cached = await database_sync_to_async(services.sandbox_tool_names)(sandbox)
                 self.tool_names[sandbox.pk] = cached
+                self._tool_access.setdefault(sandbox.pk, AccessRecheck()).passed()
             names = cached
         # Parsing and highlighting a 200 KB paste takes half a second of CPU: it must not
         # stall this process's other sockets, and each keystroke's text checked in turn would
@@ -351,6 +358,20 @@ class PlaygroundConsumer(RunFollowMixin, SessionBoundJsonWebsocketConsumer):
 
     async def _sandbox(self, sandbox_id: Any) -> Any:
         return await database_sync_to_async(_sandbox_for)(self.user, sandbox_id)
+
+    async def _may_still_use(self, sandbox_id: int) -> bool:
+        """Tell whether the user may still use a sandbox whose tool names this socket keeps.
+
+        Asked at most once a second (`studio.live.AccessRecheck`), as the run and build
+        sockets ask: the names serve every keystroke, and a read per keystroke would cost more.
+        """
+
+        async def allowed() -> bool:
+            found = await database_sync_to_async(sandbox_for_user)(self.user, sandbox_id)
+            return found is not None
+
+        access = self._tool_access.setdefault(sandbox_id, AccessRecheck())
+        return await access.still_allowed(allowed)
 
     async def _session_and_llm(self, content: dict[str, Any]) -> tuple[PlaygroundSession, Any]:
         sandbox = await self._sandbox(content.get("sandbox"))

@@ -48,10 +48,8 @@ class ReviewQueueConsumer(SessionBoundWebsocketConsumer):
             return
         self.user = user
         self.shown: set[Any] = set()  # the rows this page has: a row not among them arrived
-        team_ids = await database_sync_to_async(team_ids_with_role)(user=user)
-        self.groups_joined = [queue_group(team_id) for team_id in team_ids]
-        for group in self.groups_joined:
-            await self.channel_layer.group_add(group, self.channel_name)
+        self.groups_joined: set[str] = set()
+        await self._groups_follow_teams()
         await self.accept()
         # Joined first, then read: what the page missed while it was away arrives now.
         await self.send_state(changed=None)
@@ -62,7 +60,23 @@ class ReviewQueueConsumer(SessionBoundWebsocketConsumer):
 
     async def queue_changed(self, message: dict[str, Any]) -> None:
         """Send what one changed submission changes on this page."""
+        # The user's teams as they are now: a team they left is heard no more after this
+        # message (whose frame takes its rows off the page), not for as long as the page stays.
+        await self._groups_follow_teams()
         await self.send_state(changed=message["submission_id"])
+
+    async def _groups_follow_teams(self) -> None:
+        """Be in the queue group of each of the user's teams now, and of no other."""
+        team_ids = await database_sync_to_async(team_ids_with_role)(user=self.user)
+        wanted = {queue_group(team_id) for team_id in team_ids}
+        # Noted one at a time: a layer failing halfway leaves no joined group unknown to
+        # `disconnect`.
+        for group in self.groups_joined - wanted:
+            await self.channel_layer.group_discard(group, self.channel_name)
+            self.groups_joined.discard(group)
+        for group in wanted - self.groups_joined:
+            self.groups_joined.add(group)
+            await self.channel_layer.group_add(group, self.channel_name)
 
     async def send_state(self, *, changed: str | None) -> None:
         if self.badge_only:
