@@ -55,6 +55,23 @@ def tool_from_files(files: dict[str, bytes], *, where: str = "") -> ScriptTool:
     return tool
 
 
+def files_size_check(tool: ScriptTool) -> None:
+    """Refuse a tool whose files, as `files()` writes them out, a zip or folder may not hold.
+
+    Savers call this: the form has only the request's bound, and a compact tool.json a zip
+    held is exported two-space indented, several times its size. Either was stored, and then
+    exported into a zip this module refused to load again.
+    """
+    for name, text in tool.files().items():
+        limit = MAX_TOOL_JSON_BYTES if name == "tool.json" else MAX_SCRIPT_BYTES
+        size = len(text.encode("utf-8"))
+        if size > limit:
+            written = " as written out (two-space indent)" if name == "tool.json" else ""
+            raise ScriptToolError(
+                name, f"too large{written}: {size:,} bytes (limit {limit:,} bytes)"
+            )
+
+
 def _text(data: bytes, file: str, limit: int) -> str:
     if len(data) > limit:
         raise ScriptToolError(file, f"too large: {len(data)} bytes (limit {limit})")

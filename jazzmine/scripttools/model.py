@@ -19,8 +19,9 @@ SCRIPT_FILES: dict[str, Runtime] = {"script.py": "python3", "script.js": "node"}
 DEFAULT_TIMEOUT = 300.0
 # A tool name becomes a directory name and (for the Python adapter) a function name.
 _SAFE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+# `runtime` is known but never stored: the script's file name says it (`_runtime_check`).
 _KNOWN_KEYS = ("name", "description", "always_allow", "timeout", "parameters", "secrets",
-               "dependencies")  # fmt: skip
+               "dependencies", "runtime")  # fmt: skip
 JSON_TYPES = ("string", "integer", "number", "boolean", "array", "object")
 # How deep tool.json may nest. json reads ~990 levels, but each copy of a schema
 # (`copy.deepcopy`, two frames a level) ran out of recursion at ~450: a 500 on the import page
@@ -193,6 +194,7 @@ class ScriptTool:
         _expect(data, "description", str, "a string", file)
         _expect(data, "parameters", dict, "a JSON object (a JSON Schema)", file)
         _expect(data, "always_allow", bool, "true or false", file)
+        _runtime_check(data, runtime, file)
         if "timeout" in data and (
             not isinstance(data["timeout"], (int, float)) or isinstance(data["timeout"], bool)
         ):
@@ -272,6 +274,33 @@ def _kind(value: Any) -> str:
 def _expect(data: dict[str, Any], key: str, type_: type, wanted: str, file: str) -> None:
     if key in data and not isinstance(data[key], type_):
         raise ScriptToolError(file, f"field {key!r} must be {wanted}, not {_kind(data[key])}")
+
+
+def _runtime_check(data: dict[str, Any], runtime: str, file: str) -> None:
+    """Refuse a tool.json whose `runtime` is not the one its script's file name sets.
+
+    Kept as an unknown key, `"runtime": "ruby"` or `"node"` beside a script.py was ignored
+    without a word: the tool ran as python3, and its export wrote the contradiction back.
+    """
+    if "runtime" not in data:
+        return
+    said = data["runtime"]
+    if not isinstance(said, str):
+        raise ScriptToolError(file, f"field 'runtime' must be a string, not {_kind(said)}")
+    script = RUNTIMES.get(runtime, "its script")
+    if said not in RUNTIMES:
+        known = ", ".join(f"{name} ({RUNTIMES[name]})" for name in RUNTIMES)
+        raise ScriptToolError(
+            file,
+            f"field 'runtime': {said[:40]!r} is not a runtime; the script's file name sets it, "
+            f"one of {known}",
+        )
+    if said != runtime:
+        raise ScriptToolError(
+            file,
+            f"field 'runtime' says {said!r}, but its script is {script}; the script's file "
+            f"name sets the runtime ({RUNTIMES[said]} for {said})",
+        )
 
 
 def _non_finite(item: Any) -> bool:

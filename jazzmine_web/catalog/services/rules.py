@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import keyword
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -51,6 +53,24 @@ ADMIN_SANDBOX_FIELDS = (
     *BASH_LIMIT_FIELDS,
 )
 ADMIN_TOOL_FIELDS = ("always_allow", "secrets")
+# ASCII letters, digits and '_', not starting with a digit. A secret's name: an environment
+# variable's (POSIX's portable set), as every secret reaches its sandbox as one; Python
+# refuses `A=B` outright ("illegal environment variable name", so every run of the sandbox
+# failed), and no shell reads `MY KEY` or `9LIVES`. A parameter's name: a keyword argument a
+# script writes as it is spelled, ASCII as tool names are (Python reads identifiers
+# NFKC-normalised: `ｆile=` passes `file`).
+_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Names the sandbox's own processes read, which a secret of that name would steer: where
+# programs and modules are found and what is loaded first (PATH, LD_PRELOAD, PYTHONPATH,
+# NODE_OPTIONS, BASH_ENV), where a tool call's files go (HOME, TMPDIR: each call's own), the
+# harness's own switches. A value set there broke every tool of the sandbox, or was silently
+# ignored, far from where the name was declared. (A proxy's or a cloud's variables are real
+# secrets a tool's library reads: they stay allowed.)
+_RESERVED_NAMES = frozenset(
+    {"PATH", "HOME", "TMPDIR", "TMP", "TEMP", "PWD", "OLDPWD", "SHELL", "USER", "IFS", "ENV",
+     "CDPATH", "GLOBIGNORE", "PS4", "SHELLOPTS", "BASHOPTS"}
+)  # fmt: skip
+_RESERVED_PREFIXES = ("LD_", "PYTHON", "NODE_", "BASH_", "JAZZMINE_")
 # A tool's source, in characters: a script's limit. Each registry of its sandbox parses it
 # (a prompt, a check, a worker's image), and a source of megabytes took seconds each time.
 MAX_TOOL_SOURCE_CHARS = 100_000
@@ -143,7 +163,9 @@ def secret_names_checked(secrets: Any) -> list[str]:
 
     Each is non-empty text (`secret_names_problem`, the core's rule) no longer than the
     column its value is stored under (`SecretValue.name`): a longer name was accepted when
-    declared, and setting its value was a 500 on PostgreSQL.
+    declared, and setting its value was a 500 on PostgreSQL. And each is an environment
+    variable's name (`_PLAIN_NAME`). Checked here, where names are written, and not in
+    the core's rule: a row stored before must still be read (`Sandbox.to_config`).
     """
     problem = secret_names_problem(secrets)
     if problem:
@@ -151,7 +173,45 @@ def secret_names_checked(secrets: Any) -> list[str]:
     limit = max_chars(SecretValue, "name")
     for index, name in enumerate(secrets):
         length_checked(name, limit=limit, what=f"secrets[{index}]")
+        if not _PLAIN_NAME.fullmatch(name):
+            raise ValidationError(
+                f"secrets[{index}] {name[:40]!r} cannot be an environment variable's name, "
+                "which is how a sandbox gets it: use ASCII letters, digits and '_', not "
+                "starting with a digit (e.g. SHOP_API_KEY)"
+            )
+        # Whatever its case: some programs read a lower-case spelling too.
+        upper = name.upper()
+        if upper in _RESERVED_NAMES or upper.startswith(_RESERVED_PREFIXES):
+            raise ValidationError(
+                f"secrets[{index}] {name!r} is a variable the sandbox's own programs read "
+                "(where they find programs and modules, where a call's files go): a secret "
+                "of that name would steer them; name it after what it is (e.g. SHOP_API_KEY)"
+            )
     return list(secrets)
+
+
+def parameter_names_checked(names: Iterable[str]) -> list[str]:
+    """Return a tool's parameter names; raise ValidationError naming one no script can pass.
+
+    A tool is a function of its sandbox's scripts and the LLM calls it by keyword, from the
+    names its prompt lists: `lookup(class="x")` or `lookup(my-arg=1)` does not parse. A
+    script tool's schema may name a property anything, as may a `ToolParameter` documented
+    on a `**kwargs` function.
+    """
+    checked = list(names)
+    for name in checked:
+        shown = repr(name[:40])
+        if keyword.iskeyword(name):
+            raise ValidationError(
+                f"parameter {shown} is a Python keyword: no script can pass it by name "
+                f"(`tool({name}=...)` does not parse); rename it"
+            )
+        if not _PLAIN_NAME.fullmatch(name):
+            raise ValidationError(
+                f"parameter {shown} is not a name a script can pass it by (`tool(name=...)`): "
+                "use ASCII letters, digits and '_', not starting with a digit"
+            )
+    return checked
 
 
 def code_legibility_checked(source: str, *, what: str) -> str:

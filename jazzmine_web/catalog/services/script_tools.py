@@ -9,7 +9,8 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from jazzmine.core.tools import RegisteredTool, SandboxConfig, ToolRegistry
-from jazzmine.scripttools import ScriptTool, register_script_tool
+from jazzmine.scripttools import ScriptTool, ScriptToolError, register_script_tool
+from jazzmine.scripttools.layout import files_size_check
 from jazzmine.scripttools.model import MAX_JSON_DEPTH
 
 from ...studio.db import holds_row
@@ -22,6 +23,7 @@ from .rules import (
     admin_check,
     admin_fields_of_new,
     code_legibility_checked,
+    parameter_names_checked,
     requirements_checked,
     secret_names_checked,
     tool_name_checked,
@@ -42,6 +44,11 @@ def script_tool_check(*, tool: ScriptTool, sandbox_name: str = "default") -> Reg
     # schema reaches here unbounded, a zip's was bounded as it was read.
     if tool.json_depth > MAX_JSON_DEPTH:
         raise ValidationError(f"tool.json is nested more than {MAX_JSON_DEPTH} levels deep")
+    # What is stored is exported as a zip: it must be one the zip import takes back.
+    try:
+        files_size_check(tool)
+    except ScriptToolError as exc:
+        raise ValidationError(str(exc)) from None
     # First: the catalog can neither store nor look up text with a NUL (tool.json may spell
     # one `\u0000`, a script may hold the byte), and no tool needs one.
     field = nul_field({**tool.to_json_dict(), tool.script_filename: tool.source})
@@ -51,6 +58,7 @@ def script_tool_check(*, tool: ScriptTool, sandbox_name: str = "default") -> Reg
     tool_name_checked(tool.name)
     requirements_checked(tool.dependencies)
     secret_names_checked(tool.secrets)
+    parameter_names_checked(tool.properties)
     problem = bound("script_timeout_seconds").problem("timeout", tool.timeout)
     if problem:
         raise ValidationError(problem)

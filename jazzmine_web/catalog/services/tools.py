@@ -33,6 +33,7 @@ from .rules import (
     code_legibility_checked,
     length_checked,
     max_chars,
+    parameter_names_checked,
     requirements_checked,
     secret_names_checked,
     tool_name_checked,
@@ -98,6 +99,7 @@ def tool_spec_check(
     code_legibility_checked(source, what="the source")  # an admin accepts what the page shows
     try:
         params = tool_parameters(parameters)
+        parameter_names_checked(p.name for p in params)
         registered, accepted = _source_read(
             SourceTool(
                 source=source,
