@@ -195,6 +195,8 @@ def submission_submit(request: HttpRequest) -> HttpResponse:
     except services.ReviewError as exc:
         return _error(exc)
     fresh = selectors.submission_for_user(request.user, submission.pk)
+    if fresh is None:  # stored, but its user left the sandbox's team meanwhile
+        return _not_found(submission.pk)
     return JsonResponse(selectors.submission_state(fresh), status=201)
 
 
@@ -256,6 +258,8 @@ def submission_cancel(request: HttpRequest, submission_id: Any) -> HttpResponse:
     except services.ReviewError as exc:
         return _error(exc)
     fresh = selectors.submission_for_user(request.user, submission.pk)
+    if fresh is None:  # its user left the sandbox's team meanwhile
+        return _not_found(submission.pk)
     return JsonResponse(
         {**selectors.submission_state(fresh), "cancelled": stopped}, status=202 if stopped else 200
     )
