@@ -74,6 +74,9 @@ _RESERVED_PREFIXES = ("LD_", "PYTHON", "NODE_", "BASH_", "JAZZMINE_")
 # A tool's source, in characters: a script's limit. Each registry of its sandbox parses it
 # (a prompt, a check, a worker's image), and a source of megabytes took seconds each time.
 MAX_TOOL_SOURCE_CHARS = 100_000
+# A tool's description, in characters: it goes into every prompt of its sandbox (an LLM pays
+# for each token of it on every turn), and one of megabytes was stored as readily as a line.
+MAX_TOOL_DESCRIPTION_CHARS = 8_000
 # Sandbox numbers with deployment bounds (`limits.py`).
 BOUNDED_SANDBOX_FIELDS = (
     "memory_mb",
@@ -143,6 +146,11 @@ def length_checked(text: str, *, limit: int, what: str) -> str:
             f"{what} is {len(text):,} characters long; it may be at most {limit:,}"
         )
     return text
+
+
+def description_checked(description: str) -> str:
+    """Return a tool's description short enough for every prompt it goes into."""
+    return length_checked(description, limit=MAX_TOOL_DESCRIPTION_CHARS, what="the description")
 
 
 def tool_name_checked(name: str) -> str:

@@ -23,6 +23,7 @@ from .rules import (
     admin_check,
     admin_fields_of_new,
     code_legibility_checked,
+    description_checked,
     parameter_names_checked,
     requirements_checked,
     secret_names_checked,
@@ -56,6 +57,7 @@ def script_tool_check(*, tool: ScriptTool, sandbox_name: str = "default") -> Reg
         raise ValidationError(nul_message(field))
     code_legibility_checked(tool.source, what=tool.script_filename)
     tool_name_checked(tool.name)
+    description_checked(tool.description)
     requirements_checked(tool.dependencies)
     secret_names_checked(tool.secrets)
     parameter_names_checked(tool.properties)

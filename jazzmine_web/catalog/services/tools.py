@@ -31,6 +31,7 @@ from .rules import (
     admin_check,
     admin_fields_of_new,
     code_legibility_checked,
+    description_checked,
     length_checked,
     max_chars,
     parameter_names_checked,
@@ -94,6 +95,7 @@ def tool_spec_check(
             f"the source is {len(source):,} characters; a tool's may be at most "
             f"{MAX_TOOL_SOURCE_CHARS:,}"
         )
+    description_checked(description)
     dependencies = requirements_checked(dependencies)
     secrets = secret_names_checked(secrets)
     code_legibility_checked(source, what="the source")  # an admin accepts what the page shows
