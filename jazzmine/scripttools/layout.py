@@ -125,6 +125,10 @@ def load_tools_dir(path: str | Path) -> list[ScriptTool]:
         for child in sorted(root.iterdir())
         if child.name not in _NOISE and not child.name.startswith(".")
     ]
+    if not tools:  # as for a zip: an import of nothing is a mistake in the path, not a success
+        raise ScriptToolError(
+            str(root), "holds no tool (expected <tool_name>/tool.json, or a tool.json here)"
+        )
     return _unique(tools, str(root))
 
 

@@ -246,3 +246,16 @@ def test_the_model_translates_its_schema_into_tool_parameters():
     assert parameters["symbol"].required and parameters["symbol"].type == "string"
     assert parameters["period"].default == 14 and not parameters["period"].required
     assert parameters["signal"].options == ["label", "none"]
+
+
+@pytest.mark.parametrize("noise", [[], [".git"], [".DS_Store", "Thumbs.db"]])
+def test_a_folder_of_no_tool_is_refused_as_an_empty_zip_is(tmp_path, noise):
+    for name in noise:
+        if name == ".git":
+            (tmp_path / name).mkdir()
+        else:
+            (tmp_path / name).write_text("")
+    with pytest.raises(ScriptToolError, match="holds no tool"):
+        load_tools_dir(tmp_path)
+    with pytest.raises(ScriptToolError, match="holds no tool"):
+        load_zip(export_zip([]))
