@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import io
+import json
 import os
 import re
 import socket
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +18,7 @@ from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.db.models import F
@@ -35,6 +39,22 @@ def source_file(name: str, text: str | bytes) -> SourceFile:
     """Return an upload of one file, as the importer receives it."""
     data = text.encode() if isinstance(text, str) else text
     return SourceFile(name=name, size=len(data), data=data)
+
+
+def script_tools_zip_post(user, sandbox, *tool_jsons: dict[str, Any]):
+    """Post a zip of script tools (each tool.json as given, beside a script.py) to the import
+    page as `user`; return the response (a refusal's, not its exception)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for tool_json in tool_jsons:
+            archive.writestr(f"{tool_json['name']}/tool.json", json.dumps(tool_json))
+            archive.writestr(f"{tool_json['name']}/script.py", "print('{}')\n")
+    client = Client(raise_request_exception=False)
+    client.force_login(user)
+    return client.post(
+        "/catalog/script-tools/import/",
+        {"sandbox": sandbox.pk, "archive": SimpleUploadedFile("t.zip", buffer.getvalue())},
+    )
 
 
 def staff_browser(user, *apps: str) -> Client:

@@ -11,20 +11,17 @@ letter beyond ASCII is read NFKC-normalised (`ｆile=` passes `file`), another n
 
 from __future__ import annotations
 
-import io
 import json
-import zipfile
 
 import pytest
 from django.core.exceptions import ValidationError
-from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from jazzmine.scripttools import ScriptTool
 from jazzmine_web.catalog.importer import ImportRefused
 from jazzmine_web.catalog.models import Tool
 from jazzmine_web.catalog.services import script_tool_save, tools_import
-from tests.web.helpers import source_file
+from tests.web.helpers import script_tools_zip_post, source_file
 
 pytestmark = pytest.mark.django_db
 
@@ -59,18 +56,7 @@ def test_a_script_tool_refuses_it_naming_the_parameter(empty_sandbox, case: str)
 def test_a_tool_json_import_answers_422_and_imports_nothing(admin, empty_sandbox) -> None:
     good = {"name": "echo", "description": DESCRIPTION, "parameters": {"type": "object"}}
     bad = script_tool("class").to_json_dict()
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        archive.writestr("echo/tool.json", json.dumps(good))
-        archive.writestr("echo/script.py", "print('{}')\n")
-        archive.writestr("lookup/tool.json", json.dumps(bad))
-        archive.writestr("lookup/script.py", "print('{}')\n")
-    client = Client(raise_request_exception=False)
-    client.force_login(admin)
-    response = client.post(
-        "/catalog/script-tools/import/",
-        {"sandbox": empty_sandbox.pk, "archive": SimpleUploadedFile("t.zip", buffer.getvalue())},
-    )
+    response = script_tools_zip_post(admin, empty_sandbox, good, bad)
     assert response.status_code == 422
     assert "lookup: parameter &#x27;class&#x27;" in response.content.decode()
     assert not Tool.objects.exists()  # not even the good one

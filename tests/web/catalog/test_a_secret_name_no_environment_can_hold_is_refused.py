@@ -12,21 +12,17 @@ its value would steer them.
 
 from __future__ import annotations
 
-import io
-import json
 import os
-import zipfile
 
 import pytest
 from django.core.exceptions import ValidationError
-from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from jazzmine.scripttools import ScriptTool
 from jazzmine_web.catalog.importer import ImportRefused
 from jazzmine_web.catalog.models import Sandbox, Tool
 from jazzmine_web.catalog.services import sandbox_create, script_tool_save, tools_import
-from tests.web.helpers import source_file
+from tests.web.helpers import script_tools_zip_post, source_file
 
 pytestmark = pytest.mark.django_db
 
@@ -108,17 +104,8 @@ def test_the_tool_form_answers_422(admin, empty_sandbox) -> None:
 def test_a_tool_json_import_answers_422_and_imports_nothing(admin, empty_sandbox) -> None:
     good = {"name": "echo", "description": "Echo the input back for tests.",
             "parameters": {"type": "object", "properties": {}}}  # fmt: skip
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        archive.writestr("echo/tool.json", json.dumps(good))
-        archive.writestr("echo/script.py", "print('{}')\n")
-        archive.writestr("leak/tool.json", json.dumps({**good, "name": "leak", "secrets": ["A=B"]}))
-        archive.writestr("leak/script.py", "print('{}')\n")
-    client = Client(raise_request_exception=False)
-    client.force_login(admin)
-    response = client.post(
-        "/catalog/script-tools/import/",
-        {"sandbox": empty_sandbox.pk, "archive": SimpleUploadedFile("t.zip", buffer.getvalue())},
+    response = script_tools_zip_post(
+        admin, empty_sandbox, good, {**good, "name": "leak", "secrets": ["A=B"]}
     )
     assert response.status_code == 422
     assert "leak: secrets[0]" in response.content.decode()

@@ -5,18 +5,13 @@ listed on the sandbox page for a value that PostgreSQL then refused to store (a 
 
 from __future__ import annotations
 
-import io
-import json
-import zipfile
-
 import pytest
-from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from jazzmine_web.catalog.importer import ImportRefused
 from jazzmine_web.catalog.models import SecretValue, Tool
 from jazzmine_web.catalog.services import tools_import
-from tests.web.helpers import source_file
+from tests.web.helpers import script_tools_zip_post, source_file
 
 pytestmark = pytest.mark.django_db
 
@@ -61,16 +56,7 @@ def test_the_tool_form_answers_422(admin, empty_sandbox) -> None:
 def test_a_tool_json_import_answers_422(admin, empty_sandbox, secrets: list, words: str) -> None:
     tool_json = {"name": "echo", "description": "Echo the input back for tests.",
                  "secrets": secrets, "parameters": {"type": "object", "properties": {}}}  # fmt: skip
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        archive.writestr("echo/tool.json", json.dumps(tool_json))
-        archive.writestr("echo/script.py", "print('{}')\n")
-    client = Client(raise_request_exception=False)
-    client.force_login(admin)
-    response = client.post(
-        "/catalog/script-tools/import/",
-        {"sandbox": empty_sandbox.pk, "archive": SimpleUploadedFile("t.zip", buffer.getvalue())},
-    )
+    response = script_tools_zip_post(admin, empty_sandbox, tool_json)
     assert response.status_code == 422
     assert words in response.content.decode()
     assert not Tool.objects.exists()
