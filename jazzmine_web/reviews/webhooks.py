@@ -36,8 +36,8 @@ from ..catalog.crypto import decrypt, encrypt
 from ..catalog.selectors import sandbox_for_user
 from ..studio.enqueue import task_send_after_commit
 from ..studio.outbound import outbound_policy
-from ..teams.models import ApiToken
-from ..teams.services import password_mac_matches
+from ..teams.models import ApiToken, RevokeReason
+from ..teams.services import api_token_ended_why
 from ..teams.signals import api_token_revoked
 from .models import DeliveryStatus, Submission, WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from .selectors import submission_state
@@ -94,6 +94,13 @@ def webhook_clear(*, token: ApiToken) -> bool:
     return deleted > 0
 
 
+# Why a token nobody revoked no longer speaks (`api_token_ended_why`), as a delivery says it.
+_ENDED = {
+    RevokeReason.DEACTIVATED: "the token's user was deactivated",
+    RevokeReason.UNBOUND: "its API token was made under a password that has changed since",
+}
+
+
 def webhook_refusal(*, endpoint: WebhookEndpoint, submission: Submission | None) -> str:
     """Return why this endpoint may not hear of this submission now, or "" when it may.
 
@@ -105,12 +112,13 @@ def webhook_refusal(*, endpoint: WebhookEndpoint, submission: Submission | None)
         return "the webhook was deactivated"
     if token.revoked_at is not None:
         return "its API token was revoked"
-    if not token.user.is_active:
-        return "the token's user was deactivated"
-    if not password_mac_matches(token.password_mac, token.user.password):
-        # A password written where nothing revoked the token (a bulk update): it no longer
-        # authenticates (`teams.auth`), so it no longer speaks either.
-        return "its API token was made under a password that has changed since"
+    # Ended where nothing revoked it (a bulk update): it no longer authenticates
+    # (`teams.auth`), so it no longer speaks either.
+    ended = api_token_ended_why(
+        mac=token.password_mac, password_hash=token.user.password, user_active=token.user.is_active
+    )
+    if ended:
+        return _ENDED[ended]
     if submission is not None and sandbox_for_user(token.user, submission.sandbox_id) is None:
         return "the token's user may no longer see the submission's sandbox"
     return ""
