@@ -17,7 +17,7 @@ from jazzmine.scripttools import ScriptToolError, load_zip
 from ..catalog.models import Tool, ToolKind
 from ..catalog.selectors import sandboxes_for_user, tools_for_user
 from ..catalog.services.rules import actor_is_admin
-from ..studio.http import FORM_REFUSED, form_status
+from ..studio.http import FORM_REFUSED, bearer_token, form_status
 from . import selectors, services
 from .forms import NEW_SCHEMA, NEW_SCRIPT, ScriptToolForm, ScriptToolUploadForm, trial_form_for
 from .models import TrialRun
@@ -267,8 +267,7 @@ def script_tools_export(request: HttpRequest, pk: int) -> HttpResponse:
 @require_GET
 def keychain(request: HttpRequest) -> JsonResponse:
     """Answer `/v1/key?key=NAME` for a sandbox holding a live run's bearer token."""
-    header = request.headers.get("Authorization", "")
-    token = header[7:].strip() if header.lower().startswith("bearer ") else ""
+    token = bearer_token(request.headers.get("Authorization", ""))
     answer = services.keychain_lookup(token=token, key=request.GET.get("key", ""))
     response = JsonResponse(answer.body, status=answer.status)
     response["Cache-Control"] = "no-store"

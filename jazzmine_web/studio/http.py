@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 # A form that was refused is answered with its own partial, errors in place, as 422: htmx is
@@ -13,3 +14,16 @@ FORM_REFUSED = 422
 def form_status(form: Any) -> int:
     """Return the status of a page showing a form: refused once it was posted with errors."""
     return FORM_REFUSED if form.is_bound and form.errors else 200
+
+
+# RFC 6750's credentials: the scheme, spaces, one b64token, and nothing after it but spaces.
+# ASCII only, on purpose: `str.strip()` also drops a no-break space or a Unicode separator, and
+# Unicode case folding lets `[a-z]` match the Kelvin sign, so a header no person typed (or one a
+# proxy or a log had altered) would have spoken as the token's owner.
+_BEARER = re.compile(r"bearer +([A-Za-z0-9\-._~+/]+=*) *", re.ASCII | re.IGNORECASE)
+
+
+def bearer_token(authorization: str) -> str:
+    """Return the token of an `Authorization: Bearer <token>` header, or "" for any other."""
+    found = _BEARER.fullmatch(authorization)
+    return found[1] if found else ""

@@ -12,6 +12,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
+from ..studio.http import bearer_token
 from .models import ApiToken
 from .services import api_token_touch, hash_token, password_mac_matches
 
@@ -60,13 +61,10 @@ def _bound(mac: str, password_hash: str) -> bool:
 
 def token_from_request(request: HttpRequest) -> ApiToken | None:
     """Return the active token named by `Authorization: Bearer <token>`, if any."""
-    header = request.headers.get("Authorization", "")
-    scheme, _, raw = header.partition(" ")
-    if scheme.lower() != "bearer" or not raw.strip():
+    raw = bearer_token(request.headers.get("Authorization", ""))
+    if not raw:
         return None
-    token = (
-        _active_tokens().select_related("user").filter(token_hash=hash_token(raw.strip())).first()
-    )
+    token = _active_tokens().select_related("user").filter(token_hash=hash_token(raw)).first()
     if token is None or not _bound(token.password_mac, token.user.password):
         return None
     return token

@@ -91,3 +91,10 @@ def test_only_network_enabled_sandboxes_get_the_endpoint(run, sandbox) -> None:
     env = keychain_environment(sandbox=sandbox, allowed=["A"], lifetime=5, run=run)
     assert env["JAZZMINE_KEYCHAIN_URL"] == "http://172.17.0.1:8000/v1/key"
     assert len(env["JAZZMINE_KEYCHAIN_TOKEN"]) > 30
+
+
+@pytest.mark.parametrize("extra", ["\xa0", "\u3000", "\x1c", "\t", "\n"], ids=repr)
+def test_a_token_beside_a_character_no_one_typed_is_refused(client, token, extra) -> None:
+    # `str.strip()` once trimmed these before the token was looked up.
+    assert _get(client, "POLYGON_API_KEY", token + extra).status_code == 403
+    assert _get(client, "POLYGON_API_KEY", extra + token).status_code == 403
