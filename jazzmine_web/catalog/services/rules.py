@@ -166,6 +166,27 @@ def tool_name_checked(name: str) -> str:
     return length_checked(name, limit=max_chars(Tool, "name"), what="the tool's name")
 
 
+def tool_name_free(*, sandbox: Any, name: str, other_than: int | None = None) -> None:
+    """Refuse a tool name its sandbox holds already, in any case (`Get_Orders`, `get_orders`).
+
+    Python tells the two apart; people and LLMs reading a prompt do not reliably, and an
+    export writes a folder per script tool, which a case-insensitive file system (macOS,
+    Windows) merges into one. Tool names are ASCII (`tool_name_checked`), so `iexact` is exact.
+    """
+    clash = Tool.objects.filter(sandbox=sandbox, name__iexact=name)
+    if other_than is not None:
+        clash = clash.exclude(pk=other_than)
+    taken = clash.values_list("name", flat=True).first()
+    if taken is None:
+        return
+    if taken == name:
+        raise ValidationError(f"Sandbox {sandbox.name!r} already has a tool named {name!r}")
+    raise ValidationError(
+        f"Sandbox {sandbox.name!r} already has a tool named {taken!r}: tool names that differ "
+        f"only in case ({name!r}) are one name here; choose another."
+    )
+
+
 def secret_names_checked(secrets: Any) -> list[str]:
     """Return a list of secret names; raise ValidationError naming the first that is none.
 

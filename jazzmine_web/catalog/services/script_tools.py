@@ -28,6 +28,7 @@ from .rules import (
     requirements_checked,
     secret_names_checked,
     tool_name_checked,
+    tool_name_free,
 )
 from .tools import (
     ACCEPTING_FIELDS,
@@ -109,11 +110,7 @@ def script_tool_save(
     registered = script_tool_check(tool=tool, sandbox_name=sandbox.name)
     values = _script_row_values(tool, registered)
     cleaned_tags = tags_clean(tags) if tags is not None else None  # before anything is written
-    clash = Tool.objects.filter(sandbox=sandbox, name=tool.name)
-    if existing is not None:
-        clash = clash.exclude(pk=existing.pk)
-    if clash.exists():
-        raise ValidationError(f"Sandbox {sandbox.name!r} already has a tool named {tool.name!r}")
+    tool_name_free(sandbox=sandbox, name=tool.name, other_than=existing and existing.pk)
     with transaction.atomic():
         if existing is None:
             admin_check(actor=actor, team=sandbox.team, fields=admin_fields_of_new(values))

@@ -38,6 +38,7 @@ from .rules import (
     requirements_checked,
     secret_names_checked,
     tool_name_checked,
+    tool_name_free,
 )
 
 # What an admin's change touches for it to accept the tool's code: the code itself (and its
@@ -272,10 +273,7 @@ def tool_create(
         team=sandbox.team,
         fields=admin_fields_of_new({"always_allow": always_allow, "secrets": secrets}),
     )
-    if Tool.objects.filter(sandbox=sandbox, name=registered.name).exists():
-        raise ValidationError(
-            f"Sandbox {sandbox.name!r} already has a tool named {registered.name!r}"
-        )
+    tool_name_free(sandbox=sandbox, name=registered.name)
     with transaction.atomic():
         tool = Tool(
             sandbox=sandbox,
@@ -383,15 +381,8 @@ def tool_update(
     if not changed:
         return ToolChange(changed=False)
     admin_check(actor=actor, team=tool.sandbox.team, fields=set(changed) & set(ADMIN_TOOL_FIELDS))
-    if (
-        "name" in changed
-        and Tool.objects.filter(sandbox=tool.sandbox, name=merged["name"])
-        .exclude(pk=tool.pk)
-        .exists()
-    ):
-        raise ValidationError(
-            f"Sandbox {tool.sandbox.name!r} already has a tool named {merged['name']!r}"
-        )
+    if "name" in changed:
+        tool_name_free(sandbox=tool.sandbox, name=merged["name"], other_than=tool.pk)
     # By what the checksum reads, not by the checksum alone: two codes can share 16 hex chars.
     code_changed = registered.checksum != tool.checksum or (
         merged["source"] != tool.source
