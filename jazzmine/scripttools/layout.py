@@ -76,7 +76,9 @@ def _text(data: bytes, file: str, limit: int) -> str:
     if len(data) > limit:
         raise ScriptToolError(file, f"too large: {len(data)} bytes (limit {limit})")
     try:
-        return data.decode("utf-8")
+        # A byte-order mark is dropped, as the catalog's `.py` import does: Windows editors
+        # write one, json refuses it and bash reads it as part of the script's first word.
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ScriptToolError(file, f"not UTF-8 text (byte {exc.start})") from None
 
