@@ -18,7 +18,7 @@ from ..catalog.selectors import sandbox_for_user, sandboxes_for_user
 from ..studio.http import FORM_REFUSED
 from ..studio.untrusted import id_number
 from ..teams.models import Role
-from ..teams.selectors import api_tokens_for_user, user_has_team_role
+from ..teams.selectors import api_tokens_for_user, api_tokens_listed, user_has_team_role
 from . import selectors, services, webhooks
 from .models import AuditAction, ReviewPolicy, Submission
 
@@ -376,7 +376,7 @@ def webhook_settings(request: HttpRequest) -> HttpResponse:
                 issued = {"token": token, "url": endpoint.url, "secret": secret}
             except services.ReviewError as exc:
                 error = exc.message
-    tokens = list(api_tokens_for_user(request.user).filter(revoked_at__isnull=True))
+    tokens = [t for t in api_tokens_listed(request.user) if t.revoked_at is None]
     endpoints = {t.pk: selectors.webhook_for_token(t) for t in tokens}
     context = {
         "tokens": [(t, endpoints[t.pk]) for t in tokens],

@@ -67,6 +67,13 @@ def webhook_set(*, token: ApiToken, url: object) -> tuple[WebhookEndpoint, str]:
         raise SubmissionInvalid(
             "invalid_field", "This token was revoked: its webhook can only be cleared."
         )
+    ended = api_token_ended_why(
+        mac=token.password_mac, password_hash=token.user.password, user_active=token.user.is_active
+    )
+    if ended:  # not revoked yet (the sweep will), and no longer opening the API either
+        raise SubmissionInvalid(
+            "invalid_field", f"This token has ended ({_ENDED[ended]}): it can have no webhook."
+        )
     if not isinstance(url, str) or not url.strip():
         raise SubmissionInvalid("missing_field", "'url' is required.")
     url = url.strip()

@@ -78,6 +78,27 @@ def test_a_bulk_password_update_ends_the_token_its_list_and_its_work(
     assert api_tokens_settle(recheck_after=0) == 0  # once
 
 
+def test_the_webhook_page_shows_the_ended_token_and_sets_it_no_webhook(
+    api, issued, member, monkeypatch
+) -> None:
+    monkeypatch.setattr(net, "resolve", lambda host, port: ["93.184.216.34"])
+    hook = api.put("/api/v1/webhook/", {"url": "https://agent.example/hook"}, "application/json")
+    assert hook.status_code == 200, hook.content
+    password_written_around_the_models(member)
+    member.refresh_from_db()
+    browser = Client()
+    browser.force_login(member)
+    page = browser.get("/reviews/webhooks/").content.decode()
+    assert "data-token-ended" in page and "agent.example/hook" in page, page
+    assert 'name="url"' not in page  # no form offering to set what can never be sent
+    again = browser.post(
+        "/reviews/webhooks/", {"token": issued.token.pk, "url": "https://agent.example/b"}
+    )
+    assert again.status_code == 422
+    assert "This token has ended" in again.content.decode()
+    assert WebhookEndpoint.objects.get(api_token=issued.token).url == "https://agent.example/hook"
+
+
 def test_a_bulk_deactivation_is_revoked_as_a_deactivation(api, gated, issued, member) -> None:
     waiting = pending(api, gated)
     get_user_model().objects.filter(pk=member.pk).update(is_active=False)
