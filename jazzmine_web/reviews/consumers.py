@@ -17,6 +17,7 @@ from django.template.loader import render_to_string
 
 from ..studio.live import connecting_user
 from ..studio.session_bound import SessionBoundWebsocketConsumer
+from ..teams.live import teams_group
 from ..teams.selectors import team_ids_with_role
 from . import selectors
 from .live import queue_group
@@ -61,14 +62,20 @@ class ReviewQueueConsumer(SessionBoundWebsocketConsumer):
     async def queue_changed(self, message: dict[str, Any]) -> None:
         """Send what one changed submission changes on this page."""
         # The user's teams as they are now: a team they left is heard no more after this
-        # message (whose frame takes its rows off the page), not for as long as the page stays.
+        # message (whose frame takes its rows off the page), not for as long as the page stays
+        # (`teams_changed` is told at once; this holds if that message was lost).
         await self._groups_follow_teams()
         await self.send_state(changed=message["submission_id"])
+
+    async def teams_changed(self, message: dict[str, Any]) -> None:
+        """Follow the user's teams as a membership changed: a team joined is heard at once."""
+        await self._groups_follow_teams()
+        await self.send_state(changed=None)
 
     async def _groups_follow_teams(self) -> None:
         """Be in the queue group of each of the user's teams now, and of no other."""
         team_ids = await database_sync_to_async(team_ids_with_role)(user=self.user)
-        wanted = {queue_group(team_id) for team_id in team_ids}
+        wanted = {teams_group(self.user.pk), *(queue_group(team_id) for team_id in team_ids)}
         # Noted one at a time: a layer failing halfway leaves no joined group unknown to
         # `disconnect`.
         for group in self.groups_joined - wanted:

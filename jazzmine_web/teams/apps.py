@@ -10,5 +10,6 @@ class TeamsConfig(AppConfig):
     label = "teams"
 
     def ready(self) -> None:
-        # Connects the receivers that revoke a user's tokens when their password changes.
-        from . import receivers  # noqa: F401
+        # Connects the receivers that revoke a user's tokens when their password changes, and
+        # those that tell a person's open pages their teams changed.
+        from . import live, receivers  # noqa: F401
