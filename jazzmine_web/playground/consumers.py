@@ -323,12 +323,16 @@ class PlaygroundConsumer(RunFollowMixin, SessionBoundJsonWebsocketConsumer):
         # The mixin stopped streaming it: the user left the sandbox's team (or was deactivated).
         await self.send_json({"type": "error", "message": "no such run"})
 
-    async def cancel(self, _content: dict[str, Any]) -> None:
-        """Stop what this page started: a generation or auto loop, and the run it follows."""
+    async def cancel(self, content: dict[str, Any]) -> None:
+        """Stop what this page started: a generation or auto loop, and the run it follows.
+
+        A page reloaded mid-run shows a run this socket never started: it names it, and the
+        run page's own rule applies (a run its user may see and stop).
+        """
         if self.task is not None:
             self.task.cancel()
-        if self.following is not None:
-            run_id = self.following
+        run_id = self.following or uuid_text(content.get("run_id"))
+        if run_id is not None:
             stopped = await database_sync_to_async(_cancel_run)(run_id=run_id, user=self.user)
             if stopped:
                 await self.send_json({"type": "run_cancelling", "run_id": run_id})

@@ -53,6 +53,8 @@ class LLMSettingsForm(forms.Form):
 
     def clean(self) -> dict:
         data = super().clean()
+        if self.has_error("base_url") or self.has_error("model"):
+            return data  # a refused URL is not a missing one: its own error says what to do
         if bool(data.get("base_url")) != bool(data.get("model")):
             raise forms.ValidationError("Set both the base URL and the model, or neither.")
         return data

@@ -39,6 +39,9 @@ class SandboxReviewSettings(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
 
+    class Meta:
+        verbose_name_plural = "sandbox review settings"  # not "settingss"
+
     def __str__(self) -> str:
         return f"review settings of {self.sandbox}"
 

@@ -280,11 +280,10 @@ def _region(
 ) -> tuple[ResultView | None, str | None]:
     """Return the result and error regions after one more event (the last of each wins)."""
     data = event.get("data")
-    data = {} if data is None else data
-    if event["type"] == "result":
+    if event["type"] == "result":  # `emit_result(None)` is a result of null, as the API says
         return result_view(data, language=language), error
     if event["type"] == "error":
-        return result, error_view(data)
+        return result, error_view({} if data is None else data)
     return result, error
 
 

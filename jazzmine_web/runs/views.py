@@ -5,6 +5,7 @@ from __future__ import annotations
 from urllib.parse import urlencode
 from uuid import UUID
 
+from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseForbidden
 from django.shortcuts import redirect, render
@@ -12,7 +13,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from ..catalog.selectors import sandboxes_for_user
 from .lifecycle import run_cancel, run_may_cancel, run_queue_position
-from .models import RunStatus
+from .models import Run, RunStatus
 from .selectors import run_for_user, run_history
 
 
@@ -39,8 +40,17 @@ def run_cancel_view(request: HttpRequest, run_id: UUID) -> HttpResponse:
         return HttpResponseForbidden(
             "Only the person who started a run, or an admin of its team, may cancel it."
         )
-    run_cancel(run=run, user=request.user)  # a run that has already ended is left as it is
+    if not run_cancel(run=run, user=request.user):  # one that has ended is left as it is
+        run.refresh_from_db(fields=["status"])
+        messages.info(request, _not_cancelled(run))
     return redirect("runs:detail", run_id=run.pk)
+
+
+def _not_cancelled(run: Run) -> str:
+    """Say why a Cancel changed nothing: the run had ended, or a stop was asked already."""
+    if run.is_finished:
+        return f"The run had already ended ({run.get_status_display().lower()}): nothing to cancel."
+    return "A stop was asked already: the run ends as soon as its worker stops the sandbox."
 
 
 # A page of the history: enough to scan, small enough to render fast.

@@ -3,6 +3,8 @@
 // - form[data-confirm]: asks before submitting; the question is read as text, never as code.
 // - a live socket's state (htmx ws): a run pane's [data-run-connection], the review queue's
 //   [data-queue-connection] and body[data-queue-socket].
+// - a run page's Cancel ([data-run-cancel]) goes once its run has ended: it sits outside the
+//   pane the socket updates, and pressing it then did nothing.
 (function () {
   "use strict";
 
@@ -30,6 +32,16 @@
       const connection = document.querySelector("[data-queue-connection]");
       if (connection) connection.textContent = "live";
     }
+  });
+
+  const ENDED = ["succeeded", "failed"];
+
+  document.addEventListener("htmx:wsAfterMessage", (event) => {
+    const elt = event.target;
+    if (!elt.matches("[data-run-output]")) return;
+    const badge = elt.querySelector("[data-run-status]");
+    if (!badge || !ENDED.includes(badge.dataset.status)) return;
+    for (const form of document.querySelectorAll("form[data-run-cancel]")) form.remove();
   });
 
   document.addEventListener("htmx:wsClose", (event) => {

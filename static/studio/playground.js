@@ -110,6 +110,13 @@
     return status === "succeeded" || status === "failed";
   }
 
+  // A new script is on its way into the editor: the pane's run was of another one (another
+  // attempt, perhaps another task), and shown under the new script it read as its outcome.
+  function clearPane() {
+    $("run-output-slot").replaceChildren();
+    $("output-card").hidden = true;
+  }
+
   const handlers = {
     run_pane(m) {
       window.htmx.swap($("run-output-slot"), m.html, { swapStyle: "innerHTML" });
@@ -141,6 +148,7 @@
       setSession(m.session);
     },
     generation_started() {
+      clearPane();
       setBusy(true, "generating…");
     },
     auto_started() {
@@ -148,6 +156,7 @@
       setBusy(true, "auto mode…");
     },
     attempt_started(m) {
+      clearPane();
       status(`attempt ${m.attempt}: generating…`);
       state.attemptId = null;
       state.generatedBody = null;
@@ -250,7 +259,11 @@
   buttons.auto.addEventListener("click", () =>
     socket.send({ type: "auto", max_attempts: Number($("max-attempts").value) || 3, ...common() }),
   );
-  buttons.cancel.addEventListener("click", () => socket.send({ type: "cancel" }));
+  buttons.cancel.addEventListener("click", () => {
+    // A page reloaded mid-run did not start the run it shows: it names it.
+    const current = pane();
+    socket.send({ type: "cancel", run_id: current ? current.dataset.runId : undefined });
+  });
   // Ctrl+Enter (Cmd+Enter on a Mac) runs the editor's script, as in other playgrounds.
   root.addEventListener("keydown", (e) => {
     if (e.key === "Enter" && (e.ctrlKey || e.metaKey) && !buttons.run.disabled) {
@@ -299,12 +312,19 @@
     });
   }
 
-  // A page reloaded mid-run follows the run it was showing on the pane's own socket.
+  // A page reloaded mid-run follows the run it was showing on the pane's own socket, and is
+  // as busy as the page that started it was: Cancel stops it, Run waits for its end, and its
+  // end updates the status line, the attempts and the prompt as a run started here does.
   const existing = pane();
-  if (existing) {
+  if (existing && !finished(runStatus(existing))) {
+    setBusy(true, "running…");
     existing.addEventListener("htmx:wsAfterMessage", () => {
-      if (runStatus(existing) === "failed") state.lastFailed = true;
-      refreshButtons();
+      const ended = runStatus(existing);
+      if (!finished(ended) || !state.busy) return;
+      state.lastFailed = ended === "failed";
+      setBusy(false, `run ${ended}`);
+      refreshAttempts();
+      refreshPrompt();
     });
   }
   refreshButtons();

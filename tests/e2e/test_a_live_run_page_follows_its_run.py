@@ -52,7 +52,10 @@ def test_a_live_runs_events_arrive_and_a_reload_shows_them_all(page, studio_serv
     page.reload()  # mid-run: what was stored is in the HTML, the rest follows after it
     rendered = int(pane.get_attribute("data-run-seq"))
     assert 0 < rendered < 14
+    assert page.locator("form[data-run-cancel]").count() == 1  # its author may stop it
     page.locator("[data-run-status].status-succeeded").wait_for(timeout=120_000)
+    # Ended: its Cancel goes (it sat outside the pane, and pressing it did nothing).
+    page.locator("form[data-run-cancel]").wait_for(state="detached", timeout=5_000)
     page.locator("[data-run-result]:not([hidden])").wait_for()
     seqs = page.evaluate(SEQS)
     assert sorted(seqs) == EXPECTED  # each once, none lost

@@ -75,6 +75,40 @@ def test_a_run_streams_its_timeline_and_result_and_survives_a_reload(logged_in_p
     assert page.locator("#attempt-list tr[data-attempt]").count() >= 1
 
 
+LONG_SCRIPT = """\
+for i in range(120):
+    emit_intermediate("tick", {"i": i})
+    time.sleep(0.5)
+emit_result({"done": True})
+"""
+
+
+def test_a_page_reloaded_mid_run_is_busy_cancels_it_and_follows_its_end(logged_in_page) -> None:
+    """Reloaded mid-run, the page offered Run and Generate beside a run still going, hid
+    Cancel, and left the attempt 'running' after the run ended."""
+    page = logged_in_page
+    open_playground(page)
+    page.locator("#task").fill("Tick for a minute")
+    page.locator("#script-body").fill(LONG_SCRIPT)
+    wait_until(page, "!document.querySelector('#run-button').disabled")
+    page.click("#run-button")
+    page.locator("[data-run-timeline] li.intermediate").first.wait_for(timeout=60_000)
+
+    page.reload()
+    page.wait_for_selector("#playground[data-socket=open]")
+    assert page.locator("#cancel-button").is_visible()
+    assert page.locator("#run-button").is_disabled() and page.locator("#auto-button").is_disabled()
+    assert "running" in page.locator("#playground-status").inner_text()
+
+    page.click("#cancel-button")
+    page.wait_for_selector("[data-run-status].status-failed", timeout=30_000)
+    wait_until(page, "document.querySelector('#cancel-button').hidden")
+    wait_until(page, "!document.querySelector('#run-button').disabled")
+    assert "run failed" in page.locator("#playground-status").inner_text()
+    wait_until(page, "!document.querySelector('#attempt-list').innerText.includes('running')")
+    assert page.locator("[data-run-timeline] li.intermediate").count() < 120
+
+
 # Dense code highlights to ~15 bytes of markup a character: the editor's answer for a 150 KB
 # paste was 2.3 MB, over the 1 MiB a socket frame holds in daphne. It was never sent, and Run
 # stayed disabled for good. Past a size the editor keeps the plain text it shows.

@@ -40,6 +40,23 @@ def test_the_error_says_how_a_deployment_allows_a_local_server(logged_in) -> Non
     assert "loopback" in html and "JAZZMINE_OUTBOUND_ALLOWED_HOSTS" in html
 
 
+def test_a_refused_url_is_not_also_called_missing(logged_in) -> None:
+    # Both were filled in: "set both the base URL and the model" beside it was false.
+    html = save(logged_in, "http://127.0.0.1:11434/v1").content.decode()
+    assert "Set both the base URL and the model" not in html
+    one = logged_in.post("/playground/settings/", {"base_url": "", "model": "m", "api_key": ""})
+    assert "Set both the base URL and the model, or neither." in one.content.decode()
+
+
+def test_the_playground_leads_to_the_settings_once_an_llm_is_set(
+    logged_in, member, ecommerce, settings
+) -> None:
+    settings.JAZZMINE_OUTBOUND_ALLOWED_HOSTS = ["127.0.0.1:11434"]
+    save(logged_in, "http://127.0.0.1:11434/v1")
+    html = logged_in.get("/playground/").content.decode()
+    assert 'id="llm-in-use"' in html and 'href="/playground/settings/"' in html
+
+
 def test_a_name_resolving_to_a_private_address_is_refused(logged_in, monkeypatch) -> None:
     monkeypatch.setattr(net, "resolve", lambda host, port: ["192.168.1.20"])
     save(logged_in, "http://llm.example.com/v1")

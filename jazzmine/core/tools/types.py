@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 from xml.sax.saxutils import escape, quoteattr
 
@@ -119,7 +119,28 @@ class ToolParameter:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ToolParameter:
-        """Build a parameter from `to_dict()` output (unknown keys are refused)."""
+        """Build a parameter from `to_dict()` output (unknown keys are refused, by name).
+
+        The dicts come from people too (a form's JSON, a tool.json): Python's own words for a
+        wrong keyword (`__init__() got an unexpected keyword argument`) are not theirs.
+        """
+        if not isinstance(data, dict):
+            raise ValueError(
+                f"each parameter is a JSON object with a name and a type, not {data!r}"
+            )
+        known = [f.name for f in fields(cls)]
+        unknown = sorted(str(key) for key in data if key not in known)
+        named = (
+            f"parameter {data['name']!r}" if isinstance(data.get("name"), str) else "a parameter"
+        )
+        if unknown:
+            raise ValueError(
+                f"{named} has unknown key(s) {', '.join(map(repr, unknown))}; "
+                f"a parameter's keys are {', '.join(known)}"
+            )
+        missing = [key for key in ("name", "type") if key not in data]
+        if missing:
+            raise ValueError(f"{named} needs a {' and a '.join(missing)}")
         return cls(**data)
 
 

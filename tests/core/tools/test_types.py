@@ -100,3 +100,20 @@ def test_a_tool_needs_an_identifier_name_and_a_description() -> None:
             description="d",
             parameters=[ToolParameter("a", "int"), ToolParameter("a", "int")],
         )
+
+
+@pytest.mark.parametrize(
+    ("data", "said"),
+    [
+        ({"name": "sku", "type": "str", "bogus": 1}, "parameter 'sku' has unknown key(s) 'bogus'"),
+        ({"type": "str"}, "a parameter needs a name"),
+        ({"name": "sku"}, "parameter 'sku' needs a type"),
+        ({}, "a parameter needs a name and a type"),
+        (["sku", "str"], "each parameter is a JSON object"),
+    ],
+)
+def test_a_parameter_from_a_person_is_refused_in_their_words(data, said) -> None:
+    # Python's own words were shown in the tool form: "__init__() got an unexpected keyword".
+    with pytest.raises(ValueError) as info:
+        ToolParameter.from_dict(data)
+    assert said in str(info.value) and "__init__" not in str(info.value)

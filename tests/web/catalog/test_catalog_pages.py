@@ -53,6 +53,15 @@ def test_the_sandbox_page_aggregates_needs_and_shows_image_status(
     assert ">Build</button>" in html
 
 
+def test_the_sandbox_page_leads_to_its_review_policy(client, member, ecommerce) -> None:
+    # The README sends people to the policy page; no page linked to it.
+    client.force_login(member)
+    html = client.get(f"/catalog/sandboxes/{ecommerce.pk}/").content.decode()
+    link = re.search(r'id="review-policy" href="([^"]+)"', html)
+    assert link is not None and link[1] == f"/reviews/sandboxes/{ecommerce.pk}/policy/"
+    assert client.get(link[1]).status_code == 200
+
+
 def test_the_sandbox_form_creates_and_validates(client, team_admin, team) -> None:
     client.force_login(team_admin)
     data = {

@@ -64,3 +64,15 @@ def test_a_bash_result_shows_its_stdout(client, member, ecommerce) -> None:
     assert 'data-format="text">3 orders\n</pre>' in html
     assert "stdout · exit 0 · 1 tool call(s) · 12 ms" in html
     assert "<pre data-run-result-stderr-body>warn\n</pre>" in html
+
+
+def test_a_result_of_none_reads_null_as_the_api_says(client, member, ecommerce) -> None:
+    # The page said `{}` where the API said `"result": null`: two answers for one run.
+    run = run_create(sandbox=ecommerce, user=member, body="emit_result(None)\n", start=False)
+    t0 = run.created_at.timestamp()
+    for seq, kind, data in [(1, "result", None), (2, "exit", {"outcome": "result"})]:
+        run_record_event(run_id=run.pk, event={"seq": seq, "type": kind, "data": data,
+                                               "ts": t0 + seq})  # fmt: skip
+    client.force_login(member)
+    html = client.get(f"/runs/{run.pk}/").content.decode()
+    assert 'data-format="json">null</pre>' in html and 'data-format="json">{}</pre>' not in html

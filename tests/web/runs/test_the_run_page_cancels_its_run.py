@@ -44,8 +44,18 @@ def test_the_author_cancels_a_running_run_from_its_page(ecommerce, member, worke
     assert ended.outcome == "cancelled" and f"cancelled by {member.username}" in ended.message
     # Once it has ended the page offers no cancel, and asking again changes nothing.
     assert "data-run-cancel" not in author.get(f"/runs/{run.pk}/").content.decode()
-    assert author.post(f"/runs/{run.pk}/cancel/").status_code == 302
+    again = author.post(f"/runs/{run.pk}/cancel/", follow=True)
     assert Run.objects.get(pk=run.pk).message == ended.message
+    # A page left open past the end said nothing of why its Cancel changed nothing.
+    assert "The run had already ended (failed): nothing to cancel." in again.content.decode()
+
+
+@pytest.mark.django_db
+def test_a_second_cancel_while_the_first_is_under_way_says_so(ecommerce, member) -> None:
+    run = run_create(sandbox=ecommerce, user=member, body="emit_result(1)\n", start=False)
+    Run.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING, cancel_reason="asked")
+    page = logged_in(member).post(f"/runs/{run.pk}/cancel/", follow=True).content.decode()
+    assert "A stop was asked already" in page
 
 
 @pytest.mark.parametrize("role", [Role.MEMBER, Role.REVIEWER])
