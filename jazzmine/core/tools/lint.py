@@ -43,6 +43,7 @@ class LintItem:
 TITLES: dict[str, str] = {
     "defaults_match_signature": "documented defaults equal the function's own defaults",
     "optional_have_defaults": "every parameter documented as optional has a default in the function",
+    "parameters_documented": "every parameter of the function is documented",
 }
 
 
@@ -70,6 +71,7 @@ def lint_python_tool(
     results = {
         "defaults_match_signature": _check_defaults(params, signature, documented),
         "optional_have_defaults": _check_optional(params, signature),
+        "parameters_documented": _check_documented(params, node),
     }
     return [LintItem(key, title, *results[key]) for key, title in TITLES.items()]
 
@@ -301,6 +303,31 @@ def _check_optional(params: list[ToolParameter], signature: dict[str, Found]) ->
         return False, (
             f"documented as optional but the function has no default: {', '.join(missing)} "
             "(a call that leaves it out fails; mark it required or give it a default)"
+        )
+    return True, "ok"
+
+
+def _check_documented(
+    params: list[ToolParameter], node: ast.FunctionDef | ast.AsyncFunctionDef
+) -> tuple[bool, str]:
+    # A script may pass a tool only what its prompt documents (the sandbox refuses the rest):
+    # an undocumented parameter keeps its default forever, and one without a default fails
+    # every call.
+    documented = {p.name for p in params}
+    args = node.args
+    named = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
+    signature = signature_defaults(node)
+    required = [n for n in named if n not in documented and signature[n].kind == ABSENT]
+    if required:
+        return False, (
+            f"the function needs {', '.join(required)}, which no parameter documents: no script "
+            "may pass it, so every call fails (document it)"
+        )
+    kept = [n for n in named if n not in documented]
+    if kept:
+        return False, (
+            f"no script may pass {', '.join(kept)} (not documented): it always keeps its default; "
+            "document it if the LLM should choose it, or make it a constant of the module"
         )
     return True, "ok"
 

@@ -146,3 +146,16 @@ def test_parameters_may_be_given_as_the_catalogs_dicts() -> None:
 def test_a_source_that_does_not_parse_fails_every_item_saying_why() -> None:
     items = lint_python_tool("def f(:\n", [])
     assert all(not item.passed and item.message.startswith("not checked") for item in items)
+
+
+def test_a_parameter_no_script_may_pass_is_flagged() -> None:
+    # The sandbox refuses an undocumented argument: its default is all a call ever gets.
+    params = [ToolParameter("sku", "str", "The SKU.", required=True)]
+    kept = _item(lint_python_tool("def q(sku, cache={}):\n    return 1\n", params),
+                 "parameters_documented")  # fmt: skip
+    assert not kept.passed and "no script may pass cache" in kept.message
+    needed = _item(lint_python_tool("def q(sku, *, region):\n    return 1\n", params),
+                   "parameters_documented")  # fmt: skip
+    assert not needed.passed and "every call fails" in needed.message and "region" in needed.message
+    assert _item(lint_python_tool("def q(sku, **extra):\n    return 1\n", params),
+                 "parameters_documented").passed  # fmt: skip
