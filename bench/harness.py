@@ -36,29 +36,36 @@ from jazzmine.core.tools import ToolResponse  # noqa: E402
 SCRIPT = "emit_log('hi')\nemit_result(1)\n"
 CALLS = 1000
 PID_NAMESPACE = ["unshare", "--pid", "--fork", "--mount-proc"]  # needs root, as Docker does
-CALLING = f"emit_log('hi')\nfor _ in range({CALLS}):\n    ping()\nemit_result(1)\n"
+CALLING = f"emit_log('hi')\nfor _ in range({CALLS}):\n    ping(n=1)\nemit_result(1)\n"
 
 
 def request(script: str) -> bytes:
     return json.dumps(
-        {"script": script, "body_offset": 0, "secrets": {}, "allowed_tools": None}
+        {
+            "script": script,
+            "body_offset": 0,
+            "secrets": {},
+            "allowed_tools": None,
+            # As a web run sends it: each call's arguments checked, its data copied both ways.
+            "tool_parameters": {"ping": ["n"]},
+        }
     ).encode()
 
 
-def ping() -> ToolResponse:  # the calls table's tool: as little as a tool can do
-    return ToolResponse(success=True, data=None)
+def ping(n: int) -> ToolResponse:  # the calls table's tool: little more than a tool can do
+    return ToolResponse(success=True, data={"n": n, "items": [1, 2, 3]})
 
 
 def stage(tree: Path, into: Path) -> None:
     """Child mode: stage an empty sandbox's runtime with `tree`'s code into `into`."""
     sys.path.insert(0, str(tree))
-    from jazzmine.core.tools import SandboxConfig, ToolRegistry
+    from jazzmine.core.tools import SandboxConfig, ToolParameter, ToolRegistry
     from jazzmine.sandbox import SandboxBuilder
 
     registry = ToolRegistry()
     registry.register_sandbox(SandboxConfig(name="bench"))
-    registry.register_function(ping, description="Answer.", parameters=[], dependencies=[],
-                               secrets=[], sandbox="bench")  # fmt: skip
+    registry.register_function(ping, description="Answer.", parameters=[ToolParameter("n", "int")],
+                               dependencies=[], secrets=[], sandbox="bench")  # fmt: skip
     SandboxBuilder(registry).stage("bench", into)
 
 

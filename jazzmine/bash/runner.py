@@ -71,6 +71,11 @@ def run_worker(root: str, request_fd: int, event_fd: int, token: bytes) -> None:
         sys.stderr.write(f"runner: {problem}\n")
     os.environ.update(shared)
     toolbox.allowed = allowed  # the same wall again, for builtins that reach a tool otherwise
+    # And what each builtin may pass its tool: the parameters its schema documents (bashkit
+    # hands over whatever flags a line spells).
+    toolbox.parameters = {
+        spec.name: frozenset((spec.schema or {}).get("properties") or {}) for spec in specs
+    }
     session = bash_engine.BashSession(
         specs,
         toolbox.functions,

@@ -57,6 +57,9 @@ class RunRequest:
     # {tool: secret names} set in the environment only while that tool runs; every other
     # secret is the whole sandbox's (`ToolRegistry.tool_only_secrets`).
     tool_secrets: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    # {tool: the parameter names its prompt documents}: all a script may pass it, enforced
+    # where the code runs (`ToolRegistry.tool_parameter_names`; None: unchecked).
+    tool_parameters: Mapping[str, frozenset[str]] | None = None
     # Test-only: run with full builtins to prove the container walls hold. Runners refuse it
     # unless created with allow_unrestricted=True, which the web app never does.
     unrestricted: bool = False
@@ -71,6 +74,7 @@ class RunRequest:
         body_offset: int = 0,
         allowed_tools: Iterable[str] | None = None,
         tool_secrets: Mapping[str, Iterable[str]] | None = None,
+        tool_parameters: Mapping[str, Iterable[str]] | None = None,
     ) -> RunRequest:
         """Build a request carrying only the declared secrets that the store holds."""
         allowed = {name: secret_store[name] for name in declared_secrets if name in secret_store}
@@ -82,6 +86,7 @@ class RunRequest:
             secrets=allowed,
             allowed_tools=tools,
             tool_secrets=scoped,
+            tool_parameters=parameters_of(tool_parameters),
         )
 
     def to_line(self, timeout_seconds: float) -> bytes:
@@ -92,7 +97,19 @@ class RunRequest:
             "secrets": dict(self.secrets),
             "allowed_tools": None if self.allowed_tools is None else sorted(self.allowed_tools),
             "tool_secrets": {tool: sorted(names) for tool, names in self.tool_secrets.items()},
+            "tool_parameters": None
+            if self.tool_parameters is None
+            else {tool: sorted(names) for tool, names in self.tool_parameters.items()},
             "timeout": timeout_seconds,
             "unrestricted": self.unrestricted,
         }
         return (json.dumps(payload, ensure_ascii=True) + "\n").encode("ascii")
+
+
+def parameters_of(
+    tool_parameters: Mapping[str, Iterable[str]] | None,
+) -> Mapping[str, frozenset[str]] | None:
+    """Return a request's `tool_parameters` from any iterables of names (None stays None)."""
+    if tool_parameters is None:
+        return None
+    return {tool: frozenset(names) for tool, names in tool_parameters.items()}

@@ -36,14 +36,15 @@ def get_user(id: int) -> ToolResponse:
 
 
 async def run_in_a_bash_sandbox(
-    script: str, *, sandbox: str, docker_client: Any, cache_dir: Path
+    script: str, *, sandbox: str, docker_client: Any, cache_dir: Path, source: str = GET_USER
 ) -> BashResult:
     """Run a script under LIMITS in a real bash sandbox of `get_user` (the image runs its own
-    copy of the engine's reading); remove the images it took afterwards."""
+    copy of the engine's reading; `source` its code, `id` its one documented parameter);
+    remove the images it took afterwards."""
     registry = ToolRegistry()
     registry.register_sandbox(SandboxConfig(name=sandbox))
     registry.register_source(
-        GET_USER, sandbox=sandbox, description="Fetch a user by id",
+        source, sandbox=sandbox, description="Fetch a user by id",
         parameters=[ToolParameter("id", "int", "User id", required=True)],
     )  # fmt: skip
     builder = SandboxBuilder(registry, client=docker_client, cache_dir=cache_dir)

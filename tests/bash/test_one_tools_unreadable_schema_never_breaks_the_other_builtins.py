@@ -54,7 +54,15 @@ async def test_a_script_tool_with_a_schema_too_deep_for_bash_leaves_the_sandbox_
     registry = ToolRegistry()
     registry.register_sandbox(SandboxConfig(name="deep"))
     tools = [
-        ScriptTool(name="show", description="Show the arguments", source=SHOW),
+        ScriptTool(
+            name="show",
+            description="Show the arguments",
+            source=SHOW,
+            parameters={
+                "type": "object",
+                "properties": {"name": {"type": "string"}},
+            },
+        ),
         ScriptTool(name="deep_filter", description="Filter", source=SHOW, parameters=deep_schema()),
     ]
     for tool in tools:

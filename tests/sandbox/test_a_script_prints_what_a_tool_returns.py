@@ -27,7 +27,7 @@ def runtime(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def run(runtime: Path, script: str) -> list[dict]:
     assert validate_script(script, make_registry().tool_names(TEST_SANDBOX)) == []
-    request = {"script": script, "body_offset": 0, "allowed_tools": None}
+    request = {"script": script, "body_offset": 0, "allowed_tools": None, "tool_parameters": None}
     return harness_events(runtime, json.dumps(request).encode() + b"\n")
 
 
@@ -55,7 +55,7 @@ def test_it_shows_the_same_twice_in_one_run(runtime):
 )
 def test_what_the_script_does_itself_is_still_refused(runtime, act):
     script = f"r = add(1, 1)\nprint(r)\n{act}\nemit_result(1)\n"
-    request = {"script": script, "body_offset": 0, "allowed_tools": None}
+    request = {"script": script, "body_offset": 0, "allowed_tools": None, "tool_parameters": None}
     events = harness_events(runtime, json.dumps(request).encode() + b"\n")
     assert [e["type"] for e in events] == ["log", "error", "exit"], events
     assert events[-1]["data"]["outcome"] == "script_error"

@@ -34,6 +34,7 @@ def test_a_shared_secret_of_that_name_leaves_the_script_restricted(runtime) -> N
         "script": "import os\nemit_result(os.getpid() > 0)\n",
         "unrestricted": True,
         "allowed_tools": None,
+        "tool_parameters": None,
         "secrets": {UNRESTRICTED_ENV: "1"},
         "tool_secrets": {},
     }

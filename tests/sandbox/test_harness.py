@@ -25,7 +25,8 @@ def runtime(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def run(runtime: Path, script: str, offset: int = 0, env: dict | None = None, **extra) -> list:
-    request = {"script": script, "body_offset": offset, "allowed_tools": None, **extra}
+    request = {"script": script, "body_offset": offset, "allowed_tools": None,
+               "tool_parameters": None, **extra}  # fmt: skip
     done = subprocess.run(
         [sys.executable, "-I", str(runtime / "harness.py"), str(runtime)],
         input=json.dumps(request) + "\n", capture_output=True, text=True, timeout=30,
@@ -243,7 +244,7 @@ def test_bytes_slice_ellipsis_and_more_exception_classes_are_available(runtime):
 
 def harness_started(runtime: Path, script: str) -> subprocess.Popen[bytes]:
     """Start the harness with a request on a stdin left open, as the hosts hold it."""
-    request = {"script": script, "body_offset": 0, "allowed_tools": None}
+    request = {"script": script, "body_offset": 0, "allowed_tools": None, "tool_parameters": None}
     process = subprocess.Popen(
         [sys.executable, "-I", str(runtime / "harness.py"), str(runtime)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -404,6 +404,14 @@ class ToolRegistry:
         """Return the names of a sandbox's tools, sorted."""
         return [t.name for t in self.tools(sandbox_name)]
 
+    def tool_parameter_names(self, sandbox_name: str) -> dict[str, list[str]]:
+        """Return, by tool, the parameter names its prompt documents: all a script may pass.
+
+        A function may take more than its tool documents; the harness refuses a call that
+        passes any of those (`RunRequest.tool_parameters`).
+        """
+        return {t.name: [p.name for p in t.tool.parameters] for t in self.tools(sandbox_name)}
+
     # Aggregates
 
     def aggregate_dependencies(self, sandbox_name: str) -> list[str]:

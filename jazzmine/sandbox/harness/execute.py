@@ -15,7 +15,7 @@ from .failure import ScriptFailure, error_data
 from .guards import Guards, rewrite
 from .protocol import SCRIPT_FILENAME, UNRESTRICTED_ENV
 from .scope import module_views, restricted_builtins
-from .toolbox import ToolBox, parse_allowed, refusal_message
+from .toolbox import ToolBox, parse_allowed, parse_tool_parameters, refusal_message
 
 # Parsed, rewritten and compiled once before `ready`: the first compile in a fresh process
 # costs about a third of a millisecond more than later ones, and a run should not pay it.
@@ -77,6 +77,11 @@ def execute(
     if problem is not None:
         channel.send("log", {"message": problem, "stream": "harness"})
     toolbox.allowed = allowed
+    # The same for what each tool may be passed (the parameters its prompt documents).
+    parameters, problem = parse_tool_parameters(request.get("tool_parameters", False))
+    if problem is not None:
+        channel.send("log", {"message": problem, "stream": "harness"})
+    toolbox.parameters = parameters
 
     def on_refused(name: str) -> None:
         message = f"refused a call to tool {name!r}: " + refusal_message(name)

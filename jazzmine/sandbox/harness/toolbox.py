@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 import builtins
 import contextlib
+import inspect
 import json
 import os
 import urllib.parse
 from collections.abc import Callable
 from typing import Any, NoReturn
 
+from .detach import detached, response_detached
 from .leftovers import CallDirs, LeftoverError
 from .reaper import end_descendants
 from .refs import _isawaitable
@@ -34,14 +36,71 @@ def parse_allowed(value: Any) -> tuple[frozenset[str] | None, str | None]:
     return frozenset(), "the run request's allowed_tools is malformed: no tool may be called"
 
 
-def parse_tool_secrets(value: Any) -> tuple[dict[str, frozenset[str]] | None, str | None]:
-    """Read a request's `tool_secrets`; None when it is missing or malformed."""
+def _names_by_tool(value: Any) -> dict[str, frozenset[str]] | None:
+    """Read `{tool: [name, ...]}` from a request; None for anything else."""
     if isinstance(value, dict) and all(
         isinstance(tool, str) and isinstance(names, list) and all(isinstance(n, str) for n in names)
         for tool, names in value.items()
     ):
-        return {tool: frozenset(names) for tool, names in value.items()}, None
-    return None, "the run request's tool_secrets is malformed: no secret is set"
+        return {tool: frozenset(names) for tool, names in value.items()}
+    return None
+
+
+def parse_tool_secrets(value: Any) -> tuple[dict[str, frozenset[str]] | None, str | None]:
+    """Read a request's `tool_secrets`; None when it is missing or malformed."""
+    by_tool = _names_by_tool(value)
+    if by_tool is None:
+        return None, "the run request's tool_secrets is malformed: no secret is set"
+    return by_tool, None
+
+
+def parse_tool_parameters(value: Any) -> tuple[dict[str, frozenset[str]] | None, str | None]:
+    """Read a request's `tool_parameters`: None means unchecked; anything malformed, none.
+
+    The names each tool documents, as the registry the run was let through with says (its
+    prompt): what a script may pass. Sent per run, not baked into the image, because a
+    parameter's documentation changes without the tool's code (and its image) changing.
+    """
+    if value is None:
+        return None, None
+    by_tool = _names_by_tool(value)
+    if by_tool is None:
+        return {}, "the run request's tool_parameters is malformed: no tool takes any argument"
+    return by_tool, None
+
+
+def undocumented_arguments(
+    signature: inspect.Signature | None, documented: frozenset[str], args: Any, kwargs: Any
+) -> list[str]:
+    """Return what a call passes beyond the parameters its tool documents, each in words.
+
+    A function may take more than its tool documents (a cache as a mutable default, an
+    `api_base=` that says where its key is sent): the prompt never tells an LLM of them, and a
+    script that sets them steers the tool past its own rules. Read as Python binds the call:
+    positionally too. A call Python could not bind is left to fail as Python says.
+    """
+    positional = f"{len(args)} positional arguments (it documents {len(documented)})"
+    if signature is None:  # no signature to bind with: only documented keywords, nothing else
+        return [positional] * bool(args) + [
+            f"parameter {k!r}" for k in sorted(kwargs) if k not in documented
+        ]
+    try:
+        bound = signature.bind(*args, **kwargs)
+    except TypeError:
+        return []
+    extra: list[str] = []
+    for name, value in bound.arguments.items():
+        kind = signature.parameters[name].kind
+        if kind is inspect.Parameter.VAR_KEYWORD:
+            extra.extend(f"parameter {k!r}" for k in value if k not in documented)
+        elif kind is inspect.Parameter.VAR_POSITIONAL:
+            # `*args` read as the documented parameters in order (a script tool's adapter):
+            # no more of them than the tool documents.
+            if len(args) > len(documented):
+                extra.append(positional)
+        elif name not in documented:
+            extra.append(f"parameter {name!r}")
+    return extra
 
 
 class ToolBox:
@@ -54,6 +113,9 @@ class ToolBox:
         self.files: dict[str, str] = {}
         # Which tools this run may call (None: all) and who hears of a refusal; set per run.
         self.allowed: frozenset[str] | None = frozenset()
+        # The parameters each tool documents, by tool (None: unchecked); set per run.
+        self.parameters: dict[str, frozenset[str]] | None = None
+        self._signatures: dict[str, inspect.Signature | None] = {}
         self.on_refused: Callable[[str], None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         # What ends the run when something a call left cannot be moved aside (it never
@@ -166,10 +228,27 @@ class ToolBox:
         return True
 
     def _wrap(self, name: str, function: Any) -> Any:
+        try:
+            self._signatures[name] = inspect.signature(function)
+        except (TypeError, ValueError):
+            self._signatures[name] = None
+
         def call(*args: Any, **kwargs: Any) -> Any:
             # Enforced here, where the code runs, whatever the host's reading of the script.
             if self.refused(name):
                 return self._failure(refusal_message(name))
+            problem = self._arguments_problem(name, args, kwargs)
+            if problem is not None:
+                return self._failure(problem)
+            try:
+                # Copies: the tool keeps no hold of the script's containers, nor the script
+                # of the tool's (`detach`).
+                args, kwargs = detached(args), detached(kwargs)
+            except Exception as exc:  # fail closed: what cannot be copied is not passed
+                why = f"{type(exc).__name__}: {exc}"
+                return self._failure(
+                    f"Tool {name!r} was not run: its arguments cannot be copied ({why})"
+                )
             # Every call runs as the same uid as every other, so what one leaves where it can
             # write must not run in the next one's interpreters (with the next one's secrets):
             # a directory of its own per call (its cwd, TMPDIR and HOME), and whatever an
@@ -186,10 +265,17 @@ class ToolBox:
                 value = function(*args, **kwargs)
                 if _isawaitable(value):
                     value = self._run(value)
-                return value
             except BaseException as exc:  # includes SystemExit from a tool: still a response
                 raised = f"Tool {name!r} raised {type(exc).__name__}: {exc}"
                 return self._failure(self.redacted(raised))
+            else:
+                try:
+                    return response_detached(value, self.types.ToolResponse)
+                except Exception as exc:  # the script gets no data it could not be given a copy of
+                    why = self.redacted(f"{type(exc).__name__}: {exc}")
+                    return self._failure(
+                        f"Tool {name!r} returned data that cannot be copied ({why})"
+                    )
             finally:
                 # Nothing the tool started watches the next tool (reaper.py) or writes after
                 # its call, its own secrets leave the environment with it, and nothing it left
@@ -209,6 +295,20 @@ class ToolBox:
         self.wrapper_codes.add(call.__code__)
         self._wrapped.append(function)
         return call
+
+    def _arguments_problem(self, name: str, args: Any, kwargs: Any) -> str | None:
+        """Say why a call passes what its tool does not document, or None when it does not."""
+        if self.parameters is None:
+            return None
+        documented = self.parameters.get(name, frozenset())
+        extra = undocumented_arguments(self._signatures.get(name), documented, args, kwargs)
+        if not extra:
+            return None
+        listed = ", ".join(sorted(documented)) or "none"
+        return (
+            f"Tool {name!r} was not run: a script may not pass it {extra[0]}. Pass only the "
+            f"parameters its description lists ({listed})"
+        )
 
     def _call_environment(self, name: str, workdir: str) -> dict[str, str | None]:
         """Return what one call of tool `name` sets: its own secrets, no other tool's, and

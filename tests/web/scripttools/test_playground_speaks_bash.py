@@ -16,7 +16,8 @@ PING = 'def ping(word: str = "pong") -> ToolResponse:\n    return ToolResponse(s
 
 @pytest.fixture
 def pinged(sandbox):
-    tool_create(sandbox=sandbox, name="ping", description="Answer with a word", source=PING)
+    tool_create(sandbox=sandbox, name="ping", description="Answer with a word", source=PING,
+                parameters=[{"name": "word", "type": "str", "default": "pong"}])  # fmt: skip
     return sandbox
 
 
