@@ -369,7 +369,7 @@ class SecretValue(models.Model):
 class BuildStatus(models.TextChoices):
     QUEUED = "queued", "Queued"
     BUILDING = "building", "Building"
-    SUCCEEDED = "succeeded", "Up to date"
+    SUCCEEDED = "succeeded", "Built"  # of the code it built: "up to date" read wrong later
     FAILED = "failed", "Failed"
 
 

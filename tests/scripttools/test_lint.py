@@ -159,6 +159,16 @@ def test_it_flags_a_script_default_that_tool_json_does_not_declare():
     assert not item.passed and "declares no default" in item.message
 
 
+def test_a_fallback_for_a_required_value_is_no_default_to_declare():
+    # `args.get("period", 14)` for a value that always comes is defensive code: it was flagged
+    # as a default tool.json does not declare, beside the tool's required list.
+    data = rsi_json()
+    _props(data)["period"].pop("default")
+    data["parameters"].setdefault("required", []).append("period")
+    item = next(i for i in lint(data, rsi_script()) if i.id == "defaults_match_script")
+    assert item.passed, item.message
+
+
 def test_it_reads_defaults_through_module_constants_and_or_fallbacks():
     script = (
         rsi_script()

@@ -60,3 +60,13 @@ def test_the_icon_browsers_ask_for_on_their_own_is_the_studios(client) -> None:
     response = client.get("/favicon.ico")
     assert response.status_code == 301
     assert response["Location"] == "/static/studio/favicon.svg"
+
+
+def test_it_says_where_to_start(client) -> None:
+    # A newcomer saw a list of sandboxes and nothing saying what to do first.
+    call_command("seed_demo")
+    assert client.login(username="demo", password="jazzmine-demo")
+    html = client.get("/").content.decode()
+    start = html[html.index('id="start-here"') :]
+    for path in ("/playground/", "/reviews/", "/account/tokens/"):
+        assert f'href="{path}"' in start[: start.index("</section>")]

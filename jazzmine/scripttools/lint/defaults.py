@@ -67,16 +67,20 @@ def defaults_match_script(subject: Subject) -> Outcome:
         found = subject.scan.defaults.get(name)
         if found is None or found[0] == "unknown":
             continue  # not read with a default the analysis can see
-        problem = _default_mismatch(name, prop, *found)
+        problem = _default_mismatch(name, prop, *found, required=name in subject.required)
         if problem:
             problems.append(problem)
     return (not problems, "; ".join(problems) or "ok")
 
 
-def _default_mismatch(name: str, prop: dict[str, Any], kind: str, value: Any) -> str | None:
+def _default_mismatch(
+    name: str, prop: dict[str, Any], kind: str, value: Any, *, required: bool
+) -> str | None:
     """Say how tool.json's default for `name` differs from the script's, or return None."""
     if "default" not in prop:
-        if kind == "literal":
+        # A required value always comes: the script's fallback (`args.get("text", "")`) is
+        # defensive code, not a default an LLM could rely on by leaving the value out.
+        if kind == "literal" and not required:
             return f"{name}: the script defaults to {json.dumps(value)} but tool.json declares no default"
         return None
     if kind == "none":

@@ -62,7 +62,7 @@ async def test_a_build_whose_last_messages_were_lost_still_ends_on_the_page(
     finally:
         await communicator.disconnect()
     assert all(f'data-seq="{n}"' in snapshot for n in (1, 2, 3))
-    assert 'id="build-status" hx-swap-oob="true">Up to date' in snapshot
+    assert 'id="build-status" hx-swap-oob="true">Built' in snapshot
     assert closed["type"] == "websocket.close"
 
 

@@ -62,7 +62,7 @@ async def test_it_sends_the_log_so_far_then_each_new_line_then_the_status(
             build_id=build.pk, status=BuildStatus.SUCCEEDED, tag="t"
         )
         status = await communicator.receive_from()
-        assert 'id="build-status" hx-swap-oob="true">Up to date' in status
+        assert 'id="build-status" hx-swap-oob="true">Built' in status
         assert "badge-up_to_date" in status
         closed = await communicator.receive_output()
         assert closed["type"] == "websocket.close"
@@ -101,7 +101,7 @@ async def test_lines_from_a_build_on_another_thread_stream_live(client, member, 
         await communicator.receive_from()  # the snapshot
         go.set()
         received = ""
-        while "Up to date" not in received:
+        while 'id="build-status" hx-swap-oob="true">Built' not in received:
             received += await communicator.receive_from(timeout=10)
         for i in range(3):
             assert f"line {i} of ecommerce" in received

@@ -27,6 +27,11 @@ def test_the_tool_page_shows_interface_exact_xml_source_and_versions(
     assert "v2" in html and "rename" in html
     tool.refresh_from_db()
     assert tool.checksum in html
+    # Roll back asks first, as Delete does: it replaces the code at one click.
+    rollback = re.search(
+        r'<form method="post" action="[^"]*/rollback/[^"]*" data-confirm="([^"]+)"', html
+    )
+    assert rollback is not None and "Roll get_user back to v1?" in htmllib.unescape(rollback[1])
 
 
 def test_a_version_diff_renders_as_a_partial(client, member, ecommerce) -> None:
