@@ -28,6 +28,16 @@ def type_script(page, text: str) -> None:
     editor.press_sequentially(text, delay=5)
 
 
+def run_until_its_first_step(page, task: str, script: str) -> None:
+    """Run a script from a fresh playground and wait for its first intermediate event."""
+    open_playground(page)
+    page.locator("#task").fill(task)
+    page.locator("#script-body").fill(script)
+    wait_until(page, "!document.querySelector('#run-button').disabled")
+    page.click("#run-button")
+    page.locator("[data-run-timeline] li.intermediate").first.wait_for(timeout=60_000)
+
+
 def test_a_forbidden_call_is_marked_on_its_line_and_cleared_when_fixed(logged_in_page) -> None:
     page = logged_in_page
     open_playground(page)
@@ -51,12 +61,7 @@ def test_a_forbidden_call_is_marked_on_its_line_and_cleared_when_fixed(logged_in
 
 def test_a_run_streams_its_timeline_and_result_and_survives_a_reload(logged_in_page) -> None:
     page = logged_in_page
-    open_playground(page)
-    page.locator("#task").fill("Count to four slowly")
-    page.locator("#script-body").fill(SLOW_SCRIPT)
-    wait_until(page, "!document.querySelector('#run-button').disabled")
-    page.click("#run-button")
-    page.locator("[data-run-timeline] li.intermediate").first.wait_for(timeout=60_000)
+    run_until_its_first_step(page, "Count to four slowly", SLOW_SCRIPT)
 
     page.reload()  # mid-run: the page must pick the run up where it was
     page.locator("[data-run-result]:not([hidden])").wait_for(timeout=60_000)
@@ -87,12 +92,7 @@ def test_a_page_reloaded_mid_run_is_busy_cancels_it_and_follows_its_end(logged_i
     """Reloaded mid-run, the page offered Run and Generate beside a run still going, hid
     Cancel, and left the attempt 'running' after the run ended."""
     page = logged_in_page
-    open_playground(page)
-    page.locator("#task").fill("Tick for a minute")
-    page.locator("#script-body").fill(LONG_SCRIPT)
-    wait_until(page, "!document.querySelector('#run-button').disabled")
-    page.click("#run-button")
-    page.locator("[data-run-timeline] li.intermediate").first.wait_for(timeout=60_000)
+    run_until_its_first_step(page, "Tick for a minute", LONG_SCRIPT)
 
     page.reload()
     page.wait_for_selector("#playground[data-socket=open]")
