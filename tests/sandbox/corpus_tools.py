@@ -62,10 +62,16 @@ def make_corpus_registry() -> ToolRegistry:
 
 
 def hand_over(name: str) -> ToolResponse:
-    """Give the script a real dangerous callable: what a validator slip plus a guard slip would."""
+    """Give the script a real dangerous callable: what a validator slip plus a guard slip would.
+
+    Planted as the script's global `handed`, reached through the frames: a tool's return value
+    crosses to the script only as a copy of plain data (`harness/detach.py`), a callable not at
+    all, and the walls behind that one are what the tests of this tool look at.
+    """
     import builtins
     import os
     import subprocess
+    import sys
 
     def swap_callee(wrapper, replacement) -> None:
         # Make a tool's wrapper call `replacement`: what a guard slip plus the real setattr do.
@@ -78,7 +84,11 @@ def hand_over(name: str) -> ToolResponse:
         "os.fork": os.fork, "os.execv": os.execv, "os.posix_spawn": os.posix_spawn,
         "swap_callee": swap_callee,
     }  # fmt: skip
-    return table[name]  # type: ignore[return-value]  # a ToolResponse refuses callables
+    frame = sys._getframe(1)
+    while frame.f_code.co_filename != "<script>":
+        frame = frame.f_back
+    frame.f_globals["handed"] = table[name]
+    return ToolResponse(success=True)
 
 
 def peek(path: str, how: str = "subprocess") -> ToolResponse:

@@ -69,6 +69,51 @@ def shape(value: list) -> ToolResponse:
     )
 
 
+def add_to_cart(items: list, cart: list = []) -> ToolResponse:
+    """Add lines ({"sku", "qty"}) to the cart: 1 to 5 units each."""
+    lines = list(items)
+    if any(not isinstance(line, dict) or not 1 <= line.get("qty", 0) <= 5 for line in lines):
+        return ToolResponse(success=False, message="each line is 1 to 5 units")
+    cart.extend(lines)
+    return ToolResponse(success=True, data={"total": sum(25 * line["qty"] for line in cart)})
+
+
+def ship(sku: str, blocked: list = ["X"]) -> ToolResponse:
+    """Ship a SKU unless it is blocked; a refusal's message is the block list itself."""
+    if sku in blocked:
+        return ToolResponse(success=False, message=blocked)
+    return ToolResponse(success=True, data={"shipped": sku})
+
+
+def limits(which: str = "all", table: dict = {"A": {"max_qty": 10}}) -> ToolResponse:
+    """Return the live table's values: no ToolResponse at all."""
+    return table.values()
+
+
+def spawn(label: str) -> ToolResponse:
+    """Start a process that would outlive the call, were the call's clean-up skipped."""
+    import os
+
+    os.posix_spawnp("sleep", ["sleep", "20"], dict(os.environ))
+    return ToolResponse(success=True, data={"label": label})
+
+
+def children(label: str) -> ToolResponse:
+    """List the processes below the sandbox's worker during this call."""
+    import os
+
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as handle:
+                parent = int(handle.read().rsplit(b")", 1)[1].split()[1])
+        except OSError:
+            continue
+        if parent == os.getpid():
+            found.append(pid)
+    return ToolResponse(success=True, data={"label": label, "children": found})
+
+
 @pytest.fixture(scope="module")
 def registry() -> ToolRegistry:
     registry = ToolRegistry()
@@ -79,6 +124,11 @@ def registry() -> ToolRegistry:
         search: [ToolParameter("status", "str")],
         lookup: [ToolParameter("sku", "str"), ToolParameter("field", "str")],
         shape: [ToolParameter("value", "list")],
+        add_to_cart: [ToolParameter("items", "list")],
+        ship: [ToolParameter("sku", "str")],
+        limits: [ToolParameter("which", "str", required=False)],
+        spawn: [ToolParameter("label", "str")],
+        children: [ToolParameter("label", "str")],
     }
     for function, parameters in documented.items():
         registry.register_function(function, description=function.__doc__, parameters=parameters,
@@ -198,3 +248,85 @@ def test_a_request_that_does_not_say_what_tools_take_lets_no_argument_through(ru
     (result,) = [e["data"] for e in events if e["type"] == "result"]
     assert "a script may not pass it parameter 'sku'" in result
     assert any("tool_parameters is malformed" in json.dumps(e) for e in events)
+
+
+@pytest.mark.parametrize(
+    "handed",
+    [
+        "iter([line])",
+        "(x for x in [line])",
+        "map(lambda x: x, [line])",
+        "{'a': line}.values()",
+        "filter(None, [line])",
+    ],
+)
+def test_a_view_or_an_iterator_hands_the_tool_copies(registry, runtime, handed) -> None:
+    # Passed as they were, each handed the tool the script's own dict, live.
+    script = f"""line = {{"sku": "A", "qty": 2}}
+first = add_to_cart({handed})
+line["qty"] = 1000000
+emit_result([first.data, add_to_cart([]).data])
+"""
+    first, after = result_of(registry, runtime, script)
+    assert after == first  # the edit after the call changed nothing the tool kept
+
+
+def test_a_message_is_a_copy_too(registry, runtime) -> None:
+    script = """blocked = ship("X").message
+blocked.clear()
+again = ship("X")
+emit_result([again.success, again.message])
+"""
+    assert result_of(registry, runtime, script) == [False, ["X"]]
+
+
+def test_what_a_tool_returns_other_than_a_response_is_a_copy_too(registry, runtime) -> None:
+    script = """for entry in limits():
+    entry["max_qty"] = 1000000
+emit_result(list(limits()))
+"""
+    assert result_of(registry, runtime, script) == [{"max_qty": 10}]
+
+
+@pytest.mark.parametrize("handed", ["print", "ValueError([1])", "slice(1)", "lambda: [1]"])
+def test_what_is_not_data_is_not_handed_to_a_tool(registry, runtime, handed) -> None:
+    script = f"r = refund({handed})\nemit_result([r.success, r.message])\n"
+    succeeded, message = result_of(registry, runtime, script)
+    assert succeeded is False and "cannot be handed across a tool call" in message
+
+
+def test_a_call_near_the_recursion_limit_is_refused_and_its_clean_up_always_runs(
+    registry, runtime
+) -> None:
+    # Called a few frames below Python's limit, the call's clean-up raised RecursionError
+    # half-way: the tool had run, and its process lived on into the next tool's call.
+    script = """def depth(n):
+    try:
+        return depth(n + 1)
+    except RecursionError:
+        return n
+
+limit = depth(0)
+
+def at(n, k):
+    if n < k:
+        return at(n + 1, k)
+    try:
+        r = spawn("deep")
+        return r.message or "ran"
+    except RecursionError:
+        return "raised"
+
+seen = []
+for k in range(limit - 200, limit):
+    try:
+        seen.append(at(0, k))
+    except RecursionError:
+        seen.append("raised")
+emit_result([seen, children("after").data["children"]])
+"""
+    seen, alive = result_of(registry, runtime, script)
+    assert "ran" in seen  # far enough from the limit, the call runs as before
+    assert any("nested too deep" in outcome for outcome in seen)
+    assert set(seen) <= {"ran", "raised"} | {o for o in seen if "nested too deep" in o}
+    assert alive == []  # what each call started ended with it

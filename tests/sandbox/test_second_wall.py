@@ -98,18 +98,19 @@ EXTRA_ESCAPES = {
 # A tool hands the script the real thing (as a validator slip and a guard slip together
 # would): the audit hook still refuses each action made from the script's frames.
 HANDED_OVER = {
-    "os.system": "hand_over('os.system')('id')",
-    "subprocess.run": "hand_over('subprocess.run')(['id'])",
-    "exec": "hand_over('exec')('x = 1')",
-    "compile": "hand_over('compile')('1', 's', 'eval')",
-    "__import__": "hand_over('__import__')('xml.dom')",
-    "open": "hand_over('open')('/etc/hostname')",
-    "os.fork": "hand_over('os.fork')()",
-    "os.execv": "hand_over('os.execv')('/bin/sh', ['sh'])",
-    "os.posix_spawn": "hand_over('os.posix_spawn')('/bin/sh', ['sh'], {})",
+    "os.system": "hand_over('os.system'); handed('id')",
+    "subprocess.run": "hand_over('subprocess.run'); handed(['id'])",
+    "exec": "hand_over('exec'); handed('x = 1')",
+    "compile": "hand_over('compile'); handed('1', 's', 'eval')",
+    "__import__": "hand_over('__import__'); handed('xml.dom')",
+    "open": "hand_over('open'); handed('/etc/hostname')",
+    "os.fork": "hand_over('os.fork'); handed()",
+    "os.execv": "hand_over('os.execv'); handed('/bin/sh', ['sh'])",
+    "os.posix_spawn": "hand_over('os.posix_spawn'); handed('/bin/sh', ['sh'], {})",
     # A tool's wrapper made to call os.system vouches for nothing: the script is acting.
     "a tool wrapper's swapped callee": (
-        "hand_over('swap_callee')(get_orders, hand_over('os.system'))\n"
+        "hand_over('swap_callee'); swap = handed; hand_over('os.system')\n"
+        "    swap(get_orders, handed)\n"
         "    r = get_orders('echo SHELL-RAN')\n    emit_result(r.message)"
     ),
 }
@@ -157,7 +158,7 @@ async def test_the_audit_hook_refuses_what_the_script_itself_does_with_a_real_ca
 
 
 async def test_tools_still_import_and_spawn_behind_the_audit_hook(pool):
-    events = await run(pool, "emit_result(callable(hand_over('os.system')))\n")
+    events = await run(pool, "hand_over('os.system')\nemit_result(callable(handed))\n")
     assert final(events).outcome is Outcome.RESULT
 
 

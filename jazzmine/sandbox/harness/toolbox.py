@@ -8,14 +8,30 @@ import contextlib
 import inspect
 import json
 import os
+import sys
 import urllib.parse
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from .detach import detached, response_detached
+from .detach import Detacher
 from .leftovers import CallDirs, LeftoverError
 from .reaper import end_descendants
-from .refs import _isawaitable
+from .refs import _getframe, _isawaitable
+
+# Frames a call's own clean-up may need (ending what the tool started, the sweeps, the report
+# of a fatal end), kept free below Python's recursion limit: a script that recursed to just
+# above a call's depth made that clean-up raise RecursionError half-way, and the run went on
+# with the tool's process alive, its secrets set and its directory never swept.
+CALL_HEADROOM = 150
+
+
+def frames_left() -> int:
+    """Return how many frames the interpreter still allows below its caller."""
+    depth, frame = 0, _getframe(1)
+    while frame is not None:
+        depth += 1
+        frame = frame.f_back
+    return sys.getrecursionlimit() - depth
 
 
 def refusal_message(name: str) -> str:
@@ -116,6 +132,7 @@ class ToolBox:
         # The parameters each tool documents, by tool (None: unchecked); set per run.
         self.parameters: dict[str, frozenset[str]] | None = None
         self._signatures: dict[str, inspect.Signature | None] = {}
+        self.detacher = Detacher(tool_types.ToolResponse)
         self.on_refused: Callable[[str], None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         # What ends the run when something a call left cannot be moved aside (it never
@@ -210,13 +227,19 @@ class ToolBox:
         return text
 
     def fatal(self, message: str) -> NoReturn:
-        """End the run now: it cannot go on safely (nothing in the script can catch this)."""
-        text = f"The run was ended: {message}"
-        if self.on_fatal is not None:
-            self.on_fatal(text)
-        with contextlib.suppress(OSError):
-            os.write(2, f"harness: {text}\n".encode("utf-8", "replace"))
-        os._exit(70)
+        """End the run now: it cannot go on safely (nothing in the script can catch this).
+
+        Whatever goes wrong while it says so (a RecursionError, a broken pipe), the process
+        ends: a fatal end that raised instead would hand the script back control.
+        """
+        try:
+            text = f"The run was ended: {message}"
+            if self.on_fatal is not None:
+                self.on_fatal(text)
+            with contextlib.suppress(OSError):
+                os.write(2, f"harness: {text}\n".encode("utf-8", "replace"))
+        finally:
+            os._exit(70)
 
     def refused(self, name: str) -> bool:
         """Tell whether this run may not call a tool (and report it when it may not)."""
@@ -237,13 +260,18 @@ class ToolBox:
             # Enforced here, where the code runs, whatever the host's reading of the script.
             if self.refused(name):
                 return self._failure(refusal_message(name))
+            if frames_left() < CALL_HEADROOM:
+                return self._failure(
+                    f"Tool {name!r} was not run: the script is nested too deep (Python's "
+                    "recursion limit is near); call it from a shallower place"
+                )
             problem = self._arguments_problem(name, args, kwargs)
             if problem is not None:
                 return self._failure(problem)
             try:
                 # Copies: the tool keeps no hold of the script's containers, nor the script
                 # of the tool's (`detach`).
-                args, kwargs = detached(args), detached(kwargs)
+                args, kwargs = self.detacher.copied(args), self.detacher.copied(kwargs)
             except Exception as exc:  # fail closed: what cannot be copied is not passed
                 why = f"{type(exc).__name__}: {exc}"
                 return self._failure(
@@ -260,7 +288,12 @@ class ToolBox:
                 self.fatal(str(exc))
             except OSError as exc:
                 return self._failure(f"Tool {name!r} was not run: {exc}")
-            earlier = _environ_set(self._call_environment(name, workdir))
+            except BaseException as exc:  # half-way through a sweep: nothing is sure any more
+                self.fatal(f"before a call of tool {name!r}: {type(exc).__name__}: {exc}")
+            try:
+                earlier = _environ_set(self._call_environment(name, workdir))
+            except BaseException as exc:
+                self.fatal(f"before a call of tool {name!r}: {type(exc).__name__}: {exc}")
             try:
                 value = function(*args, **kwargs)
                 if _isawaitable(value):
@@ -270,7 +303,7 @@ class ToolBox:
                 return self._failure(self.redacted(raised))
             else:
                 try:
-                    return response_detached(value, self.types.ToolResponse)
+                    return self.detacher.copied(value)
                 except Exception as exc:  # the script gets no data it could not be given a copy of
                     why = self.redacted(f"{type(exc).__name__}: {exc}")
                     return self._failure(
@@ -279,16 +312,14 @@ class ToolBox:
             finally:
                 # Nothing the tool started watches the next tool (reaper.py) or writes after
                 # its call, its own secrets leave the environment with it, and nothing it left
-                # outlives the call; what cannot be made sure of ends the run.
-                try:
-                    end_descendants()
-                except RuntimeError as exc:
-                    self.fatal(f"after a call of tool {name!r}: {exc}")
-                _environ_restore(earlier)
-                try:
-                    self.calls.leave(workdir)
-                except LeftoverError as exc:
-                    self.fatal(f"after a call of tool {name!r}: {exc}")
+                # outlives the call; what cannot be made sure of, however it fails, ends the
+                # run: a step that raised would skip the ones after it.
+                for step in (end_descendants, lambda: _environ_restore(earlier),
+                             lambda: self.calls.leave(workdir)):  # fmt: skip
+                    try:
+                        step()
+                    except BaseException as exc:
+                        self.fatal(f"after a call of tool {name!r}: {type(exc).__name__}: {exc}")
 
         call.__name__ = name
         call.__doc__ = getattr(function, "__doc__", None)
