@@ -56,6 +56,7 @@ class WarmPool:
         self._start_slots = asyncio.Semaphore(max_starting)
         self._closed = False
         self._waiting = 0
+        self._runs = 0  # runs between their start and their end (`busy`)
         self._failures = 0  # failed starts queued among the ready sandboxes
         self.last_error: Exception | None = None
 
@@ -63,6 +64,11 @@ class WarmPool:
     def label(self) -> str:
         """Return the label filter matching this pool's containers."""
         return f"{POOL_LABEL}={self.id}"
+
+    @property
+    def busy(self) -> bool:
+        """Tell whether a run is using this pool: waiting for a sandbox, or running in one."""
+        return self._runs > 0
 
     @property
     def ready_count(self) -> int:
@@ -123,6 +129,19 @@ class WarmPool:
             await item.remove()  # died while idle; never hand it out
 
     async def run(
+        self, request: RunRequest, *, remake: Remake | None = None, vet: Vet | None = None
+    ) -> AsyncIterator[Event]:
+        """Run one request on a warm sandbox and yield its events (`_run`), counted in `busy`."""
+        self._runs += 1
+        events = self._run(request, remake=remake, vet=vet)
+        try:
+            async for event in events:
+                yield event
+        finally:
+            await events.aclose()  # its own clean-up (the sandbox's removal) now, not at GC
+            self._runs -= 1
+
+    async def _run(
         self, request: RunRequest, *, remake: Remake | None = None, vet: Vet | None = None
     ) -> AsyncIterator[Event]:
         """Run one request on a warm sandbox and yield its events as they arrive.

@@ -62,6 +62,8 @@ logger = logging.getLogger(__name__)
 # (its sandbox's own time limit ends most runs sooner), and the pause between two tries.
 DATABASE_PATIENCE_SECONDS = 300.0
 DATABASE_RETRY_SECONDS = 1.0
+# How often a replaced warm pool looks whether a run still waits on it before it closes.
+POOL_CLOSE_POLL_SECONDS = 0.2
 
 
 class RunExecutor:
@@ -441,7 +443,7 @@ class RunExecutor:
         # A pool of an image that went away holds only its failed starts: start afresh.
         stale = self._pools.pop((prepared.image, prepared.limits), None)
         if stale is not None:
-            self._loop.create_task(stale.close())
+            self._loop.create_task(_close_when_idle(stale))
         return dataclasses.replace(prepared, image_known=False)
 
     async def _image_ensure(self, prepared: Prepared) -> bool:
@@ -643,7 +645,7 @@ class RunExecutor:
         if old is not None and old != key and old not in self._current.values():
             stale = self._pools.pop(old, None)
             if stale is not None:
-                self._loop.create_task(stale.close())
+                self._loop.create_task(_close_when_idle(stale))
         return pool
 
     async def _prewarm(self, sandbox_id: int) -> None:
@@ -751,3 +753,19 @@ def executor_shutdown() -> None:
             _executor.shutdown()
             _executor = None
     connection.close()
+
+
+async def _close_when_idle(pool: WarmPool) -> None:
+    """Close a replaced pool once no run uses it.
+
+    A run whose image another run had just built, or of a sandbox's code from before an
+    edit, may be waiting for a sandbox of the very pool being replaced, or running in one:
+    closed under it, the pool started none and the run waited, RUNNING with a live heartbeat,
+    for ever (or its container went). It gets its sandbox and ends; then the pool goes. The
+    first look waits a moment: a run handed the pool just now starts using it at the loop's
+    next turn.
+    """
+    await asyncio.sleep(POOL_CLOSE_POLL_SECONDS)
+    while pool.busy:
+        await asyncio.sleep(POOL_CLOSE_POLL_SECONDS)
+    await pool.close()
