@@ -79,14 +79,13 @@ class RunRequest:
         """Build a request carrying only the declared secrets that the store holds."""
         allowed = {name: secret_store[name] for name in declared_secrets if name in secret_store}
         tools = None if allowed_tools is None else frozenset(allowed_tools)
-        scoped = {tool: frozenset(names) for tool, names in (tool_secrets or {}).items()}
         return cls(
             script=script,
             body_offset=body_offset,
             secrets=allowed,
             allowed_tools=tools,
-            tool_secrets=scoped,
-            tool_parameters=parameters_of(tool_parameters),
+            tool_secrets=names_by_tool(tool_secrets or {}),
+            tool_parameters=None if tool_parameters is None else names_by_tool(tool_parameters),
         )
 
     def to_line(self, timeout_seconds: float) -> bytes:
@@ -96,20 +95,20 @@ class RunRequest:
             "body_offset": self.body_offset,
             "secrets": dict(self.secrets),
             "allowed_tools": None if self.allowed_tools is None else sorted(self.allowed_tools),
-            "tool_secrets": {tool: sorted(names) for tool, names in self.tool_secrets.items()},
+            "tool_secrets": _sorted(self.tool_secrets),
             "tool_parameters": None
             if self.tool_parameters is None
-            else {tool: sorted(names) for tool, names in self.tool_parameters.items()},
+            else _sorted(self.tool_parameters),
             "timeout": timeout_seconds,
             "unrestricted": self.unrestricted,
         }
         return (json.dumps(payload, ensure_ascii=True) + "\n").encode("ascii")
 
 
-def parameters_of(
-    tool_parameters: Mapping[str, Iterable[str]] | None,
-) -> Mapping[str, frozenset[str]] | None:
-    """Return a request's `tool_parameters` from any iterables of names (None stays None)."""
-    if tool_parameters is None:
-        return None
-    return {tool: frozenset(names) for tool, names in tool_parameters.items()}
+def names_by_tool(names: Mapping[str, Iterable[str]]) -> Mapping[str, frozenset[str]]:
+    """Return {tool: names} with each tool's names as a frozenset, from any iterables."""
+    return {tool: frozenset(given) for tool, given in names.items()}
+
+
+def _sorted(names: Mapping[str, frozenset[str]]) -> dict[str, list[str]]:
+    return {tool: sorted(given) for tool, given in names.items()}

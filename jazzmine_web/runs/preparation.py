@@ -19,7 +19,7 @@ from django.db import transaction
 from jazzmine.bash import BashLimits, ToolSpec, specs_for_sandbox
 from jazzmine.sandbox import RunLimits, RunRequest, SandboxBuilder
 from jazzmine.sandbox.bwrap import stage_run_dir
-from jazzmine.sandbox.request import parameters_of
+from jazzmine.sandbox.request import names_by_tool
 
 from ..catalog.models import SANDBOX, Sandbox, Tool
 from ..catalog.selectors import sandbox_secret_values
@@ -159,7 +159,7 @@ def run_claim_prepare(
         # The harness refuses any other tool: the review decision holds where the code runs.
         allowed_tools=_allowed_tools(run, rows),
         # And any argument a tool's prompt does not document.
-        tool_parameters=parameters_of(registry.tool_parameter_names(sandbox.name)),
+        tool_parameters=names_by_tool(registry.tool_parameter_names(sandbox.name)),
     )
     limits = run_limits_for(sandbox)
     check, accepted = _wheels_to_check(sandbox, registry, request)

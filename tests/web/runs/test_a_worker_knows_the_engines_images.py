@@ -21,9 +21,11 @@ import pytest
 from asgiref.sync import sync_to_async
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
+from django.conf import settings
 
 from jazzmine.sandbox.builder import DERIVED_FROM_LABEL
 from jazzmine.sandbox.docker_runner import POOL_LABEL
+from jazzmine.sandbox.owner import DEPLOYMENT_LABEL
 from jazzmine_web.catalog.services import sandbox_builder, tool_update
 from jazzmine_web.runs.models import Run, RunStatus
 from jazzmine_web.runs.services import run_create, run_group, run_start
@@ -137,14 +139,17 @@ def test_an_image_removed_under_a_worker_that_knew_it_is_made_again(
 
 
 def idle_sandboxes(client) -> list[str]:
-    """Return the ids of the warm pools' containers on the engine (the test's worker's alone).
+    """Return the ids of this deployment's warm-pool containers on the engine.
 
+    Only this test session's deployment: another on the same engine (`scripts/run.sh` beside
+    the suite) has pools of its own, which a test must neither count nor kill.
     From the engine's one list, not `containers.list`, which asks for each container in
     turn: one removed in between (a run's sandbox once it ended) made it fail with NotFound.
     """
+    ours = f"{DEPLOYMENT_LABEL}={settings.JAZZMINE_DEPLOYMENT}"
     return [
         c["Id"]
-        for c in client.api.containers(filters={"label": POOL_LABEL})
+        for c in client.api.containers(filters={"label": [POOL_LABEL, ours]})
         if (c.get("Labels") or {}).get(POOL_LABEL) != "none"
     ]
 
