@@ -17,6 +17,16 @@ Language = Literal["python", "bash"]
 _NAMES: dict[str, str] = {"python": "Python", "bash": "bash"}
 _SHEBANG = re.compile(r"\A\s*#!\s*\S*?(?:/env\s+)?(?P<name>python[\d.]*|bash|sh|zsh)\b")
 _FENCE = re.compile(r"^\s*```\s*(?P<name>python|py|bash|sh|shell|zsh)\s*$", re.MULTILINE)
+# A line only Python writes: a keyword no shell has as a command, or an assignment spaced around
+# its `=` (bash reads `total = 1` as running `total`). Text being typed in Python mode
+# (`total = `, `from jazzmine import`) is a syntax error that bash's parser happens to accept:
+# a line like these says it is half-written Python, not bash.
+_PYTHON_LINE = re.compile(
+    r"^[ \t]*(?:(?:def|class|import|from|with|try|except|finally|raise|assert|lambda|yield"
+    r"|global|nonlocal|pass|async|await)\b"
+    r"|[A-Za-z_][\w.]*(?:\[[^\]\n]*\])?[ \t]+(?:[-+*/%@&|^]|//|\*\*|<<|>>)?=(?!=))",
+    re.MULTILINE,
+)
 _FENCE_NAMES: dict[str, Language] = {
     "python": "python", "py": "python", "bash": "bash", "sh": "bash", "shell": "bash",
     "zsh": "bash",
@@ -64,6 +74,8 @@ def written_in_other_language(text: str, expected: Language) -> Language | None:
     if named == other:
         return other
     if named is None:
+        if other == "bash" and _PYTHON_LINE.search(text):
+            return None  # Python still being written: its syntax error says what is wrong
         parses_other = parses_as_bash if other == "bash" else parses_as_python
         if parses_other(text):
             return other

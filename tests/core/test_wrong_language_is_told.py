@@ -44,6 +44,42 @@ def test_a_script_that_can_run_as_asked_or_is_just_broken_is_not_flagged(
     assert written_in_other_language(text, expected) is None  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "total = ",
+        "total += ",
+        "from jazzmine import",
+        "import",
+        "def summary",
+        "class Order",
+        "orders = get_orders(user_id='u1')\nlatest =",
+        "rows[0] = ",
+        "try",
+        "with open",
+        "  pass x",
+    ],
+)
+def test_python_being_typed_is_not_taken_for_bash(text: str) -> None:
+    # bashkit's parser accepts each of these (a command and its words); only Python writes them
+    assert written_in_other_language(text, "python") is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        BASH,
+        "x=1 echo $x | wc -c\n",
+        'if [ "$a" = "$b" ]; then get_user --user-id u1; fi\n',
+        "test $a = b && echo same\n",
+        "for id in 1 2; do\n  get_user --user-id $id\ndone\n",
+        'total=$(get_orders --user-id u1 | jq length)\necho "$total"\n',
+    ],
+)
+def test_bash_with_an_equals_sign_or_a_test_is_still_told(text: str) -> None:
+    assert written_in_other_language(text, "python") == "bash"
+
+
 def test_the_message_says_what_it_looks_like_and_what_to_do() -> None:
     message = wrong_language_message(PYTHON, "bash")
     assert message is not None

@@ -123,3 +123,35 @@ def test_it_runs_as_a_module_on_the_given_port(closed_port: int) -> None:
             assert models["data"][0]["id"] == DEFAULT_MODEL
         finally:
             process.terminate()
+
+
+def test_a_bash_prompt_gets_a_bash_script_that_calls_the_tools_the_task_names() -> None:
+    from jazzmine.bash.engine import BashSession, ToolSpec
+    from jazzmine.bash.generator import BashScriptGenerator
+    from jazzmine.language import written_in_other_language
+
+    orders = {
+        "type": "object",
+        "properties": {
+            "user_id": {"type": "string"},
+            "limit": {"type": "integer", "default": 5},
+            "dry_run": {"type": "boolean"},
+        },
+        "required": ["user_id"],
+    }
+    specs = [
+        ToolSpec(name="get_orders", description="A user's orders.", schema=orders),
+        ToolSpec(name="get_weather", description="The weather.", schema={"type": "object"}),
+    ]
+    generator = BashScriptGenerator(specs)
+    prompt = generator.build_prompt("List the orders of user 7", "shop")
+    body = script_policy([{"role": "user", "content": prompt}])
+    assert written_in_other_language(body, "bash") is None
+    assert generator.validate(generator.assemble_script(body, "shop"), "shop") == []
+    calls: list[dict] = []
+    session = BashSession(specs, {"get_orders": lambda **kw: calls.append(kw) or {"n": 1}})
+    result = session.run(body)
+    assert result.exit_code == 0, result.stderr
+    assert calls == [{"user_id": "7", "limit": 7}]  # the task's number; no switch set unasked
+    fenced = script_policy([{"role": "user", "content": prompt}], fences=True)
+    assert fenced.startswith("```bash\n")

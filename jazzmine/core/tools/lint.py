@@ -44,7 +44,23 @@ TITLES: dict[str, str] = {
     "defaults_match_signature": "documented defaults equal the function's own defaults",
     "optional_have_defaults": "every parameter documented as optional has a default in the function",
     "parameters_documented": "every parameter of the function is documented",
+    "parameter_types_known": "every documented type is a Python or JSON Schema type",
 }
+
+# Type names an LLM reads for what they are, in either spelling the catalog meets: Python's
+# (`List[str]`, `int | None`) and JSON Schema's (`integer`, `array`), compared lower-case.
+# Anything else is most likely a typo (`strnig`): the LLM reads it as written, and bash, which
+# maps types to its flags' schema, leaves such a parameter unchecked.
+KNOWN_TYPES = frozenset(
+    name.lower()
+    for name in (
+        "str", "int", "float", "bool", "list", "dict", "tuple", "set", "frozenset", "bytes",
+        "complex", "object", "None", "NoneType", "Any", "List", "Dict", "Tuple", "Set",
+        "FrozenSet", "Optional", "Union", "Literal", "Sequence", "Mapping", "Iterable",
+        "string", "integer", "number", "boolean", "array", "null",
+        "datetime", "date", "time", "timedelta", "Decimal", "UUID",
+    )
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -72,6 +88,7 @@ def lint_python_tool(
         "defaults_match_signature": _check_defaults(params, signature, documented),
         "optional_have_defaults": _check_optional(params, signature),
         "parameters_documented": _check_documented(params, node),
+        "parameter_types_known": check_types(params),
     }
     return [LintItem(key, title, *results[key]) for key, title in TITLES.items()]
 
@@ -332,11 +349,47 @@ def _check_documented(
     return True, "ok"
 
 
+def check_types(params: Iterable[ToolParameter]) -> tuple[bool, str]:
+    """Name each documented parameter whose type is not one an LLM knows (a typo, mostly)."""
+    unknown = [f"{p.name} ({p.type!r})" for p in params if not type_known(p.type)]
+    if unknown:
+        return False, (
+            f"not a Python or JSON Schema type: {', '.join(unknown)} (the LLM reads it as "
+            "written; bash does not check the value)"
+        )
+    return True, "ok"
+
+
+def type_known(text: str) -> bool:
+    """Tell whether a type string is built only of known type names (`Optional[List[str]]`)."""
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            # `typing.List`: the last part names the type, the module before it says nothing.
+            if node.attr.lower() not in KNOWN_TYPES:
+                return False
+        elif isinstance(node, ast.Name):
+            if node.id.lower() not in KNOWN_TYPES and node.id != "typing":
+                return False
+        elif isinstance(node, ast.Constant):
+            continue  # Literal["asc", "desc"], None
+        elif not isinstance(
+            node, (ast.Expression, ast.Subscript, ast.Tuple, ast.BinOp, ast.BitOr, ast.Load)
+        ):
+            return False
+    return True
+
+
 __all__ = [
+    "KNOWN_TYPES",
     "TITLES",
     "LintItem",
     "docstring_defaults",
     "lint_passed",
     "lint_python_tool",
     "signature_defaults",
+    "type_known",
 ]

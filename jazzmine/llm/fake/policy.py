@@ -1,7 +1,8 @@
 """The fake model's default answer: a plausible script for the task and tools in the prompt.
 
 Its demo of the retry loop: a task that mentions "first" gets, on attempt 1, the classic mistake
-`r.data[0]` (KeyError: 0 on a dict); the retry prompt gets the fixed script.
+`r.data[0]` (KeyError: 0 on a dict); the retry prompt gets the fixed script. A bash prompt
+(bashkit's, listing its commands and their flags) gets a bash script calling them.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from xml.sax.saxutils import unescape
@@ -19,6 +21,12 @@ _PARAMETER = re.compile(
     r"required=([\"'])(?P<required>.+?)\5>(?P<body>.*?)</parameter>",
     re.DOTALL,
 )
+# bashkit's prompt: "Commands: get_user [--user_id <string>], list_orders [--limit <integer> ...]."
+_BASH_PROMPT = re.compile(r"^sandbox_tools: run bash scripts", re.MULTILINE)
+_BASH_COMMANDS = re.compile(r"Commands: (?P<commands>.*?)\. Pass args", re.DOTALL)
+_BASH_COMMAND = re.compile(r"(?P<name>[\w-]+)(?: \[(?P<flags>[^\]]*)\])?")
+_BASH_FLAG = re.compile(r"--(?P<name>[\w-]+) <(?P<type>\w+)>")
+_BASH_TASK = re.compile(r"^Task: (?P<task>.*?)\n\n", re.DOTALL | re.MULTILINE)
 _RETRY = re.compile(r"Your previous script for this task failed \(attempt (\d+)\)")
 _TASK = re.compile(r"^Task:\n(?P<task>.*?)(?:\n\nAvailable tools:|\n*\Z)", re.DOTALL | re.MULTILINE)
 # Words in tool names that say nothing about what the tool is about.
@@ -51,6 +59,9 @@ class _Param:
 def script_policy(messages: Sequence[Mapping[str, str]], *, fences: bool = False) -> str:
     """Write a plausible script body for the task and tools in the prompt."""
     prompt = "\n".join(m["content"] for m in messages)
+    if _BASH_PROMPT.search(prompt):
+        body = _bash_script(prompt)
+        return f"```bash\n{body}```\n" if fences else body
     tools = {m["name"]: _params(m["body"]) for m in _TOOL.finditer(prompt)}
     match = _TASK.search(prompt)
     task = match["task"].strip() if match else ""
@@ -95,6 +106,37 @@ def script_policy(messages: Sequence[Mapping[str, str]], *, fences: bool = False
         lines.append("emit_result(results)")
     body = "\n".join(lines) + "\n"
     return f"```python\n{body}```\n" if fences else body
+
+
+def _bash_script(prompt: str) -> str:
+    """Write a bash script that calls the commands the task names, every flag filled in."""
+    match = _BASH_TASK.search(prompt)
+    task = match["task"].strip() if match else ""
+    listed = _BASH_COMMANDS.search(prompt)
+    tools = {
+        m["name"]: [
+            _Param(name=f["name"], type=f["type"], required=True, sample=None)
+            for f in _BASH_FLAG.finditer(m["flags"] or "")
+        ]
+        for m in _BASH_COMMAND.finditer(listed["commands"] if listed else "")
+    }
+    if not tools:
+        return f"echo {shlex.quote('No tools are available for: ' + task)}\n"
+    lines = []
+    for name in _pick_tools(task, tools):
+        # A switch (`--dry_run`) takes no value, and a plausible model sets none unasked.
+        values = [p for p in tools[name] if not p.type.startswith("bool")]
+        flags = " ".join(f"--{p.name} {_shell_value(p, task)}" for p in values)
+        lines.append(f"{name} {flags}".rstrip())
+    return "\n".join(lines) + "\n"
+
+
+def _shell_value(param: _Param, task: str) -> str:
+    """Return a flag's value as one shell word: a number in the task, else a stub of its type."""
+    value = _value(param, task)
+    if param.type.startswith(("str", "text")) or value.startswith('"'):
+        return shlex.quote(json.loads(value))
+    return shlex.quote(value)
 
 
 def _params(body: str) -> list[_Param]:

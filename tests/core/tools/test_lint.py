@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from jazzmine.core.tools import ToolParameter
-from jazzmine.core.tools.lint import lint_passed, lint_python_tool
+from jazzmine.core.tools.lint import lint_passed, lint_python_tool, type_known
 
 
 def _item(items, key):
@@ -159,3 +159,28 @@ def test_a_parameter_no_script_may_pass_is_flagged() -> None:
     assert not needed.passed and "every call fails" in needed.message and "region" in needed.message
     assert _item(lint_python_tool("def q(sku, **extra):\n    return 1\n", params),
                  "parameters_documented").passed  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "str", "int", "float", "bool", "list", "dict", "List[str]", "list[dict[str, int]]",
+        "Optional[Dict[str, Any]]", "int | None", "typing.List[int]", "Tuple[int, ...]",
+        'Literal["asc", "desc"]', "integer", "number", "boolean", "array", "object", "String",
+        " int ", "datetime",
+    ],
+)  # fmt: skip
+def test_a_python_or_json_schema_type_is_known(text: str) -> None:
+    assert type_known(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["strnig", "itn", "Order", "", "List[strr]", "os.system()", "str; import os", "x.y",
+     "lambda: 1", "[str]", "str or int"],
+)  # fmt: skip
+def test_a_misspelt_or_made_up_type_is_flagged(text: str) -> None:
+    assert not type_known(text)
+    params = [ToolParameter("sku", text or "?", "The SKU.", required=True)]
+    item = _item(lint_python_tool("def q(sku):\n    return 1\n", params), "parameter_types_known")
+    assert not item.passed and "sku (" in item.message

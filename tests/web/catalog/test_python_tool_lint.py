@@ -41,7 +41,7 @@ def _lint_item(html: str, key: str) -> str:
 def test_the_tool_page_flags_a_default_mismatch(client, member, orders) -> None:
     client.force_login(member)
     html = client.get(f"/catalog/tools/{orders.pk}/").content.decode()
-    assert 'id="python-lint-panel"' in html and "1 of 3 failed" in html
+    assert 'id="python-lint-panel"' in html and "1 of 4 failed" in html
     assert _lint_item(html, "defaults_match_signature") == "no"
     assert "limit: documented default 20 but the function&#x27;s default is 10" in html
 
@@ -51,7 +51,7 @@ def test_the_tool_page_passes_matching_defaults(client, member, orders) -> None:
     client.force_login(member)
     html = client.get(f"/catalog/tools/{orders.pk}/").content.decode()
     assert _lint_item(html, "defaults_match_signature") == "yes"
-    assert "all 3 passed" in html
+    assert "all 4 passed" in html
 
 
 def test_a_docstring_default_is_checked_too(orders) -> None:
@@ -61,7 +61,7 @@ def test_a_docstring_default_is_checked_too(orders) -> None:
         'Defaults to 20.\n    """\n',
     )
     tool_update(tool=orders, source=documented, parameters=[{**DOCUMENTED_20[0], "default": 10}])
-    (item, _, _) = python_tool_lint(orders)
+    (item, *_) = python_tool_lint(orders)
     assert not item.passed
     assert item.message == "limit: the docstring says default 20 but the function's default is 10"
 
@@ -72,6 +72,14 @@ def test_the_tool_page_flags_a_parameter_no_script_may_pass(client, member, orde
     html = client.get(f"/catalog/tools/{orders.pk}/").content.decode()
     assert _lint_item(html, "parameters_documented") == "no"
     assert "no script may pass cache (not documented)" in html
+
+
+def test_the_tool_page_flags_a_misspelt_parameter_type(client, member, orders) -> None:
+    tool_update(tool=orders, parameters=[{**DOCUMENTED_20[0], "type": "itn"}])
+    client.force_login(member)
+    html = client.get(f"/catalog/tools/{orders.pk}/").content.decode()
+    assert _lint_item(html, "parameter_types_known") == "no"
+    assert "not a Python or JSON Schema type: limit (&#x27;itn&#x27;)" in html
 
 
 def test_saving_a_mismatch_through_the_form_warns_at_once(client, member, orders) -> None:
