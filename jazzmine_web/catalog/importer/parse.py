@@ -144,9 +144,14 @@ def parse_module(
             if not isinstance(raw_params, list) or not all(isinstance(p, dict) for p in raw_params):
                 raise ValueError("parameters must be a list of ToolParameter(...)")
             parameters = [ToolParameter(**p).to_dict() for p in raw_params]
-            sandbox = args.get("sandbox") or "default"
+            sandbox = args.get("sandbox", "default")
             if not isinstance(sandbox, str):
                 raise ValueError("sandbox must be a string")
+            if not sandbox.strip():
+                # The core's registry refuses it too (no sandbox has an empty name).
+                raise ValueError(
+                    "sandbox is empty: name a sandbox, or leave sandbox= out for 'default'"
+                )
             name = args.get("name") or node.name
             if not isinstance(name, str):
                 raise ValueError("name must be a string")

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import pytest
 
+from jazzmine_web.catalog.importer import ImportRefused
 from jazzmine_web.catalog.models import Sandbox, Tool, ToolVersion
 from jazzmine_web.catalog.services import tools_import
 from tests.web.helpers import DEMO, source_file
@@ -92,3 +93,15 @@ def test_the_demo_module_imports_with_its_profile(team, user) -> None:
     report = tools_import(team=team, files=[source_file("ecommerce.py", data)], author=user)
     assert len(report.created) == 5
     assert Sandbox.objects.get(name="ecommerce").timeout_seconds == 20.0
+
+
+@pytest.mark.parametrize("spelling", ['sandbox=""', "sandbox='  '"])
+def test_an_empty_sandbox_is_refused_as_the_core_refuses_it(team, user, spelling) -> None:
+    # Read as "default" it put the tool where its author never said; the core's registry
+    # refuses it as an unknown sandbox.
+    source = MODULE.replace('sandbox="ops")\ndef ping', f"{spelling})\ndef ping")
+    assert spelling in source
+    with pytest.raises(ImportRefused) as refused:
+        tools_import(team=team, files=[source_file("ops.py", source)], author=user)
+    assert any("sandbox is empty" in problem.message for problem in refused.value.problems)
+    assert not Tool.objects.exists()
