@@ -17,6 +17,7 @@ from jazzmine.core.tools.validator.legible import unseen_characters
 
 from . import system_prompt
 from .blindspots import limit_blind_spot
+from .commands import unknown_commands
 from .engine import BashLimits, ToolSpec
 
 DEFAULT_MAX_CHARS = 100_000
@@ -124,5 +125,7 @@ class BashScriptGenerator:
         return self.answer_body(body) + "\n"
 
     def validate(self, script: str, sandbox_name: str) -> list[str]:
-        """Return the light check's problems."""
-        return check_script(script, max_chars=self.max_chars)
+        """Return the light check's problems, then the commands nothing answers to."""
+        return check_script(script, max_chars=self.max_chars) or unknown_commands(
+            script, (spec.name for spec in self.specs)
+        )

@@ -17,6 +17,7 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import BashLexer, PythonLexer
 
+from jazzmine.bash.commands import unknown_commands
 from jazzmine.bash.generator import check_script
 from jazzmine.core.tools import validate_script
 from jazzmine.language import Language, wrong_language_message
@@ -95,11 +96,13 @@ def python_check(body: str, tool_names: list[str]) -> EditorCheck:
     return EditorCheck(violations=_listed(violations), html=_highlighted(body, _LEXER))
 
 
-def bash_check(body: str, max_chars: int) -> EditorCheck:
+def bash_check(body: str, max_chars: int, tool_names: list[str]) -> EditorCheck:
     """Check a bash body lightly and highlight it; bashkit is the real wall when it runs."""
     violations = violations_by_line(check_script(body, max_chars=max_chars)) if body.strip() else []
     if not violations and body.strip():
-        violations = _language_violations(body, "bash")
+        violations = _language_violations(body, "bash") or violations_by_line(
+            unknown_commands(body, tool_names)
+        )
     return EditorCheck(violations=_listed(violations), html=_highlighted(body, _BASH_LEXER))
 
 
@@ -112,7 +115,7 @@ async def check_off_loop(
     shown plain with a violation saying so: it is never parsed here instead.
     """
     if language == "bash":
-        args: tuple[object, ...] = (bash_check, body, max_bash_chars)
+        args: tuple[object, ...] = (bash_check, body, max_bash_chars, tool_names)
     else:
         args = (python_check, body, tool_names)
     try:

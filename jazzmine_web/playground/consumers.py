@@ -145,19 +145,18 @@ class PlaygroundConsumer(RunFollowMixin, SessionBoundJsonWebsocketConsumer):
             raise PlaygroundError(f"the script must be text of at most {MAX_BODY_CHARS} characters")
         version = id_number(content.get("version")) or 0
         language = _language(content)
-        names: list[str] = []
-        if language == "python":
-            cached = self.tool_names.get(sandbox_id) if sandbox_id is not None else None
-            if cached is not None and not await self._may_still_use(sandbox_id):
-                # Its user left the sandbox's team: its names are checked against no more.
-                self.tool_names.pop(sandbox_id, None)
-                cached = None
-            if cached is None:
-                sandbox = await self._sandbox(content.get("sandbox"))  # "no such sandbox"
-                cached = await database_sync_to_async(services.sandbox_tool_names)(sandbox)
-                self.tool_names[sandbox.pk] = cached
-                self._tool_access.setdefault(sandbox.pk, AccessRecheck()).passed()
-            names = cached
+        cached = self.tool_names.get(sandbox_id) if sandbox_id is not None else None
+        if cached is not None and not await self._may_still_use(sandbox_id):
+            # Its user left the sandbox's team: its names are checked against no more.
+            self.tool_names.pop(sandbox_id, None)
+            cached = None
+        if cached is None:
+            sandbox = await self._sandbox(content.get("sandbox"))  # "no such sandbox"
+            cached = await database_sync_to_async(services.sandbox_tool_names)(sandbox)
+            self.tool_names[sandbox.pk] = cached
+            self._tool_access.setdefault(sandbox.pk, AccessRecheck()).passed()
+        # Both languages are checked against the tools: Python names them, bash calls them.
+        names: list[str] = cached
         # Parsing and highlighting a 200 KB paste takes half a second of CPU: it must not
         # stall this process's other sockets, and each keystroke's text checked in turn would
         # answer ever later. Only the newest pending text is checked, off the event loop.

@@ -25,7 +25,7 @@ from ..runs.models import Language
 from ..runs.preparation import bash_limits_for
 from ..runs.reading import answer_reader
 from ..runs.services import RunRefused, run_create, run_tools_called, script_check
-from .checks import CheckedGenerator, EditorCheck, bash_check, python_check
+from .checks import CheckedGenerator
 from .models import Attempt, AttemptSource, LLMSettings, PlaygroundSession
 
 
@@ -33,16 +33,6 @@ def sandbox_tool_names(sandbox: Sandbox | int) -> list[str]:
     """Return the names of a sandbox's tools (all the validator needs)."""
     sandbox_id = getattr(sandbox, "pk", sandbox)
     return list(Tool.objects.filter(sandbox_id=sandbox_id).values_list("name", flat=True))
-
-
-def editor_check(*, body: str, tool_names: list[str]) -> EditorCheck:
-    """Validate a script body as typed and highlight it; never runs it."""
-    return python_check(body, tool_names)
-
-
-def bash_editor_check(*, body: str) -> EditorCheck:
-    """Check a bash body lightly and highlight it; bashkit is the real wall when it runs."""
-    return bash_check(body, settings.JAZZMINE_MAX_BASH_CHARS)
 
 
 def script_generator_for(*, sandbox: Sandbox, language: str = Language.PYTHON) -> Any:

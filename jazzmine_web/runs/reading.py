@@ -56,12 +56,13 @@ def answer_reader(generator: Any, sandbox_name: str) -> Any:
     """Return a copy of a loop's generator that reads answers exactly as it does, and pickles.
 
     An answer is read by `answer_body`, `assemble_script` and `validate`: for Python they need
-    the sandbox's tool names, for bash only the longest script allowed.
+    the sandbox's tool names, for bash its tools (the commands a script may call) and the
+    longest script allowed.
     """
     if isinstance(generator, ScriptGenerator):
         return python_generator(generator.registry.tool_names(sandbox_name))
     if isinstance(generator, BashScriptGenerator):
-        return BashScriptGenerator([], max_chars=generator.max_chars)
+        return BashScriptGenerator(generator.specs, max_chars=generator.max_chars)
     raise TypeError(f"no reader for a {type(generator).__name__}")
 
 

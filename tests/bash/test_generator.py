@@ -36,3 +36,21 @@ def test_fences_are_stripped_and_the_check_is_light() -> None:
     assert generator.validate("   ", "shop") == ["Line 1: the bash script is empty"]
     assert "limit 50" in generator.validate("echo " + "x" * 60, "shop")[0]
     assert check_script("echo a\necho \x00") == ["Line 2: the bash script holds a NUL character"]
+
+
+def test_a_command_nothing_answers_to_is_told_before_the_script_runs() -> None:
+    generator = BashScriptGenerator(SPECS)
+    body = (
+        "get_user --id 1 | jq .name\n"
+        "show() { printf '%s\\n' \"$1\"; }\n"  # a function the script defines is a command
+        "show hi\n"
+        "get_usr --id 2\n"  # a typo of the tool
+        "curl -s https://example.com | jq .\n"  # a host program bashkit does not have
+    )
+    problems = generator.validate(body, "shop")
+    assert [p.split(":")[0] for p in problems] == ["Line 4", "Line 5"]
+    assert "'get_usr' is not a command here" in problems[0] and "(get_user)" in problems[0]
+    assert "'curl' is not a command here" in problems[1]
+    # Every command bashkit has, and the tools and help builtins its prompt names, pass.
+    known = "echo a | grep a | sed s/a/b/ | awk '{print}' | sort | uniq | wc -l | tr a b\n"
+    assert generator.validate(known + "help\ndiscover --categories\n[ 1 = 1 ] && true\n", "s") == []

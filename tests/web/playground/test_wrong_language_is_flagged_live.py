@@ -40,3 +40,18 @@ async def test_python_in_bash_mode_and_bash_in_python_mode_are_flagged(ecommerce
         assert not any("looks like" in v["message"] for v in reply["violations"])
     finally:
         await ws.disconnect()
+
+
+async def test_a_bash_command_nothing_answers_to_is_named_on_its_line(ecommerce, member):
+    # A typo of a tool, and a host program bashkit does not have: both would exit 127 when
+    # the script reached them; the editor names them before anything runs.
+    body = "get_orders --user-id u1\nget_order --user-id u1 | jq length\ncat /etc/hostname\n"
+    ws = await playground_socket(member)
+    try:
+        violations = (await validate(ws, ecommerce.pk, body, "bash"))["violations"]
+    finally:
+        await ws.disconnect()
+    assert [v["line"] for v in violations] == [2, 3]
+    assert "'get_order' is not a command here" in violations[0]["message"]
+    assert "get_orders" in violations[0]["message"]  # the tools it could have meant
+    assert "'cat' is not a command here" in violations[1]["message"]
