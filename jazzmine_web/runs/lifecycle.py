@@ -22,6 +22,7 @@ from jazzmine.sandbox import Outcome
 
 from ..studio.claims import heartbeat_cutoff, never_started_cutoff, row_claim
 from ..studio.hotrows import Rows
+from ..teams.auth import token_still_active
 from ..teams.models import ROLE_RANK, USER_MEMBERSHIPS, Role
 from ..teams.selectors import team_ids_with_role
 from ..workers.services import workers_broadcast
@@ -67,6 +68,10 @@ DECIDER_ROLE = {"review": Role.REVIEWER}
 
 
 DELETED_DECIDER = "the account that let it through was deleted"
+TOKEN_ENDED = (
+    "the API token that sent it no longer opens the API (revoked or deleted, or its owner's "
+    "password changed or account was deactivated)"
+)
 
 
 @functools.cache
@@ -80,7 +85,11 @@ def run_decider_refusal(*, run: Run, team_id: int) -> str:
     A run goes on its person's authority, which can end while it waits or runs: removed
     from the team, demoted below the role the decision needed, deactivated, deleted.
     Nothing goes on then (fail closed: a person the database no longer knows is refused).
+    A run a policy let through on an agent's token, with no person reading it, goes on that
+    token as well: revoked or deleted, it lets nothing more run.
     """
+    if run.api_token_id is not None and not token_still_active(run.api_token_id):
+        return TOKEN_ENDED
     person = None if run.created_by_id is None else _people().get(run.created_by_id)
     if person is None:
         return DELETED_DECIDER
@@ -119,12 +128,25 @@ def runs_of_person_recheck(*, user_id: int) -> int:
     for run in (
         _live_of_person(user_id)
         .select_related("sandbox")
-        .only("pk", "created_by", "source", "sandbox__team")
+        .only("pk", "created_by", "source", "api_token", "sandbox__team")
     ):
         cause = run_decider_refusal(run=run, team_id=run.sandbox.team_id)
         if cause and run_stop(run_id=run.pk, reason=f"cancelled: {cause}"):
             stopped += 1
     return stopped
+
+
+def runs_of_token_stop(*, token_id: int) -> int:
+    """Stop the live runs an agent's token got through without a reviewer; return how many.
+
+    Called once its revoke or delete is committed (`runs.receivers`): someone holding a
+    leaked token may have queued many, and none of them may start once it is revoked.
+    """
+    live = Run.objects.filter(api_token_id=token_id, cancel_reason="").exclude(
+        status__in=RunStatus.finished()
+    )
+    reason = f"cancelled: {TOKEN_ENDED}"
+    return sum(run_stop(run_id=pk, reason=reason) for pk in list(live.values_list("pk", flat=True)))
 
 
 def run_claimed_by(*, run_id: Any, worker: str, at: datetime.datetime) -> Run | None:

@@ -10,6 +10,7 @@ from django.db import models
 
 from ..catalog.models import Sandbox
 from ..studio.hotrows import Rows
+from ..teams.models import ApiToken
 
 
 class Language(models.TextChoices):
@@ -72,6 +73,19 @@ class Run(models.Model):
             "allowed_tools is the list of tools a reviewer was shown and approved, not the "
             "always-allowed tools a policy let through."
         ),
+    )
+    # The agent's token a policy let this run through on, with no person reading it: the run
+    # goes on that token's authority as well as its owner's, and stops when it is revoked or
+    # deleted. No database constraint and nothing done on delete: the id outlives the token,
+    # and a token the database no longer knows opens nothing (`runs.lifecycle`).
+    api_token = models.ForeignKey(
+        ApiToken,
+        null=True,
+        blank=True,
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        related_name="+",
+        help_text="The API token whose submission a policy let through without a reviewer.",
     )
     notes = models.JSONField(
         default=list,

@@ -95,6 +95,7 @@ def run_create(
     start: bool = True,
     allowed_tools: Mapping[str, str] | Iterable[str] | None = None,
     allowed_by_reviewer: bool = False,
+    api_token: Any = None,
 ) -> Run:
     """Validate a script body and queue its run; refuse it with its violations.
 
@@ -105,6 +106,8 @@ def run_create(
     `allowed_by_reviewer`, the names a reviewer was shown and approved; else the names it may
     call (the always-allowed tools, when the policy let it through without a person), best
     as {name: the `code_digest` accepted then}, which the worker holds each tool to.
+    `api_token` is the agent's token such a policy let the run through on: it stops when
+    that token no longer opens the API.
     """
     script, violations = script_check(sandbox=sandbox, body=body, language=language)
     if violations:
@@ -131,6 +134,7 @@ def run_create(
                 else sorted(set(allowed_tools))
             ),
             allowed_by_reviewer=allowed_by_reviewer and allowed_tools is not None,
+            api_token=api_token,
             # Set with the row: queueing it costs no second write.
             enqueued_at=timezone.now() if start else None,
         )

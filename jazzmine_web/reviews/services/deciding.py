@@ -15,7 +15,7 @@ from jazzmine.core.tools.generator import assembled_body
 from ...runs.models import code_sha256
 from ...runs.services import run_tools_called, script_check
 from ...teams.auth import token_still_active
-from ...teams.models import Role
+from ...teams.models import Membership, Role
 from ...teams.selectors import user_has_team_role, user_holds_team_role_locked
 from ..analysis import normalise_body, same_body
 from ..models import AuditAction, Submission, SubmissionStatus
@@ -66,16 +66,39 @@ def _check_not_own(*, submission: Submission, user: AbstractBaseUser) -> None:
 def _check_token_opens(*, submission: Submission) -> None:
     """Refuse to run what an agent's token sent once that token no longer opens the API.
 
-    A revoke withdraws the token's pending submissions; a write that revoked nothing (a
-    bulk password update, a deactivation by SQL) leaves them waiting until the sweep
-    revokes the token (`api_tokens_settle`): until then they are refused here.
+    A revoke withdraws the token's pending submissions, and so does a delete; a write that
+    revoked nothing (a bulk password update, a deactivation by SQL) leaves them waiting until
+    the sweep revokes the token (`api_tokens_settle`): until then they are refused here.
     """
-    if submission.api_token_id is not None and not token_still_active(submission.api_token_id):
+    # Every submission comes through the API with a token: none is left only when the token
+    # (or its owner's account) was deleted, which ends its authority as a revoke does.
+    if submission.api_token_id is None or not token_still_active(submission.api_token_id):
         raise ReviewConflict(
             "token_ended",
-            "The API token that submitted this script no longer opens the API (revoked, its "
-            "owner's password changed or their account was deactivated): it is not run.",
+            "The API token that submitted this script no longer opens the API (revoked or "
+            "deleted, its owner's password changed or their account was deactivated or "
+            "deleted): it is not run.",
         )
+
+
+def _check_submitter_in_team(*, submission: Submission) -> None:
+    """Refuse to run what an agent sent once its owner is no longer in the sandbox's team.
+
+    Leaving the team withdraws their pending submissions (`reviews.services.withdrawing`);
+    this covers a removal that sent no signal (a bulk delete, SQL). Fail closed: an owner
+    the database no longer knows is refused.
+    """
+    user_id = submission.submitted_by_id
+    if (
+        user_id is not None
+        and Membership.objects.filter(user_id=user_id, team_id=submission.sandbox.team_id).exists()
+    ):
+        return
+    raise ReviewConflict(
+        "submitter_left",
+        "The person whose agent submitted this script is no longer in this team (removed, or "
+        "their account deleted): it is not run.",
+    )
 
 
 def _claim(
@@ -137,6 +160,7 @@ def submission_approve(
     submission_decide_check(submission=submission, user=user)
     _check_not_own(submission=submission, user=user)
     _check_token_opens(submission=submission)
+    _check_submitter_in_team(submission=submission)
     # The reviewer read (and may have edited) the body that runs, not the agent's raw answer.
     shown = assembled_body(submission.script)
     final_body = shown if body is None else normalise_body(edit_body_checked(body))

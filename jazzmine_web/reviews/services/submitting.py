@@ -213,6 +213,8 @@ def _approve_and_start(
             language=submission.language,
             allowed_tools=allowed_tools,
             allowed_by_reviewer=by_reviewer,
+            # Let through with no person reading it: it goes on the agent's token too.
+            api_token=None if by_reviewer else submission.api_token,
         )
     except RunRefused as exc:  # the sandbox's tools changed since the script was checked
         raise EditRefused(exc.violations) from exc

@@ -6,10 +6,11 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.db.models.signals import post_delete, pre_delete
 from django.dispatch import receiver
 from django.utils import timezone
 
-from ...teams.models import ApiToken
+from ...teams.models import ApiToken, Membership
 from ...teams.signals import api_token_revoked
 from ..models import AuditAction, Submission, SubmissionStatus
 from .audit import _audit, agent_label
@@ -19,6 +20,8 @@ from .submitting import _after_commit
 
 MAX_REASON_CHARS = 2_000
 TOKEN_REVOKED = "its API token was revoked"
+TOKEN_DELETED = "its API token was deleted"
+LEFT_TEAM = "the person whose agent sent it left the team"
 
 
 def submission_withdraw(
@@ -69,6 +72,16 @@ def submission_withdraw(
     return submission_refresh(submission=submission)
 
 
+@receiver(pre_delete, sender=ApiToken, dispatch_uid="reviews.withdrawing.token_deleted")
+def _on_api_token_deleted(*, instance: ApiToken, **_kwargs: Any) -> None:
+    """Withdraw what a deleted token's agent had waiting, as a revoke does.
+
+    An admin deletes a leaked token (or its owner's account, and the token with it) rather
+    than revoke it: its submissions would otherwise wait, approvable, with no token named.
+    """
+    _withdraw_pending(reason=TOKEN_DELETED, api_token_id=instance.pk)
+
+
 @receiver(api_token_revoked, dispatch_uid="reviews.withdrawing.token_revoked")
 def _on_api_token_revoked(*, token_id: int, **_kwargs: Any) -> None:
     """Withdraw what a revoked token's agent still had waiting for a reviewer.
@@ -77,16 +90,38 @@ def _on_api_token_revoked(*, token_id: int, **_kwargs: Any) -> None:
     script it submitted then is not one a reviewer should be asked to let run. In the revoke's
     transaction, so that no approval lands between the two.
     """
-    pending = Submission.objects.filter(
-        api_token_id=token_id, status=SubmissionStatus.PENDING
-    ).select_related("sandbox", "submitted_by", "api_token")
+    _withdraw_pending(reason=TOKEN_REVOKED, api_token_id=token_id)
+
+
+@receiver(post_delete, sender=Membership, dispatch_uid="reviews.withdrawing.member_left")
+def _on_member_left(*, instance: Membership, **_kwargs: Any) -> None:
+    """Withdraw what a person's agents had waiting in a team they left (or were removed from).
+
+    A reviewer would otherwise approve, and start under their own name, a script sent by
+    someone no longer in the team (deactivating the account already withdraws it all).
+    """
+    # Once the removal is committed: when the account itself is being deleted, its rows are
+    # already cleared of it by now, and an audit entry naming it would outlive it. Those
+    # submissions went with the account's tokens (`_on_api_token_deleted`).
+    user_id, team_id = instance.user_id, instance.team_id
+    transaction.on_commit(
+        lambda: _withdraw_pending(
+            reason=LEFT_TEAM, submitted_by_id=user_id, sandbox__team_id=team_id
+        )
+    )
+
+
+def _withdraw_pending(*, reason: str, **which: Any) -> None:
+    pending = Submission.objects.filter(status=SubmissionStatus.PENDING, **which).select_related(
+        "sandbox", "submitted_by", "api_token"
+    )
     for submission in pending:
         try:
             submission_withdraw(
                 submission=submission,
                 user=submission.submitted_by,
                 token=submission.api_token,
-                reason=TOKEN_REVOKED,
+                reason=reason,
             )
         except ReviewConflict:
             continue  # decided or expired meanwhile: it is no longer waiting
