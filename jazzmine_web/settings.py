@@ -296,6 +296,9 @@ JAZZMINE_LLM_MODEL = env_str("JAZZMINE_LLM_MODEL", "")
 # Outbound requests (webhooks, LLM endpoints) reach public addresses only, except these hosts:
 # `host` (any port) or `host:port`, e.g. `127.0.0.1:8765` for a local model server.
 JAZZMINE_OUTBOUND_ALLOWED_HOSTS = env_list("JAZZMINE_OUTBOUND_ALLOWED_HOSTS", [])
+# Webhooks have their own list: any agent's token sets one, so an exception made for the
+# operator's LLM endpoint (a local model server) must not open that service to them too.
+JAZZMINE_WEBHOOK_ALLOWED_HOSTS = env_list("JAZZMINE_WEBHOOK_ALLOWED_HOSTS", [])
 
 # Login throttling (django-axes): a username is locked out from one IP address after this many
 # failed logins in a row, for the cool-off period, even with the right password; so is a

@@ -35,7 +35,7 @@ from jazzmine.net import OutboundURLRefused, outbound_client, refusal_in, url_ch
 from ..catalog.crypto import decrypt, encrypt
 from ..catalog.selectors import sandbox_for_user
 from ..studio.enqueue import task_send_after_commit
-from ..studio.outbound import outbound_policy
+from ..studio.outbound import webhook_policy
 from ..teams.models import ApiToken, RevokeReason
 from ..teams.services import api_token_ended_why
 from ..teams.signals import api_token_revoked
@@ -84,9 +84,13 @@ def webhook_set(*, token: ApiToken, url: object) -> tuple[WebhookEndpoint, str]:
     if parts.scheme.lower() not in ("http", "https") or not parts.netloc or len(url) > 500:
         raise SubmissionInvalid("invalid_field", "'url' must be an http(s) URL.")
     try:
-        url_check(url, policy=outbound_policy())
+        url_check(url, policy=webhook_policy())
     except OutboundURLRefused as exc:
-        raise SubmissionInvalid("invalid_field", f"'url' is refused. {exc}") from None
+        raise SubmissionInvalid(
+            "invalid_field",
+            f"'url' is refused. {exc} (An operator may allow a host that is not public with "
+            "JAZZMINE_WEBHOOK_ALLOWED_HOSTS.)",
+        ) from None
     secret = SECRET_PREFIX + secrets.token_urlsafe(32)
     endpoint, _ = WebhookEndpoint.objects.update_or_create(
         api_token=token,
@@ -273,7 +277,7 @@ def webhook_delivery_attempt(
     # the whole attempt, not each read: a receiver sending its answer a byte at a time would
     # otherwise hold this worker (shared with runs and builds) for hours, and outlive the claim
     # so that a second worker sends the same delivery alongside.
-    http = client or outbound_client(outbound_policy(), timeout=timeout, total_timeout=timeout)
+    http = client or outbound_client(webhook_policy(), timeout=timeout, total_timeout=timeout)
     try:
         with http.stream("POST", delivery.url, content=body, headers=headers) as response:
             # The body is never read: only the status says whether the receiver took it.

@@ -1,4 +1,9 @@
-"""The deployment's outbound policy: which non-public hosts webhooks and LLM endpoints may reach."""
+"""The deployment's outbound policies: which non-public hosts LLM endpoints and webhooks may reach.
+
+Two lists, because two kinds of people choose the URLs: an LLM endpoint is the operator's (a
+local model server on loopback is the usual exception), a webhook any agent's token sets. An
+exception made for the first must not let every agent POST to that internal service too.
+"""
 
 from __future__ import annotations
 
@@ -9,20 +14,29 @@ from django.core.exceptions import ImproperlyConfigured
 
 from jazzmine.net import OutboundPolicy
 
+LLM_SETTING = "JAZZMINE_OUTBOUND_ALLOWED_HOSTS"
+WEBHOOK_SETTING = "JAZZMINE_WEBHOOK_ALLOWED_HOSTS"
+
 
 def outbound_allowed_hosts() -> tuple[str, ...]:
-    """Return `JAZZMINE_OUTBOUND_ALLOWED_HOSTS` as given (read per call, so tests can change it)."""
-    return tuple(settings.JAZZMINE_OUTBOUND_ALLOWED_HOSTS)
+    """Return the hosts LLM endpoints may reach although not public (read per call, so tests
+    can change it)."""
+    return tuple(getattr(settings, LLM_SETTING))
 
 
 def outbound_policy() -> OutboundPolicy:
-    """Return the policy the setting makes; a malformed entry is a configuration error."""
-    return _policy(outbound_allowed_hosts())
+    """Return the policy of LLM endpoints; a malformed entry is a configuration error."""
+    return _policy(LLM_SETTING, outbound_allowed_hosts())
+
+
+def webhook_policy() -> OutboundPolicy:
+    """Return the policy of webhooks: their own exceptions, none of the LLM endpoints'."""
+    return _policy(WEBHOOK_SETTING, tuple(getattr(settings, WEBHOOK_SETTING)))
 
 
 @functools.lru_cache(maxsize=8)
-def _policy(entries: tuple[str, ...]) -> OutboundPolicy:
+def _policy(setting: str, entries: tuple[str, ...]) -> OutboundPolicy:
     try:
         return OutboundPolicy.from_entries(entries)
     except ValueError as exc:
-        raise ImproperlyConfigured(f"JAZZMINE_OUTBOUND_ALLOWED_HOSTS: {exc}") from None
+        raise ImproperlyConfigured(f"{setting}: {exc}") from None

@@ -40,7 +40,7 @@ def test_a_receiver_answering_a_byte_at_a_time_is_cut_off_at_the_attempt_timeout
     slow = Listener(
         answer=OK.replace(b"\r\n\r\n", b"\r\nx-pad: " + b"a" * 40 + b"\r\n\r\n"), drip=0.15
     )
-    settings.JAZZMINE_OUTBOUND_ALLOWED_HOSTS = [f"127.0.0.1:{slow.port}"]
+    settings.JAZZMINE_WEBHOOK_ALLOWED_HOSTS = [f"127.0.0.1:{slow.port}"]
     settings.JAZZMINE_WEBHOOK_TIMEOUT_SECONDS = 1.0
     settings.JAZZMINE_WEBHOOK_MAX_ATTEMPTS = 1
     started = time.monotonic()
@@ -72,7 +72,7 @@ def test_a_redirect_to_an_internal_address_is_not_followed(
             "content-length: 0\r\nconnection: close\r\n\r\n"
         ).encode()
     )
-    settings.JAZZMINE_OUTBOUND_ALLOWED_HOSTS = [f"127.0.0.1:{redirect.port}"]
+    settings.JAZZMINE_WEBHOOK_ALLOWED_HOSTS = [f"127.0.0.1:{redirect.port}"]
     settings.JAZZMINE_WEBHOOK_MAX_ATTEMPTS = 1
     try:
         delivery = deliver_once(api, ecommerce, f"http://127.0.0.1:{redirect.port}/hook")

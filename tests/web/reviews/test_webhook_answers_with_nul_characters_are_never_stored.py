@@ -35,7 +35,7 @@ def test_an_answer_with_a_nul_is_stored_as_its_status_only(
 ) -> None:
     answer, status_code, status = ANSWERS[name]
     listener = Listener(answer=answer)
-    settings.JAZZMINE_OUTBOUND_ALLOWED_HOSTS = [f"127.0.0.1:{listener.port}"]
+    settings.JAZZMINE_WEBHOOK_ALLOWED_HOSTS = [f"127.0.0.1:{listener.port}"]
     settings.JAZZMINE_WEBHOOK_MAX_ATTEMPTS = 1
     try:
         url = f"http://127.0.0.1:{listener.port}/hook"

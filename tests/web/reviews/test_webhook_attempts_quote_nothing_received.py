@@ -32,7 +32,7 @@ def test_a_failed_attempt_keeps_only_what_kind_of_failure_it_was(
     api, ecommerce, member, settings, no_worker, name: str
 ) -> None:
     listener = Listener(answer=ANSWERS[name])
-    settings.JAZZMINE_OUTBOUND_ALLOWED_HOSTS = [f"127.0.0.1:{listener.port}"]
+    settings.JAZZMINE_WEBHOOK_ALLOWED_HOSTS = [f"127.0.0.1:{listener.port}"]
     settings.JAZZMINE_WEBHOOK_MAX_ATTEMPTS = 1
     try:
         url = f"http://127.0.0.1:{listener.port}/hook"

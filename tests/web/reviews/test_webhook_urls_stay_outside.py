@@ -97,10 +97,38 @@ def test_a_loopback_receiver_is_reached_once_the_deployment_allows_it(
     listener = Listener()
     try:
         assert put(api, f"http://127.0.0.1:{listener.port}/hook").status_code == 400
-        settings.JAZZMINE_OUTBOUND_ALLOWED_HOSTS = [f"127.0.0.1:{listener.port}"]
+        settings.JAZZMINE_WEBHOOK_ALLOWED_HOSTS = [f"127.0.0.1:{listener.port}"]
         assert put(api, f"http://127.0.0.1:{listener.port}/hook").status_code == 200
     finally:
         listener.close()
+
+
+def test_an_exception_for_the_llm_endpoint_opens_no_webhook_to_it(
+    api, ecommerce, settings, no_worker
+) -> None:
+    # The operator lets the playground reach a local model server; an agent's token must
+    # not thereby make the server POST to that internal service, or read its status codes.
+    listener = Listener()
+    url = f"http://127.0.0.1:{listener.port}/api/pull"
+    settings.JAZZMINE_OUTBOUND_ALLOWED_HOSTS = [f"127.0.0.1:{listener.port}"]
+    try:
+        refused = put(api, url)
+        assert refused.status_code == 400
+        assert "JAZZMINE_WEBHOOK_ALLOWED_HOSTS" in refused.json()["error"]["message"]
+        # Saved while webhooks were allowed there, it is refused again at each attempt.
+        settings.JAZZMINE_WEBHOOK_ALLOWED_HOSTS = [f"127.0.0.1:{listener.port}"]
+        assert put(api, url).status_code == 200
+        settings.JAZZMINE_WEBHOOK_ALLOWED_HOSTS = []
+        settings.JAZZMINE_WEBHOOK_MAX_ATTEMPTS = 1
+        state = submit(api, ecommerce).json()
+        from jazzmine_web.reviews.webhooks import webhook_enqueue
+
+        delivery = webhook_enqueue(submission_id=state["id"], event="submission.test")
+        webhook_delivery_attempt(delivery_id=delivery.pk)
+    finally:
+        listener.close()
+    assert listener.accepted == 0
+    assert "loopback" in delivery.attempts.get().error
 
 
 def test_what_a_failing_receiver_answers_is_never_stored_or_shown(
@@ -108,7 +136,7 @@ def test_what_a_failing_receiver_answers_is_never_stored_or_shown(
 ) -> None:
     body = b"internal secret page"
     listener = Listener(answer=http_answer("500 Oops", body))
-    settings.JAZZMINE_OUTBOUND_ALLOWED_HOSTS = [f"127.0.0.1:{listener.port}"]
+    settings.JAZZMINE_WEBHOOK_ALLOWED_HOSTS = [f"127.0.0.1:{listener.port}"]
     settings.JAZZMINE_WEBHOOK_MAX_ATTEMPTS = 1
     try:
         assert put(api, f"http://127.0.0.1:{listener.port}/hook").status_code == 200

@@ -28,13 +28,13 @@ def fast_retries(request, settings, celery_workers):
     The test receivers listen on 127.0.0.1, so the deployment allows it, as a real one must.
     """
     env = {
-        "JAZZMINE_OUTBOUND_ALLOWED_HOSTS": "127.0.0.1",
+        "JAZZMINE_WEBHOOK_ALLOWED_HOSTS": "127.0.0.1",
         "JAZZMINE_WEBHOOK_BACKOFF_SECONDS": "0.05",
         "JAZZMINE_WEBHOOK_MAX_ATTEMPTS": "4",
     }
     marker = request.node.get_closest_marker("deployment")
     env.update(marker.kwargs if marker else {})
-    settings.JAZZMINE_OUTBOUND_ALLOWED_HOSTS = env["JAZZMINE_OUTBOUND_ALLOWED_HOSTS"].split(",")
+    settings.JAZZMINE_WEBHOOK_ALLOWED_HOSTS = env["JAZZMINE_WEBHOOK_ALLOWED_HOSTS"].split(",")
     settings.JAZZMINE_WEBHOOK_BACKOFF_SECONDS = float(env["JAZZMINE_WEBHOOK_BACKOFF_SECONDS"])
     settings.JAZZMINE_WEBHOOK_MAX_ATTEMPTS = int(env["JAZZMINE_WEBHOOK_MAX_ATTEMPTS"])
     return celery_workers.running(env)
