@@ -50,7 +50,18 @@ class Relay:
         self.send("log", {"message": clean_text(message), "stream": "harness"})
 
     def accept(self, payload: Any) -> None:
-        """Check one message of the worker and forward it, or record why it was refused."""
+        """Check one message of the worker and forward it, or record why it was refused.
+
+        The worker's process is the script's: whatever it writes may be hostile, and a check
+        that raises on it (an unhashable type, data nested past the recursion limit) must
+        charge the script, never end the relay as if the sandbox had crashed.
+        """
+        try:
+            self._accept(payload)
+        except Exception as exc:
+            self.breach = f"a message the harness could not check ({type(exc).__name__})"
+
+    def _accept(self, payload: Any) -> None:
         if not isinstance(payload, dict):
             self.breach = "a message that is not a JSON object"
             return
@@ -62,10 +73,10 @@ class Relay:
                 self.breach = "a second or malformed end of the script"
             return
         if self.outcome is not None:
-            self.breach = f"a {type_!r} message after the script had ended"
+            self.breach = f"a {clean_text(repr(type_))[:40]} message after the script had ended"
             return
-        if type_ not in self.EVENT_TYPES:
-            self.breach = f"a message of unknown type {clean_text(str(type_))[:40]!r}"
+        if not isinstance(type_, str) or type_ not in self.EVENT_TYPES:
+            self.breach = f"a message of unknown type {clean_text(repr(type_))[:40]}"
             return
         data = payload.get("data")
         if type_ in ("log", "error"):
@@ -75,6 +86,9 @@ class Relay:
             problem = "a log without a message"
         if problem is None and type_ == "error" and not isinstance(data, dict):
             problem = "an error that is not an object"
+        if problem is None and type_ == "intermediate" and not _has_label(data):
+            # The host refuses it too (`events._check_shape`), but as the sandbox's fault.
+            problem = "an intermediate event without a string label"
         if problem is not None:
             self.breach = f"a {type_} event whose data breaks the protocol: {problem}"
             return
@@ -129,3 +143,7 @@ class Relay:
 
 def _has_message(data: Any) -> bool:
     return isinstance(data, dict) and isinstance(data.get("message"), str)
+
+
+def _has_label(data: Any) -> bool:
+    return isinstance(data, dict) and isinstance(data.get("label"), str)
