@@ -189,9 +189,17 @@ class BwrapOneShot:
                 workdir_remove(self.runtime_dir)
 
 
+# What a start keeps of the sandbox's stderr to explain a failure (its end), and the longest
+# first line it waits for: a tool's module that writes without end as it loads must not fill
+# the host's memory before the harness could say it is ready.
+START_ERRORS_BYTES = 16_384
+READY_LINE_BYTES = 65_536
+
+
 async def _await_ready(sandbox: BwrapProcess) -> bool:
     """Consume output until the ready line; put back whatever follows it."""
     pending = b""
+    kept = 0
     while True:
         item = await sandbox.read()
         if item is None:
@@ -199,8 +207,14 @@ async def _await_ready(sandbox: BwrapProcess) -> bool:
         stream, chunk = item
         if stream == "stderr":
             sandbox.start_errors.append(chunk)  # kept to explain a failed start
+            kept += len(chunk)
+            while kept - len(sandbox.start_errors[0]) >= START_ERRORS_BYTES:
+                kept -= len(sandbox.start_errors.pop(0))  # only the end explains
             continue
         pending += chunk
+        if len(pending) > READY_LINE_BYTES and b"\n" not in pending:
+            sandbox.start_errors.append(b"\nthe harness wrote a first line too long to be ready")
+            return False
         if b"\n" in pending:
             _line, rest = pending.split(b"\n", 1)
             if rest:
