@@ -8,6 +8,11 @@
 `review_loop` submits, waits for the human decision and the run, and on a rejection (the
 reviewer's feedback), validator violations, an expiry or a failed run builds the retry prompt
 with `ScriptGenerator` (that text becomes `previous_error`) and submits the next attempt.
+
+The reads (`status`, `wait`, `events` and every other GET) ride out a restarting web process:
+a refused, reset or dropped connection, a read timeout or a gateway's 502/503/504 is retried
+with a doubling pause for up to `retry_patience` seconds, and `events` opens its stream again
+after the last event it yielded. POSTs are never sent twice: they are not idempotent.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ import json
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import httpx
@@ -27,6 +32,22 @@ from jazzmine.core.tools import SandboxConfig, ScriptGenerator, ToolParameter, T
 from jazzmine.core.tools.generator import BODY_MARKER, python_body
 
 SIGNATURE_HEADER = "X-Jazzmine-Signature"
+
+T = TypeVar("T")
+
+# Failures after which a read may simply be sent again: the connection was refused, reset or
+# closed before (or while) the answer came, or it timed out. Not a LocalProtocolError or an
+# UnsupportedProtocol: those are this side's mistakes, and another attempt makes the same.
+_RETRYABLE: tuple[type[Exception], ...] = (
+    httpx.NetworkError,
+    httpx.RemoteProtocolError,
+    httpx.TimeoutException,
+)
+
+# What a load balancer or proxy answers while the web process behind it restarts. The API's
+# reads never answer these themselves; any other error answer (a 404, a 401) is the API's
+# own and is raised at once: asking again would get the same.
+_GATEWAY_STATUSES = frozenset({502, 503, 504})
 
 
 class ApiError(Exception):
@@ -38,6 +59,61 @@ class ApiError(Exception):
         self.code = code
         self.message = message
         self.payload = payload or {}
+
+
+class ServerUnreachable(httpx.TransportError):
+    """A read that failed on every attempt for the client's whole `retry_patience`.
+
+    A `httpx.TransportError`, as the first failure was before the client retried: code that
+    caught those goes on catching this. `last` is the last failure (its `__cause__` too).
+    """
+
+    def __init__(self, what: str, attempts: int, waited: float, last: Exception) -> None:
+        super().__init__(
+            f"{what}: no answer from the server after {attempts} attempts over {waited:.1f} s "
+            f"(the client's retry_patience); the last failure: {type(last).__name__}: {last}"
+        )
+        self.what = what
+        self.attempts = attempts
+        self.waited = waited
+        self.last = last
+
+
+class _StreamCut(Exception):
+    """An event stream that ended before its `end` line: cut, not finished."""
+
+
+class _Patience:
+    """The retries of one read: a pause doubling from `first` to `most` between attempts,
+    until `patience` seconds have passed since the first failure in a row."""
+
+    def __init__(self, what: str, patience: float, first: float, most: float) -> None:
+        self.what = what
+        self.patience = patience
+        self.first = first
+        self.most = most
+        self.failures = 0
+        self.since: float | None = None
+
+    def succeeded(self) -> None:
+        """Start counting afresh: the server answered, so a later failure is a new outage."""
+        self.failures = 0
+        self.since = None
+
+    def failed(self, exc: Exception) -> None:
+        """Pause before the next attempt; raise `ServerUnreachable` once patience is spent."""
+        if self.patience <= 0:
+            raise exc  # retrying is off: the failure as it came, as before retries existed
+        now = time.monotonic()
+        if self.since is None:
+            self.since = now
+        self.failures += 1
+        waited = now - self.since
+        left = self.patience - waited
+        if left <= 0:
+            raise ServerUnreachable(self.what, self.failures, waited, exc) from exc
+        pause = self.first * 2 ** min(self.failures - 1, 30)
+        time.sleep(min(pause, self.most, left))
 
 
 @dataclass(frozen=True)
@@ -55,7 +131,12 @@ def _is_loopback(url: str) -> bool:
 
 
 class AgentClient:
-    """Talk to the review API with one bearer token."""
+    """Talk to the review API with one bearer token.
+
+    Reads are retried on a transport failure or a gateway's 502/503/504, pausing
+    `retry_backoff[0]` seconds, doubling up to `retry_backoff[1]`, for `retry_patience`
+    seconds from the first failure in a row (then `ServerUnreachable`); 0 turns that off.
+    """
 
     def __init__(
         self,
@@ -65,7 +146,17 @@ class AgentClient:
         timeout: float = 30.0,
         transport: httpx.BaseTransport | None = None,
         user_agent: str = "jazzmine-agent-client/1",
+        retry_patience: float = 60.0,
+        retry_backoff: tuple[float, float] = (0.2, 5.0),
     ) -> None:
+        first, most = retry_backoff
+        if retry_patience < 0 or first < 0 or most < first:
+            raise ValueError(
+                "retry_patience must be 0 or more; retry_backoff is (first, most) pauses "
+                "with 0 <= first <= most"
+            )
+        self.retry_patience = retry_patience
+        self.retry_backoff = (first, most)
         self.base_url = base_url.rstrip("/")
         self._http = httpx.Client(
             base_url=self.base_url,
@@ -89,17 +180,46 @@ class AgentClient:
     # Plumbing
 
     def _request(self, method: str, path: str, **kwargs: Any) -> Any:
-        response = self._http.request(method, path, **kwargs)
+        if method != "GET":
+            # Not idempotent: a POST whose answer was lost may have been done, and sending it
+            # again would submit twice. Its failure goes to the caller, who can look first.
+            return self._answer(self._http.request(method, path, **kwargs))
+        return self._retrying(
+            f"GET {path}", lambda: self._answer(self._http.request(method, path, **kwargs))
+        )
+
+    @staticmethod
+    def _error(response: httpx.Response) -> ApiError:
+        """Return the ApiError of an error answer (read already), JSON or not (a gateway's)."""
+        try:
+            payload = response.json()
+            error = payload["error"]
+            return ApiError(response.status_code, error["code"], error["message"], payload)
+        except (ValueError, KeyError, TypeError):
+            return ApiError(response.status_code, "http_error", response.text[:300])
+
+    def _answer(self, response: httpx.Response) -> Any:
         if response.status_code >= 400:
-            try:
-                payload = response.json()
-                error = payload["error"]
-                raise ApiError(response.status_code, error["code"], error["message"], payload)
-            except (ValueError, KeyError, TypeError):
-                raise ApiError(response.status_code, "http_error", response.text[:300]) from None
+            raise self._error(response)
         if response.status_code == 204:
             return None
         return response.json()
+
+    def _patience(self, what: str) -> _Patience:
+        return _Patience(what, self.retry_patience, *self.retry_backoff)
+
+    def _retrying(self, what: str, call: Callable[[], T]) -> T:
+        """Return `call()`, called again after each failure a restarting server causes."""
+        patience = self._patience(what)
+        while True:
+            try:
+                return call()
+            except _RETRYABLE as exc:
+                patience.failed(exc)
+            except ApiError as exc:
+                if exc.status not in _GATEWAY_STATUSES:
+                    raise
+                patience.failed(exc)
 
     # Sandboxes
 
@@ -187,37 +307,85 @@ class AgentClient:
         until: str = "final",
         poll: float = 30.0,
     ) -> dict[str, Any]:
-        """Long-poll until the submission is final (or decided), or `timeout` seconds pass."""
+        """Long-poll until the submission is final (or decided), or `timeout` seconds pass.
+
+        A poll the server dropped (it restarted) is asked again, for what is left of `timeout`.
+        """
         deadline = time.monotonic() + timeout
-        while True:
-            left = max(0.0, deadline - time.monotonic())
-            chunk = min(poll, left)
-            state = self._request(
-                "GET",
-                f"/api/v1/submissions/{submission_id}/wait/",
-                params={"timeout": f"{chunk:.3f}", "until": until},
-                timeout=chunk + 30.0,
+        path = f"/api/v1/submissions/{submission_id}/wait/"
+
+        def ask() -> dict[str, Any]:
+            # Measured on each attempt: a retry waits only what is left, not a whole chunk more.
+            chunk = min(poll, max(0.0, deadline - time.monotonic()))
+            return self._answer(
+                self._http.request(
+                    "GET",
+                    path,
+                    params={"timeout": f"{chunk:.3f}", "until": until},
+                    timeout=chunk + 30.0,
+                )
             )
+
+        while True:
+            state = self._retrying(f"GET {path}", ask)
             if not state.get("timed_out") or time.monotonic() >= deadline:
                 return state
 
     def events(self, submission_id: str, *, after: int = 0) -> Iterator[dict[str, Any]]:
-        """Yield the submission's status lines and its run's events until it is final."""
-        with self._http.stream(
-            "GET",
-            f"/api/v1/submissions/{submission_id}/events/",
-            params={"after": after},
-            timeout=httpx.Timeout(30.0, read=None),
-        ) as response:
-            if response.status_code >= 400:
-                response.read()
-                error = response.json().get("error", {})
-                raise ApiError(
-                    response.status_code, error.get("code", "?"), error.get("message", "")
-                )
-            for line in response.iter_lines():
-                if line.strip():
-                    yield json.loads(line)
+        """Yield the submission's status lines and its run's events until it is final.
+
+        A stream that breaks off (a restarting web process, a switching load balancer: the
+        connection drops, or closes before the `end` line) is opened again with `after` the
+        last event's `seq`: no event is lost or yielded twice, and a status line (`submission`,
+        `run`) the new stream repeats unchanged is not yielded again. An `end` line, whatever
+        its reason, ends the iteration as before.
+        """
+        path = f"/api/v1/submissions/{submission_id}/events/"
+        patience = self._patience(f"GET {path}")
+        resuming = self.retry_patience > 0
+        last: dict[str, dict[str, Any]] = {}  # the last status line of each type yielded
+        while True:
+            try:
+                with self._http.stream(
+                    "GET", path, params={"after": after}, timeout=httpx.Timeout(30.0, read=None)
+                ) as response:
+                    if response.status_code >= 400:
+                        response.read()
+                        raise self._error(response)
+                    for line in response.iter_lines():
+                        if not line.strip():
+                            continue
+                        try:
+                            item = json.loads(line)
+                        except ValueError:
+                            if not resuming:
+                                raise
+                            # Only a stream's last line can be partial: one the connection cut.
+                            raise _StreamCut("a line cut short") from None
+                        patience.succeeded()
+                        kind = item.get("type")
+                        if kind == "event":
+                            if item["event"]["seq"] <= after:
+                                continue
+                            after = item["event"]["seq"]
+                        elif kind in ("submission", "run"):
+                            if last.get(kind) == item:
+                                continue  # said already, before the stream was opened again
+                            last[kind] = item
+                        yield item
+                        if kind == "end":
+                            return
+                if not resuming:
+                    return
+                # The server ends every stream with an `end` line, save one whose submission
+                # went out of sight (opened again, that answers 404, raised below).
+                raise _StreamCut("the stream ended without its end line")
+            except (*_RETRYABLE, _StreamCut) as exc:
+                patience.failed(exc)
+            except ApiError as exc:
+                if exc.status not in _GATEWAY_STATUSES:
+                    raise
+                patience.failed(exc)
 
     # Webhook
 
