@@ -66,13 +66,22 @@ def browser_launch(playwright: Any) -> Any:
     return playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
 
 
-def playground_page(browser: Any, url: str) -> Any:
+# A shared database refuses the demo passwords the README prints (`seed_demo`): the bench's
+# deployments set this one everywhere, and sign in with it.
+DEMO_PASSWORD = "bench-demo-pass-7"
+DEMO_ENV = {
+    "JAZZMINE_DEMO_PASSWORD": DEMO_PASSWORD,
+    "JAZZMINE_DEMO_REVIEWER_PASSWORD": "bench-review-pass-7",
+}
+
+
+def playground_page(browser: Any, url: str, password: str = "jazzmine-demo") -> Any:
     """Log the demo user in to a server in a fresh context; return its open playground page."""
     context = browser.new_context(base_url=url)
     page = context.new_page()
     page.goto("/login/")
     page.fill("input[name=username]", "demo")
-    page.fill("input[name=password]", "jazzmine-demo")
+    page.fill("input[name=password]", password)
     page.click("button[type=submit]")
     page.wait_for_url(f"{url}/")
     page.goto("/playground/")

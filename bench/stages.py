@@ -34,7 +34,14 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.common import browser_launch, cpu_seconds, pct, pids_named, playground_page  # noqa: E402
+from bench.common import (  # noqa: E402
+    DEMO_PASSWORD,
+    browser_launch,
+    cpu_seconds,
+    pct,
+    pids_named,
+    playground_page,
+)
 from bench.team import QUICK, START_JS, Deployment, deployed, epoch  # noqa: E402
 
 STAGES = (
@@ -87,7 +94,7 @@ def cpu_processes(deployment: Deployment) -> dict[str, list[int]]:
 def measure(browser: Any, label: str, runs: int) -> dict[str, list[float]]:
     figures: dict[str, list[float]] = {key: [] for _name, key in STAGES}
     with deployed(label, Path(tempfile.mkdtemp(prefix=f"jazzmine-stages-{label}-"))) as deployment:
-        page = playground_page(browser, deployment.web_a.url)
+        page = playground_page(browser, deployment.web_a.url, DEMO_PASSWORD)
         sandbox = int(page.get_attribute("#playground", "data-sandbox"))
         page.evaluate(START_JS, [sandbox, QUICK])  # builds the image, fills the pool
         processes = cpu_processes(deployment)

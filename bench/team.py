@@ -51,6 +51,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.common import (  # noqa: E402
+    DEMO_ENV,
+    DEMO_PASSWORD,
     browser_launch,
     deployment_images_clear,
     deployment_named,
@@ -206,6 +208,7 @@ def deployed(label: str, tmp: Path) -> Iterator[Deployment]:
         "JAZZMINE_REDIS_PREFIX": f"jazzmine-bench-{label}-{os.getpid()}",
         "JAZZMINE_DEBUG": "false",
         "PYTHONPATH": str(ROOT),
+        **DEMO_ENV,
         **deployment_named(label),
     }
     database = f"jazzmine_bench_{os.getpid()}"
@@ -331,8 +334,8 @@ def runs_per_second(deployment: Deployment) -> float:
 def measure(browser: Any, label: str) -> dict[str, Any]:
     tmp = tempfile.mkdtemp(prefix=f"jazzmine-bench-{label}-")
     with deployed(label, Path(tmp)) as deployment:
-        page_a = playground_page(browser, deployment.web_a.url)
-        page_b = playground_page(browser, deployment.web_b.url)
+        page_a = playground_page(browser, deployment.web_a.url, DEMO_PASSWORD)
+        page_b = playground_page(browser, deployment.web_b.url, DEMO_PASSWORD)
         sandbox = int(page_a.get_attribute("#playground", "data-sandbox"))
         page_a.evaluate(START_JS, [sandbox, QUICK])  # builds the image, fills the pool
         starts, run_ids = [], []

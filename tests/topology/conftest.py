@@ -22,6 +22,7 @@ import httpx
 import psycopg
 import pytest
 
+from tests.topology import DEMO_ENV
 from tests.workers import (
     AGENT_TOKEN_SCRIPT,
     Web,
@@ -160,12 +161,13 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
         "JAZZMINE_SECRETS_KEY": secrets.token_urlsafe(32),
         "JAZZMINE_VAR_DIR": str(log_dir),
         "JAZZMINE_DEPLOYMENT": deployment_within_session("topology"),
+        **DEMO_ENV,
         "JAZZMINE_REDIS_PREFIX": f"{os.environ['JAZZMINE_REDIS_PREFIX']}-topology",
         "JAZZMINE_DEBUG": "false",
         "JAZZMINE_HEARTBEAT_SECONDS": "1",
         "JAZZMINE_HEARTBEAT_TIMEOUT_SECONDS": str(HEARTBEAT_TIMEOUT),
         "JAZZMINE_REAP_SECONDS": "1",
-        "JAZZMINE_OUTBOUND_ALLOWED_HOSTS": "127.0.0.1",
+        "JAZZMINE_WEBHOOK_ALLOWED_HOSTS": "127.0.0.1",
         "JAZZMINE_WEBHOOK_BACKOFF_SECONDS": "0.5",
         "JAZZMINE_WEBHOOK_MAX_ATTEMPTS": "4",
         "PYTHONPATH": str(ROOT),

@@ -20,6 +20,7 @@ from typing import Any
 
 import httpx
 
+from tests.topology import DEMO_ENV, DEMO_PASSWORD
 from tests.waiting import wait_until
 from tests.workers import (
     AGENT_TOKEN_SCRIPT,
@@ -145,7 +146,7 @@ class Deployment:
 
     @contextlib.contextmanager
     def session(
-        self, username: str = "demo", password: str = "jazzmine-demo"
+        self, username: str = "demo", password: str = DEMO_PASSWORD
     ) -> Iterator[httpx.Client]:
         """Yield a client signed in as a person, sending the CSRF token with every POST."""
         with httpx.Client(base_url=self.web.url, timeout=30) as page:
@@ -223,6 +224,7 @@ def deployment_of_its_own(
         "JAZZMINE_SECRETS_KEY": "outage-test-secrets-key-0123456789-0123456789",
         "JAZZMINE_VAR_DIR": str(log_dir),
         "JAZZMINE_DEPLOYMENT": deployment_within_session("outage"),
+        **DEMO_ENV,
         "JAZZMINE_DEBUG": "false",
         "JAZZMINE_HEARTBEAT_SECONDS": "1",
         "JAZZMINE_HEARTBEAT_TIMEOUT_SECONDS": str(HEARTBEAT_TIMEOUT),

@@ -52,6 +52,15 @@ def empty_sandbox(team):
 
 
 @pytest.fixture
+def embedded_demo(settings):
+    """Seed the demo as on the embedded default, with the passwords the README prints.
+
+    On a shared database (the suite's PostgreSQL run) `seed_demo` refuses those passwords.
+    """
+    settings.SHARED_DATABASE = False
+
+
+@pytest.fixture
 def worker(celery_worker, transactional_db):
     """Give the test the session's running Celery worker (a separate process).
 

@@ -5,7 +5,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from django.core.management import call_command
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("embedded_demo")]
 
 
 def test_it_sends_anonymous_visitors_to_the_login_page(client) -> None:

@@ -10,7 +10,7 @@ from jazzmine_web.catalog.models import SecretValue, Tool, ToolVersion
 from jazzmine_web.catalog.services import secret_value_set, tool_update
 from jazzmine_web.teams.models import Membership
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("embedded_demo")]
 
 
 def seed(capsys, *args: str) -> str:
@@ -97,3 +97,30 @@ def test_the_demo_admin_accepts_the_demos_code_so_its_secrets_reach_it(capsys) -
     Tool.objects.update(always_allow_accepted_checksum="")
     seed(capsys, "--reset")
     assert all(tool.code_accepted for tool in Tool.objects.all())
+
+
+def test_on_a_shared_database_it_refuses_the_passwords_the_readme_prints(
+    capsys, settings, monkeypatch
+) -> None:
+    from django.contrib.auth import get_user_model
+    from django.core.management.base import CommandError
+
+    settings.SHARED_DATABASE = True
+    with pytest.raises(CommandError, match="JAZZMINE_DEMO_PASSWORD"):
+        seed(capsys)
+    monkeypatch.setenv("JAZZMINE_DEMO_PASSWORD", "Our-own-demo-pass-1")
+    with pytest.raises(CommandError, match="'jazzmine-review'"):
+        seed(capsys)  # the reviewer's is the README's still
+    monkeypatch.setenv("JAZZMINE_DEMO_REVIEWER_PASSWORD", "12345678")
+    with pytest.raises(CommandError, match=r"entirely numeric|too common"):
+        seed(capsys)  # a password of their own, but one the validators refuse
+    assert not get_user_model().objects.exists()  # nothing was made meanwhile
+    monkeypatch.setenv("JAZZMINE_DEMO_REVIEWER_PASSWORD", "Our-own-review-pass-2")
+    out = seed(capsys)
+    assert "Log in as 'demo' with password 'Our-own-demo-pass-1'" in out
+    # Started again without them, it keeps the logins as they are and asks for nothing.
+    monkeypatch.delenv("JAZZMINE_DEMO_PASSWORD")
+    monkeypatch.delenv("JAZZMINE_DEMO_REVIEWER_PASSWORD")
+    assert "Kept demo sandbox" in seed(capsys)
+    with pytest.raises(CommandError, match="JAZZMINE_DEMO_PASSWORD"):
+        seed(capsys, "--reset")  # a reset sets them again: the README's are refused

@@ -15,6 +15,8 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from jazzmine_web.catalog.importer import ImportRefused, source_file_from_path
@@ -33,6 +35,12 @@ DEMO_SANDBOX = "ecommerce"
 DEMO_ALWAYS_ALLOWED = ("get_orders", "get_user", "search_products")
 
 
+# The README prints these: fine for one person trying the app on their own machine, never for
+# a database a team shares (and whose web processes may listen beyond loopback).
+PUBLIC_PASSWORDS = {"JAZZMINE_DEMO_PASSWORD": "jazzmine-demo",
+                    "JAZZMINE_DEMO_REVIEWER_PASSWORD": "jazzmine-review"}  # fmt: skip
+
+
 @dataclass(frozen=True)
 class DemoPerson:
     """One demo login: who it is, how to log in, and what they may do."""
@@ -49,19 +57,49 @@ def demo_people() -> list[DemoPerson]:
     return [
         DemoPerson(
             username=os.environ.get("JAZZMINE_DEMO_USER", "demo"),
-            password=os.environ.get("JAZZMINE_DEMO_PASSWORD", "jazzmine-demo"),
+            password=os.environ.get(
+                "JAZZMINE_DEMO_PASSWORD", PUBLIC_PASSWORDS["JAZZMINE_DEMO_PASSWORD"]
+            ),
             role=Role.ADMIN,
             superuser=True,
             about="team admin: catalog, playground, agents",
         ),
         DemoPerson(
             username=os.environ.get("JAZZMINE_DEMO_REVIEWER", "reviewer"),
-            password=os.environ.get("JAZZMINE_DEMO_REVIEWER_PASSWORD", "jazzmine-review"),
+            password=os.environ.get(
+                "JAZZMINE_DEMO_REVIEWER_PASSWORD",
+                PUBLIC_PASSWORDS["JAZZMINE_DEMO_REVIEWER_PASSWORD"],
+            ),
             role=Role.REVIEWER,
             superuser=False,
             about="reviewer: approves what the admin's agents submit (nobody approves their own)",
         ),
     ]
+
+
+def _passwords_fit_a_shared_database(*, reset: bool) -> None:
+    """Refuse to give a demo login on a shared database a password the README prints.
+
+    The demo admin is a superuser: on a team's database, reached by web processes that may
+    listen beyond loopback, `demo` / `jazzmine-demo` would open everything to anyone who
+    read the README. There the passwords come from the environment and pass the validators.
+    """
+    user_model = get_user_model()
+    # In demo_people()'s order: the admin's, then the reviewer's.
+    for (name, public), person in zip(PUBLIC_PASSWORDS.items(), demo_people(), strict=True):
+        if not reset and user_model.objects.filter(username=person.username).exists():
+            continue  # kept as it is: its password is not set here
+        if person.password == public:
+            raise CommandError(
+                f"seed_demo on a shared database would give {person.username!r} the password "
+                f"the README prints ({public!r}). Set {name} (and the other demo password) to "
+                "passwords of your own, or try the demo on the embedded default "
+                "(scripts/run.sh)."
+            )
+        try:
+            validate_password(person.password)
+        except ValidationError as exc:
+            raise CommandError(f"{name}: {' '.join(exc.messages)}") from None
 
 
 class Command(BaseCommand):
@@ -79,6 +117,8 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         reset = bool(options["reset"])
+        if settings.SHARED_DATABASE:
+            _passwords_fit_a_shared_database(reset=reset)
         team = team_get_or_create(name="Demo team", slug="demo")
         users = {}
         for person in demo_people():
