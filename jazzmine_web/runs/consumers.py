@@ -232,7 +232,9 @@ class RunFollowMixin:
         """Show a status, and the run's notes when they are known (None: leave them shown)."""
         if payload["status"] in RunStatus.finished():
             self.ended = True
-        head = run_head(status=payload["status"], message=payload["message"])
+        head = run_head(
+            status=payload["status"], message=payload["message"], outcome=payload["outcome"]
+        )
         html += render_to_string(
             f"{TEMPLATE}#run-status", {"run": self.following_run, "head": head, "notes": notes}
         )

@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import QuerySet
@@ -25,7 +26,7 @@ from ..studio.hotrows import Rows
 from ..teams.auth import token_still_active
 from ..teams.models import ROLE_RANK, USER_MEMBERSHIPS, Role
 from ..teams.selectors import team_ids_with_role
-from ..workers.services import workers_broadcast
+from ..workers.services import workers_alive, workers_broadcast
 from . import services
 from .models import Run, RunStatus
 
@@ -164,6 +165,46 @@ def run_claimable(*, run_id: Any) -> Run | None:
     Read without its sandbox: the worker reads that by its id (`catalog.models.SANDBOX`).
     """
     return CLAIMABLE.get(run_id, RunStatus.QUEUED, "")
+
+
+# How long a run may wait queued, or its worker stay silent, before its page says why.
+QUIET_HINT_SECONDS = 10.0
+
+
+def run_wait_notice(*, run: Run, now: datetime.datetime | None = None) -> str:
+    """Say why a run has waited long to start, or to be heard from ("" when it has not).
+
+    Queued with no worker of this deployment alive (none started, or one started with
+    another deployment name or Redis prefix, which beats in the database but never hears
+    the run); running with its worker silent for more than two heartbeats.
+    """
+    now = now or timezone.now()
+    if run.status == RunStatus.QUEUED:
+        since = run.enqueued_at or run.created_at
+        if (now - since).total_seconds() < QUIET_HINT_SECONDS:
+            return ""
+        alive = workers_alive(queue=settings.JAZZMINE_REDIS_PREFIX, now=now)
+        if alive.here:
+            return ""
+        waited = int((now - since).total_seconds())
+        notice = f"No worker of this deployment has been running for the {waited} s it waited"
+        if alive.elsewhere:
+            named = ", ".join(f"{n} (prefix {q!r})" for n, q in sorted(alive.elsewhere.items()))
+            return (
+                f"{notice}. Worker(s) {named} share this database but listen under another "
+                f"Redis prefix than this one ({settings.JAZZMINE_REDIS_PREFIX!r}): give every "
+                "process the same JAZZMINE_DEPLOYMENT and JAZZMINE_REDIS_PREFIX."
+            )
+        return f"{notice}: it starts once one is (is a worker of this deployment started?)."
+    if run.status in (RunStatus.PREPARING, RunStatus.RUNNING) and run.heartbeat_at is not None:
+        silent = (now - run.heartbeat_at).total_seconds()
+        if silent > 2 * settings.JAZZMINE_HEARTBEAT_SECONDS:
+            return (
+                f"Its worker {run.worker} was last heard from {int(silent)} s ago: if it stays "
+                f"silent, the run ends once that reaches "
+                f"{int(settings.JAZZMINE_HEARTBEAT_TIMEOUT_SECONDS)} s."
+            )
+    return ""
 
 
 def run_queue_position(*, run: Run) -> int | None:

@@ -135,6 +135,21 @@ class Run(models.Model):
         """Tell whether the run has ended."""
         return self.status in RunStatus.finished()
 
+    @property
+    def was_cancelled(self) -> bool:
+        """Tell whether someone stopped it (stored `failed`, with outcome `cancelled`)."""
+        return self.status == RunStatus.FAILED and self.outcome == "cancelled"
+
+    @property
+    def badge(self) -> str:
+        """Return the look of its status badge: a stopped run is no failure to alarm anyone."""
+        return "cancelled" if self.was_cancelled else self.status
+
+    @property
+    def status_label(self) -> str:
+        """Return its status in words, "Cancelled" for a run someone stopped."""
+        return "Cancelled" if self.was_cancelled else str(self.get_status_display())
+
 
 class RunEvent(models.Model):
     """One event of a run, numbered as the sandbox numbered it."""

@@ -125,6 +125,9 @@ class RunHead:
     status: str
     label: str
     message: str
+    # The badge's look: the status's, or "cancelled" for a run someone stopped (stored
+    # `failed`; `status` stays what pages' scripts read to know a run ended).
+    badge: str = ""
 
 
 @dataclass(frozen=True)
@@ -147,7 +150,7 @@ class RunPane:
 
     @property
     def head(self) -> RunHead:
-        return run_head(status=self.run.status, message=self.run.message)
+        return run_head(status=self.run.status, message=self.run.message, outcome=self.run.outcome)
 
     @property
     def live(self) -> bool:
@@ -167,10 +170,17 @@ def run_pane_new(run: Run) -> RunPane:
     return RunPane(run=run, seq=0, regions=pane_regions(run, []))
 
 
-def run_head(*, status: str, message: str) -> RunHead:
-    """Return the status region for a status (a stored one, or one just announced)."""
+def run_head(*, status: str, message: str, outcome: str = "") -> RunHead:
+    """Return the status region for a status (a stored one, or one just announced).
+
+    A run someone stopped is stored `failed` with outcome `cancelled` (the API's `status`
+    stays one of the four): its badge says "Cancelled", in no alarming colour, since
+    nothing went wrong.
+    """
+    if status == RunStatus.FAILED and outcome == "cancelled":  # as `Run.was_cancelled`
+        return RunHead(status=status, label="Cancelled", message=message, badge="cancelled")
     label = RunStatus(status).label if status in RunStatus.values else status
-    return RunHead(status=status, label=str(label), message=message)
+    return RunHead(status=status, label=str(label), message=message, badge=status)
 
 
 def pane_regions(run: Run, events: list[dict[str, Any]]) -> PaneRegions:

@@ -12,7 +12,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from ..catalog.selectors import sandboxes_for_user
-from .lifecycle import run_cancel, run_may_cancel, run_queue_position
+from .lifecycle import run_cancel, run_may_cancel, run_queue_position, run_wait_notice
 from .models import Run, RunStatus
 from .selectors import run_for_user, run_history
 
@@ -26,7 +26,12 @@ def run_detail(request: HttpRequest, run_id: UUID) -> HttpResponse:
     position = run_queue_position(run=run)
     ahead = None if position is None else position - 1
     may_cancel = not run.is_finished and run_may_cancel(run=run, user=request.user)
-    context = {"run": run, "queue_position": ahead, "may_cancel": may_cancel}
+    context = {
+        "run": run,
+        "queue_position": ahead,
+        "may_cancel": may_cancel,
+        "wait_notice": run_wait_notice(run=run),
+    }
     return render(request, "runs/detail.html", context)
 
 

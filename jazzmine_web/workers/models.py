@@ -14,6 +14,9 @@ class Worker(models.Model):
     pid = models.PositiveIntegerField(default=0)
     docker_host = models.CharField(max_length=300, blank=True)
     concurrency = models.PositiveIntegerField(default=1)
+    # The Redis prefix its queue is under (`JAZZMINE_REDIS_PREFIX`): a worker sharing the
+    # database but not the prefix takes none of the deployment's tasks, though it beats.
+    queue = models.CharField(max_length=200, blank=True)
     started_at = models.DateTimeField()
     heartbeat_at = models.DateTimeField()
     stopped_at = models.DateTimeField(null=True, blank=True)

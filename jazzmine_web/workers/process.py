@@ -110,7 +110,9 @@ class WorkerProcess:
             pid=pid,
             docker_host=self.docker_host,
             concurrency=self.concurrency,
+            queue=settings.JAZZMINE_REDIS_PREFIX,
         )
+        self._queues_compare()
         # Asked before this process listens, so an answer is another process of this name
         # (started twice by mistake): what it holds, rows and containers, is left alone.
         twin = earlier is not None and services.worker_name_answers(self.name)
@@ -135,6 +137,27 @@ class WorkerProcess:
                 fn()
             except Exception:
                 logger.exception("worker %s: %r failed while starting", self.name, fn)
+
+    def _queues_compare(self) -> None:
+        """Say in the log when alive workers of this database listen on another queue.
+
+        One of the two was started with another `JAZZMINE_DEPLOYMENT` or `JAZZMINE_REDIS_PREFIX`
+        (or none where the others set one): the runs of one side wait `queued` for ever.
+        """
+        try:
+            alive = services.workers_alive(queue=settings.JAZZMINE_REDIS_PREFIX)
+        except DATABASE_UNREACHABLE:
+            return
+        others = {n: q for n, q in alive.elsewhere.items() if n != self.name}
+        if others:
+            logger.warning(
+                "worker %s listens under Redis prefix %r, but worker(s) of the same database "
+                "listen elsewhere: %s. Give every process the same JAZZMINE_DEPLOYMENT and "
+                "JAZZMINE_REDIS_PREFIX, or runs wait queued for a worker that never hears them",
+                self.name,
+                settings.JAZZMINE_REDIS_PREFIX,
+                ", ".join(f"{n} ({q!r})" for n, q in sorted(others.items())),
+            )
 
     def _end_earlier_life(self, *, before: datetime.datetime) -> None:
         """End at once what this worker's previous process held when it died (killed, OOM).

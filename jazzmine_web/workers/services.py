@@ -24,7 +24,14 @@ logger = logging.getLogger(__name__)
 
 
 def worker_register(
-    *, name: str, boot: str, hostname: str, pid: int, docker_host: str, concurrency: int
+    *,
+    name: str,
+    boot: str,
+    hostname: str,
+    pid: int,
+    docker_host: str,
+    concurrency: int,
+    queue: str = "",
 ) -> Worker:
     """Record a worker that has started (a restart under the same name is a new boot)."""
     now = timezone.now()
@@ -36,6 +43,7 @@ def worker_register(
             "pid": pid,
             "docker_host": docker_host,
             "concurrency": concurrency,
+            "queue": queue,
             "started_at": now,
             "heartbeat_at": now,
             "stopped_at": None,
@@ -107,6 +115,32 @@ def workers_dead(*, now: datetime.datetime | None = None) -> list[str]:
     cutoff = heartbeat_cutoff(now)
     rows = Worker.objects.all().values_list("name", "heartbeat_at", "stopped_at")
     return [name for name, beat, stopped in rows if stopped is not None or beat < cutoff]
+
+
+@dataclass(frozen=True)
+class WorkersAlive:
+    """Who may take this deployment's tasks, as the database knows it now."""
+
+    here: int  # alive workers listening on this deployment's queue
+    elsewhere: dict[str, str]  # {name: its queue} of alive workers on another queue
+
+
+def workers_alive(*, queue: str, now: datetime.datetime | None = None) -> WorkersAlive:
+    """Count the alive workers on `queue`, and name those beating here but listening elsewhere.
+
+    A worker started without this deployment's `JAZZMINE_DEPLOYMENT` or `JAZZMINE_REDIS_PREFIX`
+    shares the database (its heartbeat looks well) but waits on another queue: runs wait
+    `queued` for it for ever, and nothing else would say why.
+    """
+    cutoff = heartbeat_cutoff(now)
+    rows = Worker.objects.filter(stopped_at__isnull=True, heartbeat_at__gte=cutoff)
+    here, elsewhere = 0, {}
+    for name, theirs in rows.values_list("name", "queue"):
+        if not theirs or theirs == queue:  # a row from before workers said their queue
+            here += 1
+        else:
+            elsewhere[name] = theirs
+    return WorkersAlive(here=here, elsewhere=elsewhere)
 
 
 _broadcasting = threading.Lock()

@@ -1,10 +1,17 @@
-"""A run waiting for a free worker says how many runs are ahead of it."""
+"""A run waiting for a free worker says how many runs are ahead of it; one waiting with no
+worker to take it, or whose worker went silent, says so; a run someone stopped reads
+"Cancelled", not as a failure."""
 
 from __future__ import annotations
 
-import pytest
+import datetime
 
+import pytest
+from django.utils import timezone
+
+from jazzmine_web.runs.models import Run
 from jazzmine_web.runs.services import run_create
+from jazzmine_web.workers.models import Worker
 
 pytestmark = pytest.mark.django_db
 
@@ -17,8 +24,67 @@ def test_a_queued_run_page_tells_how_many_runs_wait_before_it(client, ecommerce,
     client.force_login(member)
     first = client.get(f"/runs/{runs[0].pk}/").content.decode()
     third = client.get(f"/runs/{runs[2].pk}/").content.decode()
-    assert "data-queue-position" not in first  # nothing ahead of it: it goes next
+    assert "Queued: no run is ahead of it" in first  # it goes next
     assert "Queued: 2 runs ahead of it" in third
     runs[0].status = "running"
     runs[0].save(update_fields=["status"])
     assert "Queued: 1 run ahead of it (next)" in client.get(f"/runs/{runs[2].pk}/").content.decode()
+
+
+def ago(seconds: float) -> datetime.datetime:
+    return timezone.now() - datetime.timedelta(seconds=seconds)
+
+
+def worker_row(name: str, queue: str, *, beat: float = 0.0) -> Worker:
+    return Worker.objects.create(
+        name=name, boot="b", queue=queue, started_at=ago(60), heartbeat_at=ago(beat)
+    )
+
+
+def page(client, run) -> str:
+    return client.get(f"/runs/{run.pk}/").content.decode()
+
+
+def test_a_run_queued_with_no_worker_of_its_deployment_says_why(
+    client, ecommerce, member, settings
+) -> None:
+    Worker.objects.all().delete()  # the session's own worker, if one registered here
+    run = run_create(sandbox=ecommerce, user=member, body="emit_result(1)\n", start=False)
+    client.force_login(member)
+    assert "data-wait-notice" not in page(client, run)  # just queued: nothing to say yet
+    Run.objects.filter(pk=run.pk).update(created_at=ago(75), enqueued_at=ago(75))
+    assert "No worker of this deployment has been running for the 75 s" in page(client, run)
+    # A worker sharing the database, but started with another deployment's Redis prefix.
+    worker_row("worker@elsewhere", "jazzmine-a11e6e0fd2")
+    html = page(client, run)
+    assert "worker@elsewhere (prefix &#x27;jazzmine-a11e6e0fd2&#x27;)" in html
+    assert "JAZZMINE_DEPLOYMENT and JAZZMINE_REDIS_PREFIX" in html
+    # One of this deployment's, alive: the run just waits its turn.
+    worker_row("worker@here", settings.JAZZMINE_REDIS_PREFIX)
+    assert "data-wait-notice" not in page(client, run)
+    # ... unless its heartbeat stopped long ago (killed): none is alive then.
+    Worker.objects.filter(name="worker@here").update(heartbeat_at=ago(300))
+    assert "data-wait-notice" in page(client, run)
+
+
+def test_a_running_run_whose_worker_went_silent_says_since_when(
+    client, ecommerce, member, settings
+) -> None:
+    run = run_create(sandbox=ecommerce, user=member, body="emit_result(1)\n", start=False)
+    Run.objects.filter(pk=run.pk).update(status="running", worker="w1@a", heartbeat_at=ago(1))
+    client.force_login(member)
+    assert "data-wait-notice" not in page(client, run)
+    Run.objects.filter(pk=run.pk).update(heartbeat_at=ago(17))
+    html = page(client, run)
+    assert "Its worker w1@a was last heard from 17 s ago" in html
+    assert f"reaches {int(settings.JAZZMINE_HEARTBEAT_TIMEOUT_SECONDS)} s" in html
+
+
+def test_a_cancelled_run_reads_cancelled_in_its_page_and_the_list(client, ecommerce, member):
+    run = run_create(sandbox=ecommerce, user=member, body="emit_result(1)\n", start=False)
+    Run.objects.filter(pk=run.pk).update(status="failed", outcome="cancelled", message="by ada")
+    client.force_login(member)
+    html = page(client, run)
+    assert 'class="badge status-cancelled" data-run-status data-status="failed">Cancelled<' in html
+    listing = client.get("/runs/").content.decode()
+    assert '<span class="badge status-cancelled">Cancelled</span>' in listing
