@@ -150,14 +150,17 @@ def run_claim_prepare(
         if not docker:
             raise ValueError("bash scripts run in Docker sandboxes only (this one uses bubblewrap)")
         return _prepare_bash(run, registry, rows, tag, source=source, known=running)
-    secrets, tool_secrets = _run_secrets(run, registry, rows, lifetime=sandbox.timeout_seconds)
+    allowed = _allowed_tools(run, rows)
+    secrets, tool_secrets = _run_secrets(
+        run, registry, rows, lifetime=sandbox.timeout_seconds, allowed=allowed
+    )
     request = RunRequest(
         script=run.script,
         body_offset=run.body_offset,
         secrets=secrets,
         tool_secrets=tool_secrets,
         # The harness refuses any other tool: the review decision holds where the code runs.
-        allowed_tools=_allowed_tools(run, rows),
+        allowed_tools=allowed,
         # And any argument a tool's prompt does not document.
         tool_parameters=names_by_tool(registry.tool_parameter_names(sandbox.name)),
     )
@@ -307,7 +310,12 @@ def sandbox_current_image(*, sandbox_id: int) -> tuple[str, RunLimits] | None:
 
 
 def _run_secrets(
-    run: Run, registry: Any, rows: list[Tool], *, lifetime: float
+    run: Run,
+    registry: Any,
+    rows: list[Tool],
+    *,
+    lifetime: float,
+    allowed: frozenset[str] | None = None,
 ) -> tuple[dict[str, str], dict[str, frozenset[str]]]:
     """Return a run's secrets and, for each tool that has any, the ones that are its alone.
 
@@ -315,7 +323,9 @@ def _run_secrets(
     run; a secret only some tools declare, or a credential issued for one tool (a script
     tool's keychain token), is theirs: the harness sets it only while they run. Only code an
     admin accepted gets any (`secrets_gate`); what is withheld is noted on the run, and the
-    tool finds the variable missing.
+    tool finds the variable missing. A tool the run may not call (`allowed`, None: every
+    tool) gets none at all: the harness would refuse its calls, and a secret sent anyway is
+    one more thing in the sandbox for a script that got past its walls to read.
     """
     sandbox = run.sandbox
     # What the run loads: its published tools, and the wheels of the sandbox's image.
@@ -326,15 +336,23 @@ def _run_secrets(
     withheld = gate.withheld(declared)
     values = sandbox_secret_values(sandbox, names=registry.aggregate_secrets(sandbox.name))
     _run_note(run, secrets_withheld_line({n: why for n, why in withheld.items() if n in values}))
+    tool_only = registry.tool_only_secrets(sandbox.name)
+    scoped = {tool: set(names) - set(withheld) for tool, names in tool_only.items()}
+    if allowed is not None:
+        # Only the tools it may call: a secret of the others' alone is not sent at all.
+        scoped = {tool: names for tool, names in scoped.items() if tool in allowed}
+        needed = set().union(*scoped.values())  # a name two tools declare may be one's to call
+        barred = {name for names in tool_only.values() for name in names} - needed
+        withheld = {**withheld, **dict.fromkeys(barred, "")}
     secrets = {name: value for name, value in values.items() if name not in withheld}
-    scoped = {
-        tool: set(names) - set(withheld)
-        for tool, names in registry.tool_only_secrets(sandbox.name).items()
-    }
-    # Issued only to a process whose Python tools are accepted, and only for accepted tools:
-    # a keychain token is a secret too (it reads the tool's values from the server).
+
+    def may_have_credentials(tool: str) -> bool:
+        return gate.tool_allowed(tool) and (allowed is None or tool in allowed)
+
+    # Issued only to a process whose Python tools are accepted, and only for accepted tools
+    # the run may call: a keychain token is a secret too (it reads the tool's values).
     issued = (
-        run_credentials_issue(run=run, lifetime=lifetime, tool_allowed=gate.tool_allowed)
+        run_credentials_issue(run=run, lifetime=lifetime, tool_allowed=may_have_credentials)
         if not gate.shut
         else {}
     )
@@ -436,12 +454,15 @@ def _prepare_bash(
     script_tools = [t for t in map(script_tool_from_row, rows) if t is not None]
     specs = specs_for_sandbox(registry, sandbox.name, script_tools=script_tools)
     bash_limits = bash_limits_for(sandbox)
-    secrets, tool_secrets = _run_secrets(run, registry, rows, lifetime=bash_limits.timeout_seconds)
+    allowed = _allowed_tools(run, rows)
+    secrets, tool_secrets = _run_secrets(
+        run, registry, rows, lifetime=bash_limits.timeout_seconds, allowed=allowed
+    )
     # The bash runner refuses any builtin outside the run's decision, as the harness does.
     request = RunRequest(
         script=run.script,
         body_offset=0,
-        allowed_tools=_allowed_tools(run, rows),
+        allowed_tools=allowed,
         secrets=secrets,
         tool_secrets=tool_secrets,
     )

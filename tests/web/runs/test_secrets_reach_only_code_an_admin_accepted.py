@@ -12,10 +12,11 @@ import pytest
 from django.test import Client
 
 from jazzmine_web.catalog.services import sandbox_builder, sandbox_update, secret_value_set
+from jazzmine_web.reviews.services.unattended import always_allowed_pins
 from jazzmine_web.runs.models import Run, RunEvent, RunStatus
 from jazzmine_web.runs.preparation import run_claim_prepare
 from jazzmine_web.runs.services import run_create
-from tests.web.helpers import tool_accept_post, tool_form_post
+from tests.web.helpers import allow_tools, tool_accept_post, tool_form_post
 
 SCRIPT = "emit_result(send_receipt('ORD-1', 'ada@example.com').data)\n"
 MAIL = "mail-s3cret-4242"
@@ -49,9 +50,9 @@ def browser(user) -> Client:
     return client
 
 
-def prepare(sandbox, user, body: str = SCRIPT):
+def prepare(sandbox, user, body: str = SCRIPT, **decision):
     """Queue a run as the playground does and prepare it as the worker does."""
-    run = run_create(sandbox=sandbox, user=user, body=body, start=False)
+    run = run_create(sandbox=sandbox, user=user, body=body, start=False, **decision)
     tag = sandbox_builder(sandbox).image_tag(sandbox.name)
     prepared = run_claim_prepare(run_id=run.pk, worker="w1@host", known_images=frozenset({tag}))
     run.refresh_from_db()
@@ -184,3 +185,33 @@ def test_in_a_real_run_the_members_code_finds_the_token_missing_until_an_admin_a
 
     tool_accept_post(browser(admin), tool)
     assert result() == MAIL  # the admin accepted this very code, reading the token included
+
+
+@pytest.mark.parametrize("by_reviewer", [True, False])
+def test_a_tool_the_run_may_not_call_gets_no_secret_of_its_own(shop, member, by_reviewer) -> None:
+    # The decision that let the run through names get_orders alone: send_receipt's calls are
+    # refused where the code runs, and its token is not sent at all (only the sandbox's own).
+    if by_reviewer:
+        decision = {"allowed_tools": ["get_orders"], "allowed_by_reviewer": True}
+    else:  # a policy let it through on the always-allowed tools, get_orders alone
+        allow_tools(shop, "get_orders")
+        decision = {"allowed_tools": always_allowed_pins(shop)}
+    body = "emit_result(get_orders().data)\n"
+    _run, request = prepare(shop, member, body, **decision)
+    assert request.allowed_tools == frozenset({"get_orders"})
+    assert request.secrets == {"SHOP_KEY": SHOP}
+    assert request.tool_secrets == {}
+    assert MAIL not in request.to_line(5).decode()
+
+
+def test_a_secret_two_tools_declare_reaches_the_one_the_run_may_call(shop, member, admin) -> None:
+    from jazzmine_web.catalog.services import tool_update
+
+    orders = shop.tools.get(name="get_orders")
+    tool_update(tool=orders, secrets=["MAIL_API_TOKEN"], actor=admin)
+    run, request = prepare(
+        shop, member, "emit_result(get_orders().data)\n",
+        allowed_tools=["get_orders"], allowed_by_reviewer=True,
+    )  # fmt: skip
+    assert request.secrets == {"MAIL_API_TOKEN": MAIL, "SHOP_KEY": SHOP}, run.notes
+    assert request.tool_secrets == {"get_orders": frozenset({"MAIL_API_TOKEN"})}

@@ -153,6 +153,28 @@ def test_a_runs_request_gives_each_keychain_token_to_its_tool_alone(shared, memb
 
 @pytest.mark.django_db
 @override_settings(JAZZMINE_KEYCHAIN_URL=URL)
+def test_a_run_that_may_call_one_script_tool_gets_no_token_for_another(shared, member) -> None:
+    # A reviewer approved a script calling vault alone: snoop's calls are refused where the
+    # code runs, and no token that reads snoop's secrets from the server is issued at all.
+    run = run_create(
+        sandbox=shared, user=member, body="emit_result(1)\n", start=False,
+        allowed_tools=["vault"], allowed_by_reviewer=True,
+    )  # fmt: skip
+    tag = sandbox_builder(shared).image_tag(shared.name)
+    request = run_claim_prepare(
+        run_id=run.pk, worker="w1@host", known_images=frozenset({tag})
+    ).request
+    assert request.tool_secrets == {
+        "vault": frozenset({"VAULT_KEY", "JAZZMINE_KEYCHAIN_TOKEN_vault"})
+    }
+    assert set(request.secrets) == {
+        "VAULT_KEY", "JAZZMINE_KEYCHAIN_URL", "JAZZMINE_KEYCHAIN_TOKEN_vault",
+    }  # fmt: skip
+    assert KeychainToken.objects.filter(run=run).count() == 1
+
+
+@pytest.mark.django_db
+@override_settings(JAZZMINE_KEYCHAIN_URL=URL)
 def test_tokens_withheld_by_the_wheel_check_stop_answering_at_once(shared, member, admin) -> None:
     # The worker reads the wheels of the image it runs after the run's tokens are issued; when
     # they are not the files an admin accepted, every secret stays out of the sandbox. The
