@@ -196,6 +196,24 @@ async def test_namespace_clones_and_kernel_interfaces_fail_with_eperm(runtime_di
     assert out == dict.fromkeys(out, "EPERM") and len(out) == 12
 
 
+async def test_syscalls_newer_than_the_filter_answer_enosys_as_on_an_older_kernel(runtime_dir):
+    # Numbers shared by every architecture: the filter denies by name what it knows, and
+    # reads none of these (statmount/listmount reach mount data; open_tree_attr a tree).
+    out = await probe(
+        runtime_dir,
+        "out['cachestat'] = call(libc.syscall, 451, 0, 0, 0, 0)\n"
+        "out['fchmodat2'] = call(libc.syscall, 452, -100, ctypes.c_char_p(b'/tmp'), 0o700, 0)\n"
+        "out['statmount'] = call(libc.syscall, 457, 0, 0, 0, 0)\n"
+        "out['listmount'] = call(libc.syscall, 458, 0, 0, 0, 0)\n"
+        "out['mseal'] = call(libc.syscall, 462, 0, 0, 0)\n"
+        "out['open_tree_attr'] = call(libc.syscall, 467, -100, 0, 0, 0, 0)\n"
+        "out['unnumbered_yet'] = call(libc.syscall, 505, 0)\n"
+        # Calls below the line still work: faccessat2 (439) answers for /tmp as the kernel says.
+        "out['faccessat2'] = call(libc.syscall, 439, -100, ctypes.c_char_p(b'/tmp'), 0, 0)\n",
+    )
+    assert out == {**dict.fromkeys(out, "ENOSYS"), "faccessat2": "ok"}
+
+
 async def test_ordinary_forks_and_threads_still_work(runtime_dir):
     script = (
         "import os, threading\nresult = []\n"
