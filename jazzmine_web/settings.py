@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
@@ -365,16 +366,21 @@ LOGGING = {
 
 # Periodic work (celery beat): the reapers, the review sweep (expiry, webhook retries due),
 # and the revoke of API tokens a write around the models ended (`api_tokens_settle`).
+
+
+def _every(task: str, seconds: float) -> dict[str, Any]:
+    # A sweep nobody took within its own period is dropped: the next one does the same work.
+    # Without it, beat's messages pile up while no worker runs (hundreds after a night) and
+    # all run at once when one comes back.
+    return {"task": task, "schedule": seconds, "options": {"expires": seconds}}
+
+
 CELERY_BEAT_SCHEDULE = {
-    "runs-reap": {"task": "runs.reap", "schedule": env_float("JAZZMINE_REAP_SECONDS", 10.0)},
-    "builds-reap": {"task": "catalog.builds_reap", "schedule": 30.0},
-    "trials-reap": {"task": "scripttools.trials_reap", "schedule": 30.0},
-    "reviews-sweep": {
-        "task": "reviews.sweep",
-        "schedule": JAZZMINE_REVIEW_SWEEP_SECONDS,
-    },
-    "tokens-settle": {
-        "task": "teams.tokens_settle",
-        "schedule": env_float("JAZZMINE_TOKENS_SETTLE_SECONDS", 60.0),
-    },
+    "runs-reap": _every("runs.reap", env_float("JAZZMINE_REAP_SECONDS", 10.0)),
+    "builds-reap": _every("catalog.builds_reap", 30.0),
+    "trials-reap": _every("scripttools.trials_reap", 30.0),
+    "reviews-sweep": _every("reviews.sweep", JAZZMINE_REVIEW_SWEEP_SECONDS),
+    "tokens-settle": _every(
+        "teams.tokens_settle", env_float("JAZZMINE_TOKENS_SETTLE_SECONDS", 60.0)
+    ),
 }

@@ -10,6 +10,8 @@ from django.views.generic import RedirectView
 from .catalog.views import home
 from .teams.auth import api_not_found
 
+handler400 = "jazzmine_web.studio.views.bad_request"
+
 urlpatterns = [
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_not_required
-from django.http import HttpRequest, HttpResponse
+from django.core.exceptions import DisallowedHost
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.template import loader
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_GET
 
@@ -16,3 +18,17 @@ from .highlighting import stylesheet
 def pygments_css(request: HttpRequest) -> HttpResponse:
     """Serve the stylesheet for highlighted code."""
     return HttpResponse(stylesheet(), content_type="text/css")
+
+
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """Answer 400, saying when it is the `Host` the request named that is not served here.
+
+    Django's own page for it is the same as for a form it cannot parse: an operator who
+    reached a new deployment by its address or another name read "send the form again".
+    """
+    host = None
+    if isinstance(exception, DisallowedHost):
+        # The raw header, shown escaped and cut short: `get_host()` refuses to read it.
+        host = str(request.META.get("HTTP_HOST", ""))[:200]
+    body = loader.render_to_string("400.html", {"refused_host": host}, request)
+    return HttpResponseBadRequest(body)

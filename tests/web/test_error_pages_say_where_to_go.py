@@ -43,3 +43,22 @@ def test_a_server_error_links_home_without_needing_a_database() -> None:
     html = response.content.decode()
     assert response.status_code == 500
     assert 'id="server-error"' in html and 'href="/">your sandboxes</a>' in html
+
+
+@pytest.mark.parametrize("host", ["192.0.2.2:8101", "studio.example.com", "<b>x</b>.example"])
+def test_a_name_the_server_does_not_answer_to_is_named_with_what_to_set(client, host) -> None:
+    # An operator reaching a new web process by its address got "send the form again".
+    response = client.get("/login/", HTTP_HOST=host)
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert "data-refused-host" in html and "JAZZMINE_ALLOWED_HOSTS" in html
+    assert "<b>x</b>" not in html  # the header is shown as text
+    assert "send the form again" not in html.lower()
+
+
+def test_a_body_it_cannot_parse_still_says_to_send_the_form_again(client) -> None:
+    response = client.post(
+        "/login/", data=b"x", content_type="multipart/form-data", HTTP_HOST="127.0.0.1"
+    )
+    assert response.status_code == 400
+    assert "Send the form again" in response.content.decode()
