@@ -32,7 +32,7 @@ from jazzmine.bash.events import bash_call_event, bash_final_events
 from jazzmine.bash.sandbox import run_bash_in_sandbox
 from jazzmine.interrupts import Interrupt
 from jazzmine.sandbox import Outcome, RunLimits, make_runner
-from jazzmine.sandbox.builder import sandbox_image_tags
+from jazzmine.sandbox.builder import KEYED_REPOSITORY_PREFIX, sandbox_image_tags
 from jazzmine.sandbox.docker_runner import DockerOneShot, DockerRunner, Vet, remove_labelled
 from jazzmine.sandbox.engine import EngineUnavailable
 from jazzmine.sandbox.errors import SandboxStale
@@ -176,7 +176,7 @@ class RunExecutor:
             task.cancel()
 
     def learn_images(self, timeout: float = 10.0) -> int:
-        """Learn which sandbox images the engine holds; return how many (one engine call).
+        """Learn which sandbox images the engine holds; return how many are this deployment's.
 
         Called as the worker starts, so that the first run of a sandbox after a restart
         starts at once rather than waiting while the engine is asked about its image. An
@@ -191,7 +191,9 @@ class RunExecutor:
             None, lambda: sandbox_image_tags(runner.client)
         )
         self._known_images.update(tags)  # on the loop, where claims read the set
-        return len(tags)
+        # Said of this deployment's alone: other deployments on the engine keep theirs.
+        ours = f"{KEYED_REPOSITORY_PREFIX}{settings.JAZZMINE_DEPLOYMENT}-"
+        return sum(tag.startswith(ours) for tag in tags)
 
     def prewarm(self, sandbox_id: int) -> None:
         """Start filling the pool of a sandbox whose image exists, so its first run is warm."""
@@ -742,7 +744,7 @@ def executor_start() -> None:
     except Exception as exc:
         logger.warning("could not list the Docker engine's sandbox images: %s", exc)
     else:
-        logger.info("the Docker engine holds %d sandbox image(s)", known)
+        logger.info("the Docker engine holds %d sandbox image(s) of this deployment", known)
 
 
 def executor_shutdown() -> None:

@@ -286,3 +286,25 @@ def test_an_engine_gone_from_under_a_worker_ends_each_run_saying_so(
     finally:
         runs_stop_unfinished()
         celery_workers.stop()  # its pool's containers went with the engine's socket
+
+
+def test_a_worker_counts_only_its_own_deployments_images(ecommerce, base_image, docker_client):
+    # Its start says how many images it found: another deployment's on the same engine are
+    # none of its own (a team saw 22 for a deployment that had made 2).
+    from jazzmine.sandbox.builder import KEYED_REPOSITORY_PREFIX, sandbox_image_tags
+    from jazzmine_web.runs.executor import RunExecutor
+
+    tag = image_made(ecommerce)
+    foreign = f"{KEYED_REPOSITORY_PREFIX}another-deployment-{uuid.uuid4().hex[:8]}"
+    docker_client.images.get(tag).tag(foreign, "x")
+    executor = RunExecutor(pool_size=0)
+    try:
+        counted = executor.learn_images()
+        ours = f"{KEYED_REPOSITORY_PREFIX}{settings.JAZZMINE_DEPLOYMENT}-"
+        everyone = sandbox_image_tags(docker_client)
+        assert f"{foreign}:x" in everyone
+        assert counted == sum(t.startswith(ours) for t in everyone) >= 1
+        assert counted < len(everyone)
+    finally:
+        executor.shutdown()
+        docker_client.images.remove(f"{foreign}:x")
