@@ -24,6 +24,8 @@ import atexit
 import concurrent.futures
 import contextlib
 import multiprocessing
+import os
+import select
 import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -58,6 +60,28 @@ def preload(module: str) -> None:
     _PRELOAD.add(module)
 
 
+def _die_with(parent: int) -> None:
+    """End this helper when the web process that started it ends, however it ends.
+
+    Its parent is the forkserver, which leaves once the web process's end closes its pipe;
+    but this helper inherits that pipe's other end, so after a SIGKILL of the web process
+    the two waited on each other, re-parented to init, for ever. A pidfd wakes at the web
+    process's exit itself (a pid polled could be taken again by another process).
+    """
+    try:
+        watched = os.pidfd_open(parent)
+    except ProcessLookupError:
+        os._exit(0)  # gone already
+    except (OSError, AttributeError):
+        return  # a kernel without pidfds: the pipe's end is all there is
+
+    def wait() -> None:
+        select.select([watched], [], [])
+        os._exit(0)
+
+    threading.Thread(target=wait, name="die-with-the-web-process", daemon=True).start()
+
+
 class _CheckerProcess:
     """One lazily started process for big texts, replaced if it dies."""
 
@@ -71,7 +95,9 @@ class _CheckerProcess:
                 # forkserver, not fork: the web process has threads (channel layer, run worker).
                 context = multiprocessing.get_context("forkserver")
                 context.set_forkserver_preload(sorted(_PRELOAD))
-                self._pool = concurrent.futures.ProcessPoolExecutor(1, mp_context=context)
+                self._pool = concurrent.futures.ProcessPoolExecutor(
+                    1, mp_context=context, initializer=_die_with, initargs=(os.getpid(),)
+                )
                 atexit.register(self._pool.shutdown, wait=False, cancel_futures=True)
             return self._pool
 
