@@ -194,10 +194,10 @@ def _children() -> dict[int, int]:
     return parents
 
 
-def descendants() -> set[int]:
-    """Return the pids of every process below this one."""
+def descendants(root: int | None = None) -> set[int]:
+    """Return the pids of every process below `root` (this one by default)."""
     parents = _children()
-    found, frontier = set(), {os.getpid()}
+    found, frontier = set(), {os.getpid() if root is None else root}
     while frontier:
         frontier = {pid for pid, parent in parents.items() if parent in frontier} - found
         found |= frontier

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.waiting import wait_until
+from tests.web.checker import descendants
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -37,23 +38,6 @@ assert checker.checked(len(text), parses_as_python, text)
 print("ready", flush=True)
 time.sleep(600)
 """
-
-
-def below(pid: int) -> set[int]:
-    """Return the pids of every process whose chain of parents reaches `pid`."""
-    parents = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-                parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-    found, frontier = set(), {pid}
-    while frontier:
-        frontier = {child for child, parent in parents.items() if parent in frontier} - found
-        found |= frontier
-    return found
 
 
 def alive(pid: int) -> bool:
@@ -74,7 +58,7 @@ def test_the_checker_helpers_end_when_their_web_process_is_killed() -> None:
     helpers: set[int] = set()
     try:
         assert web.stdout is not None and web.stdout.readline().strip() == "ready"
-        helpers = below(web.pid)
+        helpers = descendants(web.pid)
         assert helpers, "the checker started no process"
         web.send_signal(signal.SIGKILL)
         web.wait(timeout=10)
@@ -86,6 +70,6 @@ def test_the_checker_helpers_end_when_their_web_process_is_killed() -> None:
     finally:
         if web.poll() is None:
             web.kill()
-        for pid in helpers | below(web.pid):  # the ones left behind are init's by now
+        for pid in helpers | descendants(web.pid):  # the ones left behind are init's by now
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
