@@ -131,7 +131,8 @@
       if (!current || current.dataset.runId !== m.run_id || !finished(m.status)) return;
       state.lastFailed = m.status === "failed";
       // A run's status may come after the auto loop's last word: it must not hide it.
-      if (!state.auto && !state.autoRuns.has(m.run_id)) setBusy(false, `run ${m.status}`);
+      const said = m.status === "failed" && m.outcome === "cancelled" ? "cancelled" : m.status;
+      if (!state.auto && !state.autoRuns.has(m.run_id)) setBusy(false, `run ${said}`);
       refreshAttempts();
       refreshPrompt();
     },
@@ -322,7 +323,9 @@
       const ended = runStatus(existing);
       if (!finished(ended) || !state.busy) return;
       state.lastFailed = ended === "failed";
-      setBusy(false, `run ${ended}`);
+      const badge = existing.querySelector("[data-run-status]");
+      const cancelled = badge && badge.classList.contains("status-cancelled");
+      setBusy(false, `run ${cancelled ? "cancelled" : ended}`);
       refreshAttempts();
       refreshPrompt();
     });

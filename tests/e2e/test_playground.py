@@ -101,10 +101,12 @@ def test_a_page_reloaded_mid_run_is_busy_cancels_it_and_follows_its_end(logged_i
     assert "running" in page.locator("#playground-status").inner_text()
 
     page.click("#cancel-button")
-    page.wait_for_selector("[data-run-status].status-failed", timeout=30_000)
+    # Stopped, not failed: its badge reads Cancelled (the run's status is `failed`).
+    page.wait_for_selector("[data-run-status][data-status=failed].status-cancelled", timeout=30_000)
+    assert page.locator("[data-run-status]").inner_text() == "Cancelled"
     wait_until(page, "document.querySelector('#cancel-button').hidden")
     wait_until(page, "!document.querySelector('#run-button').disabled")
-    assert "run failed" in page.locator("#playground-status").inner_text()
+    assert "run cancelled" in page.locator("#playground-status").inner_text()
     wait_until(page, "!document.querySelector('#attempt-list').innerText.includes('running')")
     assert page.locator("[data-run-timeline] li.intermediate").count() < 120
 
