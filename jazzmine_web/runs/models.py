@@ -136,19 +136,27 @@ class Run(models.Model):
         return self.status in RunStatus.finished()
 
     @property
-    def was_cancelled(self) -> bool:
-        """Tell whether someone stopped it (stored `failed`, with outcome `cancelled`)."""
-        return self.status == RunStatus.FAILED and self.outcome == "cancelled"
-
-    @property
     def badge(self) -> str:
-        """Return the look of its status badge: a stopped run is no failure to alarm anyone."""
-        return "cancelled" if self.was_cancelled else self.status
+        """Return the look of its status badge (`status_shown`)."""
+        return status_shown(self.status, self.outcome)[0]
 
     @property
     def status_label(self) -> str:
-        """Return its status in words, "Cancelled" for a run someone stopped."""
-        return "Cancelled" if self.was_cancelled else str(self.get_status_display())
+        """Return its status in words (`status_shown`)."""
+        return status_shown(self.status, self.outcome)[1]
+
+
+def status_shown(status: str, outcome: str) -> tuple[str, str]:
+    """Return a run's status badge look and words, from its status and outcome.
+
+    A run someone stopped is stored `failed` with outcome `cancelled` (the API's `status`
+    stays one of its values): it reads "Cancelled", in no alarming colour, since nothing went
+    wrong. A status this code does not know is shown as it is.
+    """
+    if status == RunStatus.FAILED and outcome == "cancelled":
+        return "cancelled", "Cancelled"
+    label = RunStatus(status).label if status in RunStatus.values else status
+    return status, str(label)
 
 
 class RunEvent(models.Model):

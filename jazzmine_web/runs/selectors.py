@@ -10,7 +10,7 @@ from typing import Any
 from django.db.models import QuerySet
 
 from ..catalog.selectors import sandbox_for_user, sandboxes_for_user
-from .models import RUN, Language, Run, RunEvent, RunStatus
+from .models import RUN, Language, Run, RunEvent, RunStatus, status_shown
 
 
 def runs_for_user(user: Any) -> QuerySet[Run]:
@@ -125,9 +125,9 @@ class RunHead:
     status: str
     label: str
     message: str
-    # The badge's look: the status's, or "cancelled" for a run someone stopped (stored
-    # `failed`; `status` stays what pages' scripts read to know a run ended).
-    badge: str = ""
+    # The badge's look (`status_shown`); `status` stays what pages' scripts read to know a
+    # run ended.
+    badge: str
 
 
 @dataclass(frozen=True)
@@ -171,16 +171,9 @@ def run_pane_new(run: Run) -> RunPane:
 
 
 def run_head(*, status: str, message: str, outcome: str = "") -> RunHead:
-    """Return the status region for a status (a stored one, or one just announced).
-
-    A run someone stopped is stored `failed` with outcome `cancelled` (the API's `status`
-    stays one of the four): its badge says "Cancelled", in no alarming colour, since
-    nothing went wrong.
-    """
-    if status == RunStatus.FAILED and outcome == "cancelled":  # as `Run.was_cancelled`
-        return RunHead(status=status, label="Cancelled", message=message, badge="cancelled")
-    label = RunStatus(status).label if status in RunStatus.values else status
-    return RunHead(status=status, label=str(label), message=message, badge=status)
+    """Return the status region for a status (a stored one, or one just announced)."""
+    badge, label = status_shown(status, outcome)
+    return RunHead(status=status, label=label, message=message, badge=badge)
 
 
 def pane_regions(run: Run, events: list[dict[str, Any]]) -> PaneRegions:
