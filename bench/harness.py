@@ -13,7 +13,10 @@ then the two harnesses are started alternately, each waits `ready`, and one requ
 timed: request → first event and request → exit. `cat` on the same pipes is the floor.
 The ratio is this tree's median over BASE_TREE's. A second table times a script that calls a
 trivial tool 1000 times, so what each tool call costs the harness shows as its difference
-(each tree's temp dir on tmpfs, as a container's /tmp is). Not a test.
+(each tree's temp dir on tmpfs, as a container's /tmp is). A third and a fourth do the same
+with the same tool given a secret of its own, which (from harness protocol 3) makes it run in
+a process of its own: the fork before the script, and a pipe's round trip per call. Not a
+test.
 """
 
 from __future__ import annotations
@@ -28,7 +31,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+# Staging a tree (`--stage TREE`) imports that tree's code, never this one's: its harness is
+# what gets copied. Before, the base tree was staged with this tree's harness, so the two
+# columns timed the same code.
+sys.path.insert(0, sys.argv[2] if sys.argv[1:2] == ["--stage"] else str(ROOT))
 
 from bench.common import pct  # noqa: E402
 from jazzmine.core.tools import ToolResponse  # noqa: E402
@@ -37,19 +43,32 @@ SCRIPT = "emit_log('hi')\nemit_result(1)\n"
 CALLS = 1000
 PID_NAMESPACE = ["unshare", "--pid", "--fork", "--mount-proc"]  # needs root, as Docker does
 CALLING = f"emit_log('hi')\nfor _ in range({CALLS}):\n    ping(n=1)\nemit_result(1)\n"
+OWN = {"ping": {"PING_TOKEN": "a-secret-of-its-own"}}
 
 
-def request(script: str) -> bytes:
-    return json.dumps(
-        {
-            "script": script,
-            "body_offset": 0,
-            "secrets": {},
-            "allowed_tools": None,
-            # As a web run sends it: each call's arguments checked, its data copied both ways.
-            "tool_parameters": {"ping": ["n"]},
-        }
-    ).encode()
+def protocol_of(tree: Path) -> int:
+    """Return the harness protocol a tree's code speaks."""
+    text = (tree / "jazzmine/sandbox/harness/protocol.py").read_text()
+    return int(text.split("HARNESS_PROTOCOL = ", 1)[1].split()[0])
+
+
+def request(script: str, protocol: int, own: dict[str, dict[str, str]] | None = None) -> bytes:
+    """What a host sends a harness of `protocol`; `own`: secrets of a tool's own, by tool."""
+    own = own or {}
+    payload = {
+        "script": script,
+        "body_offset": 0,
+        "secrets": {},
+        "allowed_tools": None,
+        "tool_secrets": {tool: sorted(values) for tool, values in own.items()},
+        # As a web run sends it: each call's arguments checked, its data copied both ways.
+        "tool_parameters": {"ping": ["n"]},
+    }
+    if protocol < 3:  # one line, every secret in it
+        payload["secrets"] = {n: v for values in own.values() for n, v in values.items()}
+        return json.dumps(payload).encode()
+    payload["isolated_tools"] = sorted(own)
+    return json.dumps(payload).encode() + b"\n" + json.dumps({"tool_secrets": own}).encode()
 
 
 def ping(n: int) -> ToolResponse:  # the calls table's tool: little more than a tool can do
@@ -58,14 +77,14 @@ def ping(n: int) -> ToolResponse:  # the calls table's tool: little more than a 
 
 def stage(tree: Path, into: Path) -> None:
     """Child mode: stage an empty sandbox's runtime with `tree`'s code into `into`."""
-    sys.path.insert(0, str(tree))
+    assert Path(sys.modules["jazzmine"].__file__).resolve().is_relative_to(tree.resolve())
     from jazzmine.core.tools import SandboxConfig, ToolParameter, ToolRegistry
     from jazzmine.sandbox import SandboxBuilder
 
     registry = ToolRegistry()
     registry.register_sandbox(SandboxConfig(name="bench"))
     registry.register_function(ping, description="Answer.", parameters=[ToolParameter("n", "int")],
-                               dependencies=[], secrets=[], sandbox="bench")  # fmt: skip
+                               dependencies=[], secrets=["PING_TOKEN"], sandbox="bench")  # fmt: skip
     SandboxBuilder(registry).stage("bench", into)
 
 
@@ -113,16 +132,22 @@ def main() -> None:
             for name, root in roots.items()
         }
         commands["cat (the floor)"] = ["cat"]
+        protocols = {"base": protocol_of(base), "this": protocol_of(ROOT), "cat (the floor)": 3}
+        trees = {n: commands[n] for n in roots}
         tables = {
-            "": (commands, request(SCRIPT)),
-            f", {CALLS} tool calls": ({n: commands[n] for n in roots}, request(CALLING)),
-        }
-        for title, (chosen, line) in tables.items():
+            "": (commands, lambda name: request(SCRIPT, protocols[name])),
+            f", {CALLS} tool calls": (trees, lambda name: request(CALLING, protocols[name])),
+            ", the tool holding a secret of its own": (
+                trees, lambda name: request(SCRIPT, protocols[name], OWN)),
+            f", {CALLS} calls of the tool holding a secret of its own": (
+                trees, lambda name: request(CALLING, protocols[name], OWN)),
+        }  # fmt: skip
+        for title, (chosen, line_for) in tables.items():
             figures: dict[str, tuple[list[float], list[float]]] = {n: ([], []) for n in chosen}
             for turn in range(runs):
                 order = list(chosen) if turn % 2 == 0 else list(reversed(chosen))
                 for name in order:
-                    first, ended = one(chosen[name], line)
+                    first, ended = one(chosen[name], line_for(name))
                     figures[name][0].append(first)
                     figures[name][1].append(ended)
             report(f"{runs} interleaved dispatches each{title}", figures)

@@ -88,21 +88,43 @@ class RunRequest:
             tool_parameters=None if tool_parameters is None else names_by_tool(tool_parameters),
         )
 
-    def to_line(self, timeout_seconds: float) -> bytes:
-        """Serialize as the single line the harness reads from stdin."""
-        payload = {
+    def own_secrets(self) -> dict[str, dict[str, str]]:
+        """Return {tool: {name: value}} for each tool with secrets of its own and their values.
+
+        The harness hands these to that tool's own process alone, never to the script's.
+        """
+        own = {
+            tool: {name: self.secrets[name] for name in sorted(names) if name in self.secrets}
+            for tool, names in self.tool_secrets.items()
+        }
+        return {tool: values for tool, values in sorted(own.items()) if values}
+
+    def payload(self, timeout_seconds: float) -> dict[str, Any]:
+        """Return the request the harness's worker reads: no tool's own secret is in it."""
+        scoped = set().union(*self.tool_secrets.values()) if self.tool_secrets else set()
+        return {
             "script": self.script,
             "body_offset": self.body_offset,
-            "secrets": dict(self.secrets),
+            "secrets": {n: v for n, v in self.secrets.items() if n not in scoped},
             "allowed_tools": None if self.allowed_tools is None else sorted(self.allowed_tools),
             "tool_secrets": _sorted(self.tool_secrets),
+            "isolated_tools": sorted(self.own_secrets()),
             "tool_parameters": None
             if self.tool_parameters is None
             else _sorted(self.tool_parameters),
             "timeout": timeout_seconds,
             "unrestricted": self.unrestricted,
         }
-        return (json.dumps(payload, ensure_ascii=True) + "\n").encode("ascii")
+
+    def to_line(self, timeout_seconds: float) -> bytes:
+        """Serialize as what the harness reads from stdin: two lines.
+
+        First the worker's request; then the tools' own secrets, which the relay keeps from
+        the worker (the script's process) and hands to each tool's own process.
+        """
+        request = json.dumps(self.payload(timeout_seconds), ensure_ascii=True)
+        own = json.dumps({"tool_secrets": self.own_secrets()}, ensure_ascii=True)
+        return (request + "\n" + own + "\n").encode("ascii")
 
 
 def names_by_tool(names: Mapping[str, Iterable[str]]) -> Mapping[str, frozenset[str]]:

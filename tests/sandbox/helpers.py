@@ -55,6 +55,24 @@ def aged(path: Path, *, follow_symlinks: bool = True) -> None:
     os.utime(path, (then, then), follow_symlinks=follow_symlinks)
 
 
+DELETE = object()  # `with_request(..., key=DELETE)` takes the key out
+
+
+def with_request(line: bytes, **changes: object) -> bytes:
+    """Return what the host sends the harness (`RunRequest.to_line`) with its request changed.
+
+    The tools' own secrets (the second line) are kept as they are.
+    """
+    request, own = line.decode().splitlines()
+    payload = json.loads(request)
+    for key, value in changes.items():
+        if value is DELETE:
+            payload.pop(key, None)
+        else:
+            payload[key] = value
+    return (json.dumps(payload) + "\n" + own + "\n").encode()
+
+
 def harness_events(runtime: Path, line: bytes) -> list[dict]:
     """Run one request line through the harness as a plain subprocess; return its events.
 

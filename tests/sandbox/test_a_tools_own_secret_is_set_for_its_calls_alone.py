@@ -20,7 +20,7 @@ from jazzmine.core.tools import SandboxConfig, ToolParameter, ToolRegistry, Tool
 from jazzmine.sandbox import RunRequest
 from jazzmine.sandbox.runtime import stage_runtime
 
-from .helpers import harness_events
+from .helpers import DELETE, harness_events, with_request
 
 SANDBOX = "secret-scoping"
 NAMES = ["SHARED_DB_URL", "AWS_SECRET_ACCESS_KEY", "PAYMENTS_TOKEN"]
@@ -49,34 +49,28 @@ def billing_view() -> ToolResponse:
     )
 
 
-def storage_view() -> ToolResponse:
-    """What the storage tool sees; it leaves a thread behind that reads once told to."""
+def storage_view(report: bool = False) -> ToolResponse:
+    """What the storage tool sees; its first call leaves a thread that reads 0.2 s later."""
     import builtins
     import os
     import threading
+    import time
 
     names = ["SHARED_DB_URL", "AWS_SECRET_ACCESS_KEY", "PAYMENTS_TOKEN"]
+    if report:  # what the thread read, between this tool's calls
+        thread, later = builtins._storage_thread
+        thread.join(5)
+        return ToolResponse(success=True, data=dict(later))
     later: dict = {}
-    go = threading.Event()
 
     def reader() -> None:
-        go.wait(5)
+        time.sleep(0.2)
         later.update({n: os.environ.get(n) for n in names})
 
     thread = threading.Thread(target=reader, daemon=True)
     thread.start()
-    builtins._storage_thread = (thread, later, go)  # for the next tool to find
+    builtins._storage_thread = (thread, later)  # for the next call to find
     return ToolResponse(success=True, data={n: os.environ.get(n) for n in names})
-
-
-def thread_release() -> ToolResponse:
-    """Let the storage tool's thread read, after that tool's call; report what it read."""
-    import builtins
-
-    thread, later, go = builtins._storage_thread
-    go.set()
-    thread.join(5)
-    return ToolResponse(success=True, data=dict(later))
 
 
 def plain_view(name: str) -> ToolResponse:
@@ -93,7 +87,6 @@ def registry() -> ToolRegistry:
     for function, secrets in (
         (billing_view, ["PAYMENTS_TOKEN", "SHARED_DB_URL"]),
         (storage_view, ["AWS_SECRET_ACCESS_KEY"]),
-        (thread_release, []),
     ):
         registry.register_function(function, description=function.__doc__, parameters=[],
                                    dependencies=[], secrets=secrets, sandbox=SANDBOX)  # fmt: skip
@@ -125,11 +118,7 @@ def request_line(registry: ToolRegistry, script: str, **overrides) -> bytes:
         secret_store=STORE,
         tool_secrets=registry.tool_only_secrets(SANDBOX),
     )
-    if not overrides:
-        return request.to_line(30.0)
-    payload = json.loads(request.to_line(30.0))
-    payload.update(overrides)
-    return (json.dumps(payload) + "\n").encode()
+    return with_request(request.to_line(30.0), **overrides)
 
 
 def result(events: list):
@@ -167,7 +156,9 @@ def test_another_tools_secret_is_never_in_a_tools_environment(registry, runtime)
 
 
 def test_a_thread_a_tool_leaves_behind_no_longer_sees_its_secret(registry, runtime):
-    script = "storage_view()\nemit_result(thread_release().data)\n"
+    # The thread lives in the tool's own process (isolation.py), and reads while no call is
+    # under way there.
+    script = "storage_view()\ntime.sleep(0.5)\nemit_result(storage_view(report=True).data)\n"
     seen = result(run(runtime, request_line(registry, script)))
     assert seen == {"SHARED_DB_URL": "postgres://shared", "AWS_SECRET_ACCESS_KEY": None,
                     "PAYMENTS_TOKEN": None}  # fmt: skip
@@ -215,9 +206,7 @@ def test_a_request_without_the_mapping_sets_no_secret_at_all(registry, runtime):
     # The host always says which secrets are one tool's; a request that does not is not
     # trusted to mean "none": nobody gets any.
     line = request_line(registry, "emit_result(plain_view('SHARED_DB_URL').data)\n")
-    payload = json.loads(line)
-    del payload["tool_secrets"]
-    events = run(runtime, (json.dumps(payload) + "\n").encode())
+    events = run(runtime, with_request(line, tool_secrets=DELETE))
     assert result(events) is None
     assert any("no secret is set" in e["data"].get("message", "") for e in events
                if e["type"] == "log")  # fmt: skip

@@ -251,7 +251,8 @@ def harness_started(runtime: Path, script: str) -> subprocess.Popen[bytes]:
         env={"PATH": os.environ["PATH"], SHARED_MACHINE_ENV: "1"},
     )  # fmt: skip
     assert process.stdin is not None
-    process.stdin.write(json.dumps(request).encode() + b"\n")
+    # And the second line every host sends: the tools' own secrets (none here).
+    process.stdin.write(json.dumps(request).encode() + b'\n{"tool_secrets": {}}\n')
     process.stdin.flush()
     return process
 

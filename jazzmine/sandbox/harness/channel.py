@@ -33,6 +33,10 @@ class Channel:
                 written = _os_write(self._fd, view)
                 view = view[written:]
 
+    def fileno(self) -> int:
+        """Return the pipe's descriptor (for a forked process to close)."""
+        return self._fd
+
     def ready(self, tools: list[str]) -> None:
         """Tell the relay that the tools are loaded."""
         self._write({"type": "ready", "tools": tools})

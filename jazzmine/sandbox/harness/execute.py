@@ -13,9 +13,16 @@ from .audit import install_audit_hook
 from .channel import Channel, Emitters, LogWriter
 from .failure import ScriptFailure, error_data
 from .guards import Guards, rewrite
+from .isolation import parse_isolated, proxy, start_hosts
 from .protocol import SCRIPT_FILENAME, UNRESTRICTED_ENV
 from .scope import module_views, restricted_builtins
-from .toolbox import ToolBox, parse_allowed, parse_tool_parameters, refusal_message
+from .toolbox import (
+    ToolBox,
+    parse_allowed,
+    parse_tool_parameters,
+    parse_tool_secrets,
+    refusal_message,
+)
 
 # Parsed, rewritten and compiled once before `ready`: the first compile in a fresh process
 # costs about a third of a millisecond more than later ones, and a run should not pay it.
@@ -61,11 +68,13 @@ def execute(
     stderr: LogWriter,
     *,
     restricted_scope: dict[str, Any],
+    secrets_fd: int,
 ) -> str:
     """Run the script of one request and return its outcome: "result" or "script_error".
 
     `restricted_scope` is `script_scope(..., unrestricted=False)`, made before the request;
-    an allowed unrestricted run gets a scope of its own here.
+    an allowed unrestricted run gets a scope of its own here. `secrets_fd` is the pipe the
+    relay writes the tools' own secrets to, for their own processes alone (isolation.py).
     """
     script = request.get("script")
     body_offset = int(request.get("body_offset") or 0)
@@ -107,6 +116,19 @@ def execute(
     if problem is not None:
         channel.send("log", {"message": problem, "stream": "harness"})
     os.environ.update(shared)
+    # Before any of the script runs: the processes of the tools with secrets of their own are
+    # forked from what the tools' loading made, nothing of the script's.
+    isolated, isolated_problem = parse_isolated(request.get("isolated_tools"))
+    if isolated_problem is not None:
+        channel.send("log", {"message": isolated_problem, "stream": "harness"})
+    if problem is not None or parse_tool_secrets(request.get("tool_secrets"))[0] is None:
+        isolated = []  # what the request cannot say clearly: no tool gets a secret at all
+    hosts = start_hosts(isolated, toolbox, secrets_fd, close_in_child=(channel.fileno(),))
+    proxies = {
+        name: proxy(host, toolbox, {"stdout": stdout, "stderr": stderr})
+        for name, host in hosts.items()
+    }
+    toolbox.functions.update(proxies)
 
     failure = ScriptFailure(script, body_offset, toolbox.files)
     unrestricted = bool(request.get("unrestricted")) and may_be_unrestricted
@@ -115,6 +137,7 @@ def execute(
         if unrestricted
         else restricted_scope
     )
+    script_globals.update(proxies)
     if request.get("unrestricted") and not unrestricted:
         refused = "unrestricted mode refused: this runner does not allow it"
         channel.send("log", {"message": refused, "stream": "harness"})

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import fcntl
 import os
 import select
 import signal
 import sys
 
+from . import wire
 from .process import (
     Worker,
     fork_worker,
@@ -20,7 +22,7 @@ from .process import (
 )
 from .protocol import SECCOMP_ENV
 from .reaper import end_descendants_of
-from .refs import _os_write
+from .refs import _json_loads, _os_write
 from .relay import Relay
 from .worker import run_worker
 
@@ -46,6 +48,58 @@ def idle(worker: Worker) -> None:
     end_descendants_of(worker.pid)
 
 
+def read_rest(fd: int, rest: bytes) -> bytes:
+    """Return the host's second line, the tools' own secrets: `rest` read on to its end.
+
+    Empty when the host sent none (a harness fed one request by hand).
+    """
+    while b"\n" not in rest:
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            break
+        rest += chunk
+    return rest.partition(b"\n")[0]
+
+
+# What the secrets pipe holds (the most Linux lets a process ask for): written without waiting
+# for a reader, so the relay never stalls on a tool process that is not there to read.
+SECRETS_PIPE_BYTES = 1 << 20
+
+
+def hand_over_secrets(fd: int, line: bytes) -> str | None:
+    """Write each tool's own secrets for its process, in the tools' order; return a problem.
+
+    One message per tool, by name, sorted: the worker forks the tools' processes in the same
+    order, each reading exactly one. Nothing is ever waited for: a message that does not fit
+    the pipe is not sent (its tool runs without its secrets), and said.
+    """
+    if not line.strip():
+        os.close(fd)
+        return None  # none sent: a harness fed one request by hand
+    try:
+        given = _json_loads(line)
+        by_tool = given.get("tool_secrets") if isinstance(given, dict) else None
+        if not isinstance(by_tool, dict):
+            raise ValueError("no tool_secrets object")
+        with contextlib.suppress(OSError):
+            fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, SECRETS_PIPE_BYTES)
+        os.set_blocking(fd, False)
+        data = b"".join(
+            wire.frame({"tool": str(tool), "secrets": by_tool[tool]}) for tool in sorted(by_tool)
+        )
+        try:
+            written = os.write(fd, data) if data else 0
+        except BrokenPipeError:
+            return None  # the worker forks no tool process (it closed the pipe): none to read
+        if written < len(data):
+            return "the tools' own secrets did not fit their pipe: those tools have none"
+        return None
+    except (ValueError, TypeError, BlockingIOError) as exc:
+        return f"the tools' own secrets could not be handed over ({exc}): those tools have none"
+    finally:
+        os.close(fd)
+
+
 def main(root: str) -> None:
     """Fork the worker for the runtime at `root`, announce readiness, relay one run and exit."""
     # First of all, and inherited by the worker, the tools and whatever they start. Taken out
@@ -59,10 +113,16 @@ def main(root: str) -> None:
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
+    # The tools' own secrets go down a pipe of their own, read only by those tools' processes
+    # (isolation.py); the worker holds its end without reading it.
+    secrets_r, secrets_w = os.pipe()
     worker = fork_worker(
-        lambda request_fd, event_fd, token: run_worker(root, request_fd, event_fd, token),
-        keep=(proto_fd, in_fd),
+        lambda request_fd, event_fd, token: run_worker(
+            root, request_fd, event_fd, token, secrets_r
+        ),
+        keep=(proto_fd, in_fd, secrets_w),
     )
+    os.close(secrets_r)
     relay = Relay(proto_fd)
     lines = worker_lines(worker)
     tools: list[str] = []
@@ -75,7 +135,7 @@ def main(root: str) -> None:
     idle(worker)
     relay.ready(tools)
 
-    line = read_line(in_fd)
+    line, _, rest = read_line(in_fd).partition(b"\n")
     if not line.strip():
         os.kill(worker.pid, 9)
         os._exit(0)  # the pool closed this idle sandbox: nothing to report
@@ -84,13 +144,18 @@ def main(root: str) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.kill(worker.pid, signal.SIGCONT)
     try:
-        view = memoryview(line if line.endswith(b"\n") else line + b"\n")
+        view = memoryview(line + b"\n")
         while view:
             view = view[_os_write(worker.requests, view) :]
     except OSError:
         pass  # the worker is gone; how it ended decides the run below
     os.close(worker.requests)
     del line, view
+    own_secrets = read_rest(in_fd, rest)
+    problem = hand_over_secrets(secrets_w, own_secrets)
+    del own_secrets, rest
+    if problem is not None:
+        relay.note(problem)
     for payload, refused in lines:
         if payload is None:
             relay.note(

@@ -6,7 +6,7 @@ import math
 import re
 from typing import Any
 
-HARNESS_PROTOCOL = 2
+HARNESS_PROTOCOL = 3
 SCRIPT_FILENAME = "<script>"
 # Set by the runner only when it was created with allow_unrestricted=True (tests of the
 # container walls); a request alone can never lift the restricted builtins.

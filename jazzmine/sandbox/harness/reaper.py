@@ -18,6 +18,14 @@ PR_SET_CHILD_SUBREAPER = 36
 # Enough rounds for any tree the pids limit allows: each round kills every direct child, and
 # the grandchildren they leave come to this process for the next.
 _MAX_ROUNDS = 10_000
+# Children that are not a tool's leftovers: the processes of tools with secrets of their own
+# (isolation.py), which live as long as the run.
+_SPARED: set[int] = set()
+
+
+def spare(pid: int) -> None:
+    """Never end child `pid` with what a tool call left."""
+    _SPARED.add(pid)
 
 
 def become_subreaper() -> None:
@@ -48,7 +56,7 @@ def end_descendants() -> int:
 
 def _children_of(parent: int) -> list[int]:
     """Return the pids whose parent is `parent` (zombies included: they are reaped too)."""
-    return [pid for pid, ppid, _state in _processes() if ppid == parent]
+    return [pid for pid, ppid, _state in _processes() if ppid == parent and pid not in _SPARED]
 
 
 def _processes() -> list[tuple[int, int, bytes]]:

@@ -175,12 +175,13 @@ class ToolBox:
             return self._broken(name, f"could not be loaded: {type(exc).__name__}: {exc}")
         return self._wrap(name, function)
 
-    def _failure(self, message: str) -> Any:
+    def failure(self, message: str) -> Any:
+        """Return a failed ToolResponse saying `message`."""
         return self.types.ToolResponse(success=False, message=message)
 
     def _broken(self, name: str, why: str) -> Any:
         def broken(*_args: Any, **_kwargs: Any) -> Any:
-            return self._failure(f"Tool {name!r} {why}")
+            return self.failure(f"Tool {name!r} {why}")
 
         broken.__name__ = name
         return broken
@@ -207,6 +208,13 @@ class ToolBox:
             for tool, names in by_tool.items()
         }
         return {n: v for n, v in values.items() if n not in scoped}, None
+
+    def own_secrets(self, name: str, values: dict[str, str]) -> None:
+        """Take tool `name`'s own secrets, handed to its own process alone (isolation.py)."""
+        self._scoped[name] = dict(values)
+        self._values = {**self._values, **values}
+        for secret in values:
+            self._outside.setdefault(secret, os.environ.get(secret))
 
     def redacted(self, text: str) -> str:
         """Return `text` with every secret value of the run replaced by the secret's name.
@@ -259,22 +267,22 @@ class ToolBox:
         def call(*args: Any, **kwargs: Any) -> Any:
             # Enforced here, where the code runs, whatever the host's reading of the script.
             if self.refused(name):
-                return self._failure(refusal_message(name))
+                return self.failure(refusal_message(name))
             if frames_left() < CALL_HEADROOM:
-                return self._failure(
+                return self.failure(
                     f"Tool {name!r} was not run: the script is nested too deep (Python's "
                     "recursion limit is near); call it from a shallower place"
                 )
             problem = self._arguments_problem(name, args, kwargs)
             if problem is not None:
-                return self._failure(problem)
+                return self.failure(problem)
             try:
                 # Copies: the tool keeps no hold of the script's containers, nor the script
                 # of the tool's (`detach`).
                 args, kwargs = self.detacher.copied(args), self.detacher.copied(kwargs)
             except Exception as exc:  # fail closed: what cannot be copied is not passed
                 why = f"{type(exc).__name__}: {exc}"
-                return self._failure(
+                return self.failure(
                     f"Tool {name!r} was not run: its arguments cannot be copied ({why})"
                 )
             # Every call runs as the same uid as every other, so what one leaves where it can
@@ -287,7 +295,7 @@ class ToolBox:
             except LeftoverError as exc:
                 self.fatal(str(exc))
             except OSError as exc:
-                return self._failure(f"Tool {name!r} was not run: {exc}")
+                return self.failure(f"Tool {name!r} was not run: {exc}")
             except BaseException as exc:  # half-way through a sweep: nothing is sure any more
                 self.fatal(f"before a call of tool {name!r}: {type(exc).__name__}: {exc}")
             try:
@@ -300,13 +308,13 @@ class ToolBox:
                     value = self._run(value)
             except BaseException as exc:  # includes SystemExit from a tool: still a response
                 raised = f"Tool {name!r} raised {type(exc).__name__}: {exc}"
-                return self._failure(self.redacted(raised))
+                return self.failure(self.redacted(raised))
             else:
                 try:
                     return self.detacher.copied(value)
                 except Exception as exc:  # the script gets no data it could not be given a copy of
                     why = self.redacted(f"{type(exc).__name__}: {exc}")
-                    return self._failure(
+                    return self.failure(
                         f"Tool {name!r} returned data that cannot be copied ({why})"
                     )
             finally:

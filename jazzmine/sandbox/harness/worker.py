@@ -29,8 +29,12 @@ def site_position(path: list[str]) -> int:
     return len(path)
 
 
-def run_worker(root: str, request_fd: int, event_fd: int, token: bytes) -> None:
-    """The worker: load the tools, say ready, run the one request the relay hands over."""
+def run_worker(root: str, request_fd: int, event_fd: int, token: bytes, secrets_fd: int) -> None:
+    """The worker: load the tools, say ready, run the one request the relay hands over.
+
+    `secrets_fd` carries the tools' own secrets, which this process never reads: only the
+    processes it forks for those tools do (isolation.py).
+    """
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
@@ -80,7 +84,7 @@ def run_worker(root: str, request_fd: int, event_fd: int, token: bytes) -> None:
     try:
         outcome = execute(
             request, channel, safety, tool_types, toolbox, emitters, stdout, stderr,
-            restricted_scope=scope,
+            restricted_scope=scope, secrets_fd=secrets_fd,
         )  # fmt: skip
     except BaseException as exc:  # a harness bug must still end the protocol cleanly
         trace = "".join(_format_exception(type(exc), exc, exc.__traceback__))

@@ -48,7 +48,7 @@ def test_the_request_names_each_tools_documented_parameters(ecommerce, member, w
     expected = {t.name: frozenset(p["name"] for p in t.parameters) for t in ecommerce.tools.all()}
     assert prepared.request.tool_parameters == expected
     assert expected["lookup_customer"] == {"customer_id"}
-    line = json.loads(prepared.request.to_line(30.0))
+    line = prepared.request.payload(30.0)
     assert line["tool_parameters"]["lookup_customer"] == ["customer_id"]
 
 
