@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from jazzmine.sandbox import Event
-from jazzmine.sandbox.harness import SHARED_MACHINE_ENV
+from jazzmine.sandbox.harness import SHARED_MACHINE_ENV, UNRESTRICTED_ENV
 from jazzmine.sandbox.workdirs import ABANDONED_AFTER_SECONDS
 
 # What code in a sandbox tries first to reach past the network namespace: io_uring (its own
@@ -73,15 +73,19 @@ def with_request(line: bytes, **changes: object) -> bytes:
     return (json.dumps(payload) + "\n" + own + "\n").encode()
 
 
-def harness_events(runtime: Path, line: bytes) -> list[dict]:
+def harness_events(runtime: Path, line: bytes, *, unrestricted: bool = False) -> list[dict]:
     """Run one request line through the harness as a plain subprocess; return its events.
 
     No container: the harness's own walls (guards, builtins, audit hook, tool scopes) alone.
+    `unrestricted` lets a request with `unrestricted: true` run with full builtins, as a
+    script past the validator would.
     """
+    env = {"PATH": os.environ["PATH"], SHARED_MACHINE_ENV: "1"}
+    if unrestricted:
+        env[UNRESTRICTED_ENV] = "1"
     done = subprocess.run(
         [sys.executable, "-I", str(runtime / "harness.py"), str(runtime)],
-        input=line, capture_output=True, timeout=30, check=False,
-        env={"PATH": os.environ["PATH"], SHARED_MACHINE_ENV: "1"},
+        input=line, capture_output=True, timeout=60, check=False, env=env,
     )  # fmt: skip
     lines = [json.loads(x) for x in done.stdout.decode().splitlines()]
     assert lines[0]["type"] == "ready" and lines[-1]["type"] == "exit", done.stderr

@@ -18,21 +18,16 @@ had its secret all along.
 from __future__ import annotations
 
 import hashlib
-import json
-import os
 import secrets
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from jazzmine.sandbox import Outcome, RunRequest
-from jazzmine.sandbox.harness import SHARED_MACHINE_ENV, UNRESTRICTED_ENV
 from jazzmine.sandbox.runtime import stage_runtime
 
 from .bwrap_support import requires_bwrap, runtime_dir  # noqa: F401 (a fixture)
-from .helpers import collect, final
+from .helpers import collect, final, harness_events
 from .sample_tools import TEST_SANDBOX, make_registry
 
 SECRET = "tok-" + secrets.token_hex(12)
@@ -190,12 +185,7 @@ def assert_refused_the_tools_process(report: dict) -> None:
 
 def test_as_a_plain_process_the_script_holds_no_tools_secret(tmp_path: Path) -> None:
     runtime = stage_runtime(tmp_path / "runtime", make_registry().tools(TEST_SANDBOX))
-    done = subprocess.run(
-        [sys.executable, "-I", str(runtime / "harness.py"), str(runtime)],
-        input=request().to_line(30.0), capture_output=True, timeout=60, check=False,
-        env={"PATH": os.environ["PATH"], SHARED_MACHINE_ENV: "1", UNRESTRICTED_ENV: "1"},
-    )  # fmt: skip
-    events = [json.loads(line) for line in done.stdout.decode().splitlines()]
+    events = harness_events(runtime, request().to_line(30.0), unrestricted=True)
     (report,) = [e["data"] for e in events if e["type"] == "result"]
     assert_found_nothing_of_its_own(report)
 

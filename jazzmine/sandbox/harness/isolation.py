@@ -13,11 +13,13 @@ memory, environment or descriptors.
 The secrets pipe is read by one tool process after the other, each taking exactly one
 message (its own tool's): the worker starts the next only once the last said it is ready.
 A tool's output during a call comes back with its response and becomes the run's logs, in
-order. Only plain data crosses (`wire.py`).
+order. Only plain data crosses (`wire.py`). While a call runs, nothing of the script does
+(`freeze.py`), and such calls take turns.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
@@ -26,6 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import wire
+from .freeze import freeze, thaw
 from .reaper import become_subreaper, end_descendants, spare
 from .toolbox import ToolBox, refusal_message
 
@@ -83,61 +86,122 @@ def start_hosts(
     `close_in_child` are descriptors of the worker no tool process may hold (the event
     pipe: a tool's output goes back with its response).
     """
+    if not names:
+        os.close(secrets_fd)
+        return {}
     hosts: dict[str, ToolHost] = {}
+    started: list[ToolHost] = []
     held: list[int] = []  # the worker's ends of earlier hosts' pipes: none of the next's
+    relay = os.getppid()  # everything of the sandbox is below it (freeze.py)
+    # One call of such a tool at a time, across their processes: each holds the script
+    # stopped while its call runs, and one that ended first must not let it go on.
+    turn_r, turn_w = os.pipe()
+    os.write(turn_w, b"1")
     try:
         for name in names:
             call_r, call_w = os.pipe()
             reply_r, reply_w = os.pipe()
             pid = os.fork()
             if pid == 0:
-                _child(name, toolbox, secrets_fd, call_r, reply_w,
-                       (*close_in_child, call_w, reply_r, *held))  # fmt: skip
+                _child(name, toolbox, _Fds(secrets_fd, call_r, reply_w, turn_r, turn_w),
+                       relay, (*close_in_child, call_w, reply_r, *held))  # fmt: skip
             os.close(call_r)
             os.close(reply_w)
             spare(pid)  # not ended with what the worker's own tools leave (reaper.py)
             host = ToolHost(name, pid, call_w, reply_r)
             held += [call_w, reply_r]
+            started.append(host)
             # Its secrets taken before the next process exists (that one must read only its
             # own), and before the script starts: a script that read the tool's pipes would
             # otherwise take its `ready`, and its first call would wait for ever.
             host.wait_started()
             if name in toolbox.functions:
                 hosts[name] = host
+        # Which processes are the tools' (never stopped with the script's), said before the
+        # script runs: the first message each reads.
+        others = sorted(host.pid for host in started)
+        for host in started:
+            with contextlib.suppress(OSError):
+                wire.send(host.calls, {"tools": others})
     finally:
-        os.close(secrets_fd)
+        for fd in (secrets_fd, turn_r, turn_w):
+            os.close(fd)
     return hosts
 
 
-def _child(
-    name: str, toolbox: ToolBox, secrets_fd: int, calls: int, replies: int, close: tuple[int, ...]
-) -> None:
+class _Fds:
+    """A tool process's descriptors: its secrets, its two pipes, and the turn to call."""
+
+    def __init__(self, secrets: int, calls: int, replies: int, turn_r: int, turn_w: int) -> None:
+        self.secrets = secrets
+        self.calls = calls
+        self.replies = replies
+        self.turn_r = turn_r
+        self.turn_w = turn_w
+
+
+def _child(name: str, toolbox: ToolBox, fds: _Fds, relay: int, close: tuple[int, ...]) -> None:
     """The tool's own process: take its secrets, then answer calls until the worker ends."""
     try:
         for fd in close:
             os.close(fd)
-        given = wire.receive(secrets_fd)
-        os.close(secrets_fd)
+        given = wire.receive(fds.secrets)
+        os.close(fds.secrets)
         secrets = _own_secrets(name, given)
         become_subreaper()  # what its calls start stays below it, and ends with each call
         output = CallOutput()
         sys.stdout, sys.stderr = output.stream("stdout"), output.stream("stderr")
         toolbox.on_refused = None  # the worker reported it before asking
-        toolbox.on_fatal = lambda text: wire.send(replies, {"fatal": text, "logs": output.take()})
+        toolbox.on_fatal = lambda text: wire.send(
+            fds.replies, {"fatal": text, "logs": output.take()}
+        )
         toolbox.own_secrets(name, secrets)
-        wire.send(replies, {"ready": True})
+        wire.send(fds.replies, {"ready": True})
+        first = wire.receive(fds.calls)
+        tools = first.get("tools") if first is not None else None
         function = toolbox.functions.get(name)
+        if not isinstance(tools, list) or not all(isinstance(pid, int) for pid in tools):
+            function = None  # not knowing which processes are the tools', it calls nothing
+        spared = frozenset((*(tools or ()), os.getpid()))
         while function is not None:
-            message = wire.receive(calls)
+            message = wire.receive(fds.calls)
             if message is None:
                 break
-            value = _answer(toolbox, name, function, message)
-            wire.send(replies, {"value": value, "logs": output.take()})
+            value = _called(toolbox, name, function, message, fds, relay, spared)
+            wire.send(fds.replies, {"value": value, "logs": output.take()})
         end_descendants()
     except BaseException:
         traceback.print_exc()
         os._exit(70)
     os._exit(0)
+
+
+def _called(
+    toolbox: ToolBox,
+    name: str,
+    function: Callable[..., Any],
+    message: Any,
+    fds: _Fds,
+    relay: int,
+    spared: frozenset[int],
+) -> Any:
+    """Make one call with the rest of the sandbox stopped (freeze.py); return wire data."""
+    if wire.read_exactly(fds.turn_r, 1) is None:
+        return _as_wire(toolbox, name, toolbox.failure(f"Tool {name!r} was not run: no turn"))
+    try:
+        frozen = freeze(relay, spared)
+        if frozen is None:
+            failed = toolbox.failure(
+                f"Tool {name!r} was not run: the script's processes could not all be paused "
+                "for its call"
+            )
+            return _as_wire(toolbox, name, failed)
+        try:
+            return _answer(toolbox, name, function, message)
+        finally:
+            thaw(frozen)
+    finally:
+        os.write(fds.turn_w, b"1")
 
 
 def _own_secrets(name: str, given: Any) -> dict[str, str]:
@@ -164,6 +228,12 @@ def _answer(toolbox: ToolBox, name: str, function: Callable[..., Any], message: 
         value: Any = toolbox.failure(f"Tool {name!r} was not run: an unreadable call ({exc})")
     else:
         value = function(*args, **kwargs)  # the ToolBox's wrapper: it never raises
+    return _as_wire(toolbox, name, value)
+
+
+def _as_wire(toolbox: ToolBox, name: str, value: Any) -> Any:
+    """Return a tool's response as wire data, or a failed one saying why it cannot be."""
+    response_type = toolbox.types.ToolResponse
     try:
         return wire.to_wire(value, response_type)
     except (wire.Unpassable, RecursionError) as exc:

@@ -21,7 +21,7 @@ from .process import (
     worker_status,
 )
 from .protocol import SECCOMP_ENV
-from .reaper import end_descendants_of
+from .reaper import become_subreaper, end_descendants_of
 from .refs import _json_loads, _os_write
 from .relay import Relay
 from .worker import run_worker
@@ -110,6 +110,9 @@ def main(root: str) -> None:
     # Only this process holds the host's channel; the worker forked below reads its request
     # from a pipe, never from the real stdin.
     proto_fd, in_fd = take_host_channel()
+    # Whatever the script starts stays below the relay, however it is orphaned: a tool call
+    # with secrets of its own stops all of it (freeze.py).
+    become_subreaper()
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)

@@ -56,10 +56,10 @@ def end_descendants() -> int:
 
 def _children_of(parent: int) -> list[int]:
     """Return the pids whose parent is `parent` (zombies included: they are reaped too)."""
-    return [pid for pid, ppid, _state in _processes() if ppid == parent and pid not in _SPARED]
+    return [pid for pid, ppid, _state in processes() if ppid == parent and pid not in _SPARED]
 
 
-def _processes() -> list[tuple[int, int, bytes]]:
+def processes() -> list[tuple[int, int, bytes]]:
     """Return every process this namespace shows: its pid, its parent's and its state."""
     found = []
     for name in os.listdir("/proc"):
@@ -86,7 +86,7 @@ def end_descendants_of(root: int) -> None:
     the machine's, however the harness was started.
     """
     for _round in range(_MAX_ROUNDS):
-        alive = _descendants(root)
+        alive = descendants(root)
         if not alive:
             return
         for pid in alive:
@@ -95,17 +95,20 @@ def end_descendants_of(root: int) -> None:
     raise RuntimeError("processes the tools started could not all be ended")
 
 
-def _descendants(root: int) -> list[int]:
-    """Return the live (not zombie) processes below `root`."""
+def descendants(root: int, spared: frozenset[int] = frozenset()) -> list[int]:
+    """Return the live (not zombie) processes below `root`, leaving out `spared` and all
+    below them."""
     children: dict[int, list[int]] = {}
     live: set[int] = set()
-    for pid, ppid, state in _processes():
+    for pid, ppid, state in processes():
         children.setdefault(ppid, []).append(pid)
         if state not in (b"Z", b"X"):
             live.add(pid)
     found, stack = [], list(children.get(root, []))
     while stack:
         pid = stack.pop()
+        if pid in spared:
+            continue
         if pid in live:
             found.append(pid)
         stack.extend(children.get(pid, []))

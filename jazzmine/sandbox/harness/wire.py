@@ -158,10 +158,10 @@ def send(fd: int, message: dict[str, Any]) -> None:
 
 def receive(fd: int) -> dict[str, Any] | None:
     """Read one message from a pipe; None when the writer is gone or wrote no message."""
-    head = _read_exactly(fd, _LENGTH_DIGITS)
+    head = read_exactly(fd, _LENGTH_DIGITS)
     if head is None or not all(c in b"0123456789abcdef" for c in head):
         return None
-    body = _read_exactly(fd, int(head, 16))
+    body = read_exactly(fd, int(head, 16))
     if body is None:
         return None
     try:
@@ -171,7 +171,8 @@ def receive(fd: int) -> dict[str, Any] | None:
     return message if isinstance(message, dict) else None
 
 
-def _read_exactly(fd: int, count: int) -> bytes | None:
+def read_exactly(fd: int, count: int) -> bytes | None:
+    """Read exactly `count` bytes from a pipe; None when the writer is gone before."""
     # Exactly: a frame's reader must never take a byte of the next one, which may be meant for
     # another process reading the same pipe after it (`isolation.py`'s secrets).
     chunks: list[bytes] = []
