@@ -101,12 +101,16 @@ def one(command: list[str], line: bytes) -> tuple[float, float]:
     started = time.perf_counter()
     process.stdin.write(line + b"\n")
     process.stdin.flush()
-    process.stdout.readline()
+    line = process.stdout.readline()
     first = time.perf_counter() - started
     if command == ["cat"]:
         process.stdin.close()
-    process.stdout.read()
+        process.stdout.read()
+    else:  # to the run's end (its `exit`), not the relay's linger after it
+        while line and b'"type":"exit"' not in line:
+            line = process.stdout.readline()
     ended = time.perf_counter() - started
+    process.stdin.close()
     process.wait()
     return first * 1000, ended * 1000
 
