@@ -60,17 +60,30 @@ def check_script(body: str, *, max_chars: int = DEFAULT_MAX_CHARS) -> list[str]:
 
 # What a blind spot's reason names, searched for in the script to say on which line it is.
 _NAMED = ("trap", "eval", "compgen", "complete", "coproc", "alias", "mapfile", "readarray")
+# A command whose name is computed: an expansion (`$x`, `"$x"`, `${x}`, `$(...)`, a backquote)
+# where a command starts (a line's start, after `;`, `&`, `|`, `(`, `{`, a keyword that runs
+# a list, or assignments before the name).
+_COMPUTED_NAME = re.compile(
+    r"(?m)(?:^|[;&|({]|\b(?:then|do|else|elif|if|while|until|time|!))[ \t]*"
+    r"(?:[A-Za-z_][A-Za-z0-9_]*=\S*[ \t]+)*[\"']?(?:\$|`)"
+)
 
 
 def _line_of(body: str, reason: str) -> int:
-    """Return the line a blind spot is on: its quoted text's, or its command's (else 1)."""
-    quoted = re.search(r"`([^`]+)`\)?$", reason)
-    needles = [quoted.group(1)] if quoted else [w for w in _NAMED if w in reason.split(":")[0]]
-    for needle in needles:
-        found = re.search(re.escape(needle) if quoted else rf"\b{needle}\b", body)
-        if found:
-            return body.count("\n", 0, found.start()) + 1
-    return 1
+    """Return the line a blind spot is on: where its quoted text or its command is (else 1)."""
+    found = None
+    quoted = re.findall(r"`([^`]+)`", reason)
+    if quoted:  # a redirection's line (cut with an ellipsis), or a command's name
+        text = quoted[-1].removesuffix("…")
+        words = re.fullmatch(r"[\w.-]+", text)
+        found = re.search(rf"(?<![\w.-]){re.escape(text)}(?![\w.-])" if words else re.escape(text),
+                          body)  # fmt: skip
+    elif "computed at run time" in reason:
+        found = _COMPUTED_NAME.search(body)
+    else:
+        for word in (w for w in _NAMED if w in reason.split(":")[0]):
+            found = found or re.search(rf"\b{word}\b", body)
+    return body.count("\n", 0, found.start()) + 1 if found else 1
 
 
 class BashScriptGenerator:

@@ -20,7 +20,13 @@ REFUSED = {
     ),
     "job in a function sent away": ("f() { get_orders & }\nf 2>/dev/null\n", 2, "background job"),
     "eval of a built string": ('echo a\neval "$CMD"\n', 2, "eval"),
-    "computed command name": ("x=get_orders\n$x --status new\n", 1, "computed at run time"),
+    "computed command name": ("x=get_orders\n$x --status new\n", 2, "computed at run time"),
+    "quoted computed name": ('echo hi\nx=ls\n"$cmd" foo\n', 3, "computed at run time"),
+    "braced computed name": ("a=1\n${f} x\n", 2, "computed at run time"),
+    "substituted name": ("echo a\necho b\n$(echo ls) x\n", 3, "computed at run time"),
+    "name after a semicolon": ("echo a\necho b; $x y\n", 2, "computed at run time"),
+    "name after then": ("echo a\nif true; then\n  $x y\nfi\n", 3, "computed at run time"),
+    "source": ("echo a\n\necho $((1+2))\nsource x.sh\n", 4, "`source`"),
     "compgen over built words": ('echo\ncompgen -W "$(seq 1 9)" 2>&1\n', 2, "compgen"),
 }
 
