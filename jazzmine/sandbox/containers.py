@@ -22,10 +22,10 @@ from typing import Any
 import docker
 import docker.errors
 
-from .builder import SANDBOX_USER
 from .egress import IPV6_OFF, egress_network
-from .engine import ENGINE_ERRORS, EngineUnavailable, engine_unavailable
+from .engine import ENGINE_ERRORS, EngineUnavailable, engine_remaps_users, engine_unavailable
 from .events import memory_message
+from .identity import USER_ENVIRONMENT, sandbox_user
 from .owner import owner_labels
 from .request import MAX_OPEN_FILES, RunLimits
 from .session import ExitInfo
@@ -140,11 +140,18 @@ class Container:
         user: str | None = None,
         working_dir: str | None = None,
     ) -> Container:
-        """Create, attach and start a container of `image` inside the run's walls."""
+        """Create, attach and start a container of `image` inside the run's walls.
+
+        It runs as a uid of its own (`identity`), never the image's user, whom every
+        sandbox of the host would share; `user` is for a test that needs another.
+        """
         network = None
         if limits.network:
             network = await asyncio.to_thread(egress_network, client)
         try:
+            if user is None:
+                remapped = await asyncio.to_thread(engine_remaps_users, client)
+                user = sandbox_user(remapped=remapped)
             # stdin_open without detach also sets StdinOnce: closing our end of stdin closes
             # the process's stdin (EOF), as `docker run -i` does.
             config = client.api.create_container_config(
@@ -155,7 +162,7 @@ class Container:
                 user=user,
                 working_dir=working_dir,
                 labels={RUN_LABEL: "1", **owner_labels(), **labels},
-                environment=dict(environment),
+                environment={**USER_ENVIRONMENT, **environment},
                 host_config=host_config(client, limits, network=network),
                 network_disabled=not limits.network,
             )
@@ -319,8 +326,8 @@ async def run_one_shot(
             image,
             limits,
             command=filtered,
-            # The sandbox user, in the tmpfs: the image's own user and workdir are the harness's.
-            user=SANDBOX_USER,
+            # In the tmpfs: the image's own workdir is the harness's. The user is the
+            # container's own (`Container.start`).
             working_dir="/tmp",
             environment={"HOME": "/tmp", "LANG": "C.UTF-8", **dict(environment or {})},
             labels={ONESHOT_LABEL: "1", **dict(labels or {})},

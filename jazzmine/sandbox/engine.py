@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import weakref
 from typing import Any
 
 import docker
@@ -28,3 +29,18 @@ def engine_client(**kwargs: Any) -> docker.DockerClient:
         return docker.from_env(**kwargs)
     except ENGINE_ERRORS as exc:
         raise engine_unavailable(exc) from exc
+
+
+_REMAPS: weakref.WeakKeyDictionary[docker.DockerClient, bool] = weakref.WeakKeyDictionary()
+
+
+def engine_remaps_users(client: docker.DockerClient) -> bool:
+    """Tell whether an engine runs containers in a remapped user namespace (asked once).
+
+    Such an engine maps container uids 0..65535 only (`identity.REMAPPED_LAST_UID`).
+    """
+    found = _REMAPS.get(client)
+    if found is None:
+        options = client.info().get("SecurityOptions") or []
+        found = _REMAPS[client] = any("name=userns" in str(option) for option in options)
+    return found

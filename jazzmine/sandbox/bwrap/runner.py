@@ -11,6 +11,7 @@ from ..cgroups import CgroupUnavailable, RunCgroup, create_run_cgroup
 from ..errors import SandboxError, UnrestrictedRefused
 from ..events import Event
 from ..harness import UNRESTRICTED_ENV
+from ..identity import USER_ENVIRONMENT, sandbox_uid
 from ..request import MAX_OPEN_FILES, RunLimits, RunRequest
 from ..session import drive, engine_unavailable
 from ..syscalls import seccomp_program
@@ -18,7 +19,6 @@ from ..workdirs import workdir_remove
 from .process import BwrapProcess
 from .usr import minimal_usr
 
-SANDBOX_UID = 65534
 RUNTIME_MOUNT = "/opt/jazzmine"
 # bwrap itself: the outer process that waits (with `--as-pid-1` there is no inner init).
 BWRAP_PIDS = 1
@@ -62,7 +62,10 @@ class BwrapRunner:
             "--",
         ]  # fmt: skip
         if os.geteuid() == 0:
-            command += ["setpriv", f"--reuid={SANDBOX_UID}", f"--regid={SANDBOX_UID}",
+            # A uid of its own (`identity`); a worker that is not root can give none but its
+            # own, which every one of its sandboxes then shares (README).
+            uid = sandbox_uid()
+            command += ["setpriv", f"--reuid={uid}", f"--regid={uid}",
                         "--clear-groups", "--"]  # fmt: skip
         command += [
             "bwrap", "--unshare-all", "--die-with-parent", "--new-session",
@@ -82,6 +85,8 @@ class BwrapRunner:
             "--remount-ro", "/dev", "--remount-ro", "/",
             "--clearenv", "--setenv", "PATH", "/usr/bin", "--setenv", "HOME", "/tmp",
             "--setenv", "LANG", "C.UTF-8", "--setenv", "PYTHONDONTWRITEBYTECODE", "1",
+            *(arg for name, value in USER_ENVIRONMENT.items()
+              for arg in ("--setenv", name, value)),
             "--chdir", "/tmp", "--hostname", "sandbox",
             "--seccomp", str(seccomp_fd),
         ]  # fmt: skip
