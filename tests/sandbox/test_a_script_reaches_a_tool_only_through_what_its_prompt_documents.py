@@ -205,6 +205,31 @@ def test_the_refusal_names_what_was_passed_and_what_may_be(registry, runtime) ->
 
 
 @pytest.mark.parametrize(
+    ("call", "named"),
+    [
+        ('quote("A", token="x")', "parameter 'token'"),
+        ('quote("A", 1, {}, api_base="http://elsewhere")', "parameter 'api_base'"),
+        ("refund(amounts=[1], extra=2, more=3)", "parameter 'extra'"),
+        ('quote("A", 1, {}, {})', "4 positional arguments (it documents 2)"),
+    ],
+)
+def test_a_call_python_cannot_bind_still_names_what_is_undocumented(registry, runtime, call, named):
+    # Python would say "unexpected keyword argument": the script's author (an LLM reading
+    # the error on its retry) learns instead what it may pass.
+    script = f"r = {call}\nemit_result([r.success, r.message])\n"
+    succeeded, message = result_of(registry, runtime, script)
+    assert succeeded is False
+    assert f"a script may not pass it {named}" in message and "Pass only the parameters" in message
+
+
+def test_a_call_missing_a_documented_parameter_fails_as_python_says(registry, runtime) -> None:
+    succeeded, message = result_of(
+        registry, runtime, "r = quote(qty=2)\nemit_result([r.success, r.message])\n"
+    )
+    assert succeeded is False and "missing 1 required positional argument: 'sku'" in message
+
+
+@pytest.mark.parametrize(
     ("call", "passes"),
     [
         ('search(status="open")', True),

@@ -93,17 +93,18 @@ def undocumented_arguments(
     A function may take more than its tool documents (a cache as a mutable default, an
     `api_base=` that says where its key is sent): the prompt never tells an LLM of them, and a
     script that sets them steers the tool past its own rules. Read as Python binds the call:
-    positionally too. A call Python could not bind is left to fail as Python says.
+    positionally too. A call Python could not bind is judged by its keywords and its count
+    of positional arguments, so that an undocumented keyword is named as such rather than
+    left to Python's "unexpected keyword argument"; one that passes those fails as Python says.
     """
     positional = f"{len(args)} positional arguments (it documents {len(documented)})"
+    keywords = [f"parameter {k!r}" for k in sorted(kwargs) if k not in documented]
     if signature is None:  # no signature to bind with: only documented keywords, nothing else
-        return [positional] * bool(args) + [
-            f"parameter {k!r}" for k in sorted(kwargs) if k not in documented
-        ]
+        return [positional] * bool(args) + keywords
     try:
         bound = signature.bind(*args, **kwargs)
     except TypeError:
-        return []
+        return keywords + [positional] * (len(args) > len(documented))
     extra: list[str] = []
     for name, value in bound.arguments.items():
         kind = signature.parameters[name].kind
