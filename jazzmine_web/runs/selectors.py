@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from dataclasses import dataclass
@@ -177,7 +178,12 @@ def run_head(*, status: str, message: str, outcome: str = "") -> RunHead:
 
 
 def pane_regions(run: Run, events: list[dict[str, Any]]) -> PaneRegions:
-    """Return what these events of a run show, in order."""
+    """Return what these events of a run show, in order.
+
+    An end the sandbox never reported (`services.run_fail`: a lost worker, an engine that
+    went away) stores its reason as an error and again as the exit's message, in one batch:
+    the Error region shows it, so the exit's line does not say it a second time.
+    """
     started = run.created_at.timestamp()
     timeline: list[EventView] = []
     logs: list[EventView] = []
@@ -185,6 +191,9 @@ def pane_regions(run: Run, events: list[dict[str, Any]]) -> PaneRegions:
     error: str | None = None
     for event in events:
         view = event_view(event, started=started)
+        told = view is not None and view.type == "exit" and view.text.strip()
+        if told and error is not None and told == error.strip():
+            view = dataclasses.replace(view, text="")
         if view is None:
             result, error = _region(event, run.language, result, error)
         elif view.type == "log":

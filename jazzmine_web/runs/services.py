@@ -386,27 +386,22 @@ def error_text(data: dict[str, Any]) -> str:
 
 
 def run_fail(*, run_id: object, outcome: Outcome, message: str) -> None:
-    """End a run the sandbox never reported on (engine down, build failed, worker lost)."""
+    """End a run the sandbox never reported on (engine down, build failed, worker lost).
+
+    Its error and its exit are stored and sent as one batch: both or neither, and a watcher
+    renders them together (the exit's line then leaves the reason to the Error region).
+    """
     last = RunEvent.objects.filter(run_id=run_id).order_by("-seq").values_list("seq", flat=True)
     seq = (last.first() or 0) + 1
     now = timezone.now().timestamp()
-    run_record_event(
+    error = {"kind": outcome.value, "message": message}
+    end = {"outcome": outcome.value, "message": message, "backend": ""}
+    run_record_events(
         run_id=run_id,
-        event={
-            "seq": seq,
-            "type": "error",
-            "data": {"kind": outcome.value, "message": message},
-            "ts": now,
-        },
-    )
-    run_record_event(
-        run_id=run_id,
-        event={
-            "seq": seq + 1,
-            "type": "exit",
-            "data": {"outcome": outcome.value, "message": message, "backend": ""},
-            "ts": now,
-        },
+        events=[
+            {"seq": seq, "type": "error", "data": error, "ts": now},
+            {"seq": seq + 1, "type": "exit", "data": end, "ts": now},
+        ],
     )
 
 
