@@ -69,6 +69,30 @@ def test_outside_a_sandbox_of_its_own_and_not_told_so_it_calls_no_tool(runtime, 
     assert "does not run in a sandbox of its own" in error["data"]["message"]
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="a pid namespace of its own needs root")
+def test_a_pid_namespace_on_a_host_is_not_a_sandbox_of_its_own(runtime):
+    """Pid 1's child, but on the host's writable root: no tool call, and nothing of the
+    harness's in the host's writable places (it used to make a directory in each, "/" and
+    the engine's data root among them, and to sweep them around every call)."""
+    graves = {p: set(os.listdir(p)) for p in ("/", "/tmp")}
+    request = {"script": 'emit_log("before")\nemit_result(add(2, 3).data)\n', "body_offset": 0,
+               "allowed_tools": None, "tool_parameters": None}  # fmt: skip
+    done = subprocess.run(
+        ["unshare", "--pid", "--fork", "--mount-proc",
+         sys.executable, "-I", str(runtime / "harness.py"), str(runtime)],
+        input=json.dumps(request) + "\n", capture_output=True, text=True, timeout=30,
+        env={"PATH": os.environ["PATH"]}, check=False,
+    )  # fmt: skip
+    events = [json.loads(line) for line in done.stdout.splitlines()][1:]
+    assert "result" not in types_of(events), events
+    error = next(e for e in events if e["type"] == "error")
+    assert "does not run in a sandbox of its own" in error["data"]["message"]
+    assert "root is writable" in error["data"]["message"]
+    for place, before in graves.items():
+        made = {n for n in set(os.listdir(place)) - before if n.startswith(".jazzmine-aside-")}
+        assert not made, (place, made)
+
+
 def test_a_tool_that_raises_becomes_a_failed_response(runtime):
     events = run(runtime, 'r = explode("kaput")\nemit_result([r.success, r.message])\n')
     assert events[0]["data"] == [False, "Tool 'explode' raised RuntimeError: kaput"]

@@ -24,12 +24,15 @@ One listing per place before a call and one after (plus one more only when somet
 moved): some ten microseconds a place in a container, whose syscalls pass two seccomp
 filters. Nothing walks the trees a call left: a whole directory is moved by one rename.
 
-Only in a sandbox of its own (the harness's parent, the relay, is pid 1 of its namespace, in
-a container and in bubblewrap alike): a harness started as a plain process on a machine
-(tests) shares that machine's /tmp with every other process, whose files are not a tool's.
-Such a start must say so (`SHARED_MACHINE_ENV`); a harness that finds itself elsewhere
-without it (a runner that starts it another way) runs no tool call: fail closed, rather
-than skip the sweep unseen.
+Only in a sandbox of its own: the harness's parent, the relay, is pid 1 of its namespace,
+and its root is read-only, in a container and in bubblewrap alike. A harness started as a
+plain process on a machine (tests) shares that machine's /tmp with every other process,
+whose files are not a tool's. Such a start must say so (`SHARED_MACHINE_ENV`); a harness that
+finds itself elsewhere without it (a runner that starts it another way) runs no tool call:
+fail closed, rather than skip the sweep unseen. A pid namespace alone is not a sandbox: one
+started on a host with `unshare --pid` (a benchmark did) took the host's writable mounts
+for its places, "/" and the engine's data root among them, left a directory of its own in
+each, and would have moved aside whatever other processes made there during its life.
 """
 
 from __future__ import annotations
@@ -58,8 +61,14 @@ class LeftoverError(Exception):
 
 
 def in_own_sandbox() -> bool:
-    """Tell whether this process runs in a sandbox of its own (its parent is pid 1)."""
-    return os.getppid() == 1
+    """Tell whether this process runs in a sandbox of its own: its parent is pid 1, and its
+    root is read-only (else the writable places are a machine's, not a sandbox's)."""
+    if os.getppid() != 1:
+        return False
+    try:
+        return bool(os.statvfs("/").f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
 
 
 def writable_places(mountinfo: str = "/proc/self/mountinfo") -> list[str]:
@@ -194,8 +203,9 @@ class CallDirs:
             if sweep is None and os.environ.get(SHARED_MACHINE_ENV) != "1":
                 self.problem = (
                     "the harness does not run in a sandbox of its own (its parent is not "
-                    "pid 1) and was not told it shares a machine on purpose: no tool call "
-                    "runs where what an earlier one left could not be moved aside"
+                    "pid 1, or its root is writable) and was not told it shares a machine "
+                    "on purpose: no tool call runs where what an earlier one left could not "
+                    "be moved aside"
                 )
             return
         try:
