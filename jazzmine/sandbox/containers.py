@@ -137,21 +137,18 @@ class Container:
         labels: Mapping[str, str],
         environment: Mapping[str, str],
         command: Sequence[str] | None = None,
-        user: str | None = None,
         working_dir: str | None = None,
     ) -> Container:
         """Create, attach and start a container of `image` inside the run's walls.
 
         It runs as a uid of its own (`identity`), never the image's user, whom every
-        sandbox of the host would share; `user` is for a test that needs another.
+        sandbox of the host would share.
         """
         network = None
         if limits.network:
             network = await asyncio.to_thread(egress_network, client)
         try:
-            if user is None:
-                remapped = await asyncio.to_thread(engine_remaps_users, client)
-                user = sandbox_user(remapped=remapped)
+            remapped = await asyncio.to_thread(engine_remaps_users, client)
             # stdin_open without detach also sets StdinOnce: closing our end of stdin closes
             # the process's stdin (EOF), as `docker run -i` does.
             config = client.api.create_container_config(
@@ -159,7 +156,7 @@ class Container:
                 command=None if command is None else list(command),
                 stdin_open=True,
                 tty=False,
-                user=user,
+                user=sandbox_user(remapped=remapped),
                 working_dir=working_dir,
                 labels={RUN_LABEL: "1", **owner_labels(), **labels},
                 environment={**USER_ENVIRONMENT, **environment},
