@@ -77,9 +77,10 @@ class Tree:
         self.cpu: dict[str, float] = {}
 
     def open(self, browser: Any, start_js: str, body: str) -> None:
-        from bench.common import playground_page
+        from bench.common import DEMO_PASSWORD, playground_page
 
-        self.page = playground_page(browser, self.url)
+        # The deployments of bench.team seed the demo logins with the bench's own password.
+        self.page = playground_page(browser, self.url, DEMO_PASSWORD)
         self.sandbox = int(self.page.get_attribute("#playground", "data-sandbox"))
         self.page.evaluate(start_js, [self.sandbox, body])  # builds the image, fills the pool
 
