@@ -23,7 +23,13 @@ import docker
 import docker.errors
 
 from .egress import IPV6_OFF, egress_network
-from .engine import ENGINE_ERRORS, EngineUnavailable, engine_remaps_users, engine_unavailable
+from .engine import (
+    ENGINE_ERRORS,
+    EngineUnavailable,
+    engine_remaps_users,
+    engine_remaps_users_known,
+    engine_unavailable,
+)
 from .events import memory_message
 from .identity import USER_ENVIRONMENT, sandbox_user
 from .owner import owner_labels
@@ -148,7 +154,10 @@ class Container:
         if limits.network:
             network = await asyncio.to_thread(egress_network, client)
         try:
-            remapped = await asyncio.to_thread(engine_remaps_users, client)
+            # Asked of the engine once per client, off the loop; known, no thread hop.
+            remapped = engine_remaps_users_known(client)
+            if remapped is None:
+                remapped = await asyncio.to_thread(engine_remaps_users, client)
             # stdin_open without detach also sets StdinOnce: closing our end of stdin closes
             # the process's stdin (EOF), as `docker run -i` does.
             config = client.api.create_container_config(

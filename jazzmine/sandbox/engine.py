@@ -37,10 +37,16 @@ _REMAPS: weakref.WeakKeyDictionary[docker.DockerClient, bool] = weakref.WeakKeyD
 def engine_remaps_users(client: docker.DockerClient) -> bool:
     """Tell whether an engine runs containers in a remapped user namespace (asked once).
 
-    Such an engine maps container uids 0..65535 only (`identity.REMAPPED_LAST_UID`).
+    Such an engine maps container uids 0..65535 only (`identity.REMAPPED_LAST_UID`). Asking
+    blocks (the engine's `info`): once known, `engine_remaps_users_known` answers at once.
     """
     found = _REMAPS.get(client)
     if found is None:
         options = client.info().get("SecurityOptions") or []
         found = _REMAPS[client] = any("name=userns" in str(option) for option in options)
     return found
+
+
+def engine_remaps_users_known(client: docker.DockerClient) -> bool | None:
+    """Return what `engine_remaps_users` learnt of an engine, or None before it asked."""
+    return _REMAPS.get(client)

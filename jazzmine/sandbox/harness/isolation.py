@@ -25,6 +25,7 @@ import sys
 import threading
 import traceback
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from . import wire
@@ -129,15 +130,15 @@ def start_hosts(
     return hosts
 
 
+@dataclass(frozen=True)
 class _Fds:
     """A tool process's descriptors: its secrets, its two pipes, and the turn to call."""
 
-    def __init__(self, secrets: int, calls: int, replies: int, turn_r: int, turn_w: int) -> None:
-        self.secrets = secrets
-        self.calls = calls
-        self.replies = replies
-        self.turn_r = turn_r
-        self.turn_w = turn_w
+    secrets: int
+    calls: int
+    replies: int
+    turn_r: int
+    turn_w: int
 
 
 def _child(name: str, toolbox: ToolBox, fds: _Fds, relay: int, close: tuple[int, ...]) -> None:
