@@ -87,9 +87,42 @@ def celery_workers(django_db_setup, tmp_path_factory):
 
 
 @pytest.fixture
-def celery_worker(celery_workers):
+def celery_worker(celery_workers, request):
     """Return a running worker with the embedded settings."""
-    return celery_workers.running()
+    worker = celery_workers.running()
+    # Where this test's part of the worker's log starts: a failure shows it (below).
+    request.node.stash[WORKER_LOG] = (worker.log_path, _size(worker.log_path))
+    return worker
+
+
+WORKER_LOG = pytest.StashKey[tuple[Path, int]]()
+WORKER_LOG_SHOWN = 20_000  # characters: the end of what the worker said during the test
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Show what the session's worker logged during a test that failed.
+
+    The worker is a process of its own: its log sits in pytest's temporary directory, which
+    the next sessions rotate away, and a failure that happens once in a while (a race) was
+    then left with nothing to read.
+    """
+    report = yield
+    start = item.stash.get(WORKER_LOG, None)
+    if start is not None and report.failed and call.when == "call":
+        path, offset = start
+        with contextlib.suppress(OSError), path.open("rb") as log:
+            log.seek(offset)
+            said = log.read().decode(errors="replace")
+            report.sections.append(("worker log (this test's part)", said[-WORKER_LOG_SHOWN:]))
+    return report
 
 
 @pytest.fixture(scope="session")

@@ -271,23 +271,27 @@ class RunExecutor:
             if not await _ours(claim):
                 return None  # a queued run's cancel ends it where it is asked for
             outcome, reason = stopped
-            await self._in_db(services.run_fail, run_id=run_id, outcome=outcome, message=reason)
+            await self._fail(run_id, outcome, reason)
             return RunStatus.FAILED
         except Exception as exc:  # the worker must survive anything one run does
             logger.exception("run %s failed in the worker", run_id)
             engine = isinstance(exc, EngineUnavailable)  # e.g. gone from under a bash run
-            await self._in_db(
-                services.run_fail,
-                run_id=run_id,
-                outcome=Outcome.ENGINE_UNAVAILABLE if engine else Outcome.CONTAINER_CRASH,
-                message=str(exc) if engine else f"the run worker failed: {exc}",
+            await self._fail(
+                run_id,
+                Outcome.ENGINE_UNAVAILABLE if engine else Outcome.CONTAINER_CRASH,
+                str(exc) if engine else f"the run worker failed: {exc}",
             )
             return RunStatus.FAILED
         finally:
             self._tasks.pop(key, None)
             if await _ours(claim):
                 # Shielded: a cancel that lands now must not leave the run's tokens alive.
-                await asyncio.shield(self._in_db(run_credentials_revoke, run_id=run_id))
+                revoke = self._patiently(
+                    run_id,
+                    "its tokens stay until it answers",
+                    lambda _again: self._in_db(run_credentials_revoke, run_id=run_id),
+                )
+                await asyncio.shield(revoke)
                 _runtime_dir_remove(claim)
 
     async def _wheels_gate(self, prepared: Prepared) -> Prepared:
@@ -394,35 +398,58 @@ class RunExecutor:
         """Store a batch of a run's events; tell whether the database kept them all.
 
         While the database does not answer (a restart, a failover), the batch waits and is
-        handed over again, for up to `DATABASE_PATIENCE_SECONDS`: the sandbox goes on, what it
-        emits meanwhile queues behind (`EventRecorder`), and nothing of it is lost. Failing
-        the run at the pool's first timeout ended every run that said anything during a
-        restart of more than 20 s.
+        handed over again (`_patiently`): the sandbox goes on, what it emits meanwhile queues
+        behind (`EventRecorder`), and nothing of it is lost. Failing the run at the pool's
+        first timeout ended every run that said anything during a restart of more than 20 s.
+        """
+        stored = await self._patiently(
+            run_id,
+            "its events wait",
+            lambda again: self._in_db(
+                services.run_record_events, run_id=run_id, events=batch, first=first, again=again
+            ),
+        )
+        return bool(stored)
+
+    async def _patiently(
+        self, run_id: Any, what: str, write: Callable[[bool], asyncio.Future[Any]]
+    ) -> Any:
+        """Hand a run's write to the database until it answers, for `DATABASE_PATIENCE_SECONDS`.
+
+        `write(again)` makes the call; `again` tells a try after one whose answer was lost,
+        which may have been stored. A run's end is written this way as well as its events: an
+        end lost to a database that was busy or restarting for a moment left the run `running`
+        with nobody to end it but the reaper, and then as lost rather than as what it was.
         """
         deadline = time.monotonic() + DATABASE_PATIENCE_SECONDS
         again = False
         while True:
             try:
-                stored = await self._in_db(
-                    services.run_record_events,
-                    run_id=run_id,
-                    events=batch,
-                    first=first,
-                    again=again,
-                )
-                return bool(stored)
+                return await write(again)
             except DATABASE_UNREACHABLE as exc:
                 if time.monotonic() >= deadline:
                     raise
-                logger.warning(
-                    "run %s: the database does not answer, its events wait: %s", run_id, exc
-                )
+                logger.warning("run %s: the database does not answer, %s: %s", run_id, what, exc)
                 again = True
                 await asyncio.sleep(DATABASE_RETRY_SECONDS)
 
+    async def _fail(self, run_id: Any, outcome: Outcome, message: str) -> None:
+        """End a run the sandbox never reported on, waiting out a database that does not answer.
+
+        `services.run_fail` leaves a run that has ended alone, so a try whose answer was lost
+        is not written twice.
+        """
+        await self._patiently(
+            run_id,
+            "its end waits",
+            lambda _again: self._in_db(
+                services.run_fail, run_id=run_id, outcome=outcome, message=message
+            ),
+        )
+
     async def _prepare_failed(self, run_id: Any, exc: Exception) -> None:
         outcome = Outcome.ENGINE_UNAVAILABLE if _is_engine_error(exc) else Outcome.BUILD_FAILED
-        await self._in_db(services.run_fail, run_id=run_id, outcome=outcome, message=str(exc))
+        await self._fail(run_id, outcome, str(exc))
 
     def _image_proven(self, prepared: Prepared) -> bool:
         """Tell whether the run may start on the image this worker knows, asking nothing.
@@ -554,11 +581,8 @@ class RunExecutor:
             self._known_images.discard(prepared.image)
         if status not in RunStatus.finished():
             # A runner always ends with an exit event; if one ever does not, say so.
-            await self._in_db(
-                services.run_fail,
-                run_id=run_id,
-                outcome=Outcome.CONTAINER_CRASH,
-                message="the sandbox ended without reporting how",
+            await self._fail(
+                run_id, Outcome.CONTAINER_CRASH, "the sandbox ended without reporting how"
             )
             status = RunStatus.FAILED
         return status

@@ -390,7 +390,12 @@ def run_fail(*, run_id: object, outcome: Outcome, message: str) -> None:
 
     Its error and its exit are stored and sent as one batch: both or neither, and a watcher
     renders them together (the exit's line then leaves the reason to the Error region).
+    A run that has ended already is left as it ended: its first end wins (`run_record_events`),
+    and an error told after it would contradict it (a worker's second try, say, after the
+    answer to its first was lost).
     """
+    if Run.objects.filter(pk=run_id, status__in=RunStatus.finished()).exists():
+        return
     last = RunEvent.objects.filter(run_id=run_id).order_by("-seq").values_list("seq", flat=True)
     seq = (last.first() or 0) + 1
     now = timezone.now().timestamp()
