@@ -10,7 +10,6 @@ time, so the run is neither lost nor taken twice.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 
 import pytest
 from django.db import OperationalError
@@ -18,9 +17,9 @@ from django.db import OperationalError
 from jazzmine.interrupts import Interrupt
 from jazzmine_web.runs import executor as executor_module
 from jazzmine_web.runs import preparation
-from jazzmine_web.runs.executor import RunExecutor
-from jazzmine_web.runs.models import Run, RunEvent, RunStatus
-from jazzmine_web.runs.services import run_create
+from jazzmine_web.runs.models import RunStatus
+from tests.web.runs.held import events_of, queued
+from tests.web.runs.held import unanswered as unanswered_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -28,46 +27,9 @@ REASON = "cancelled by member: the sandbox was stopped"
 GONE = "server closed the connection unexpectedly"
 
 
-@pytest.fixture
-def held_executor(monkeypatch) -> Iterator[tuple[RunExecutor, threading.Event]]:
-    """A run executor whose loop waits until the event is set (the run does not start yet)."""
-    monkeypatch.setattr(executor_module, "DATABASE_RETRY_SECONDS", 0.05)
-    executor = RunExecutor(pool_size=1)
-    free = threading.Event()
-    executor._loop.call_soon_threadsafe(free.wait, 30)
-    try:
-        yield executor, free
-    finally:
-        free.set()
-        executor.shutdown()
-
-
 def unanswered(monkeypatch, name: str, times: int, *, after: bool = False) -> list[int]:
-    """Make `preparation.<name>` raise as a database that stopped answering, `times` times.
-
-    With `after`, the real call is made first (its write commits) and its answer is lost.
-    """
-    real = getattr(preparation, name)
-    calls: list[int] = []
-
-    def call(**kwargs):
-        calls.append(1)
-        if len(calls) <= times:
-            if after:
-                real(**kwargs)
-            raise OperationalError(GONE)
-        return real(**kwargs)
-
-    monkeypatch.setattr(preparation, name, call)
-    return calls
-
-
-def queued(sandbox, member) -> Run:
-    return run_create(sandbox=sandbox, user=member, body="emit_result(1)\n", start=False)
-
-
-def events_of(run: Run) -> list[str]:
-    return list(RunEvent.objects.filter(run=run).order_by("seq").values_list("type", flat=True))
+    """Make `preparation.<name>` raise as a database that stopped answering, `times` times."""
+    return unanswered_in(monkeypatch, preparation, name, times, message=GONE, after=after)
 
 
 def test_a_claim_the_database_did_not_answer_is_made_when_it_answers(

@@ -8,18 +8,16 @@ Its tokens' revocation likewise ran once, and a failed one left them valid to th
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Iterator
-
 import pytest
 from django.db import OperationalError
 
 from jazzmine.sandbox import Outcome
 from jazzmine_web.runs import executor as executor_module
 from jazzmine_web.runs import services
-from jazzmine_web.runs.executor import RunExecutor
-from jazzmine_web.runs.models import Run, RunEvent, RunStatus
-from jazzmine_web.runs.services import run_create, run_fail, run_record_events
+from jazzmine_web.runs.models import RunStatus
+from jazzmine_web.runs.services import run_fail, run_record_events
+from tests.web.runs.held import events_of, queued
+from tests.web.runs.held import unanswered as unanswered_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -27,46 +25,8 @@ REASON = "cancelled by member: the sandbox was stopped"
 GONE = "database is locked"
 
 
-@pytest.fixture
-def held_executor(monkeypatch) -> Iterator[tuple[RunExecutor, threading.Event]]:
-    """A run executor whose loop waits until the event is set (the run does not start yet)."""
-    monkeypatch.setattr(executor_module, "DATABASE_RETRY_SECONDS", 0.05)
-    executor = RunExecutor(pool_size=1)
-    free = threading.Event()
-    executor._loop.call_soon_threadsafe(free.wait, 30)
-    try:
-        yield executor, free
-    finally:
-        free.set()
-        executor.shutdown()
-
-
 def unanswered(monkeypatch, module, name: str, times: int, *, after: bool) -> list[int]:
-    """Make `module.<name>` raise as a database that does not answer, `times` times.
-
-    With `after`, the real call is made first (its write commits) and its answer is lost.
-    """
-    real = getattr(module, name)
-    calls: list[int] = []
-
-    def call(**kwargs):
-        calls.append(1)
-        if len(calls) <= times:
-            if after:
-                real(**kwargs)
-            raise OperationalError(GONE)
-        return real(**kwargs)
-
-    monkeypatch.setattr(module, name, call)
-    return calls
-
-
-def queued(sandbox, member) -> Run:
-    return run_create(sandbox=sandbox, user=member, body="emit_result(1)\n", start=False)
-
-
-def events_of(run: Run) -> list[str]:
-    return list(RunEvent.objects.filter(run=run).order_by("seq").values_list("type", flat=True))
+    return unanswered_in(monkeypatch, module, name, times, message=GONE, after=after)
 
 
 @pytest.mark.parametrize("after", [False, True], ids=["refused", "answer-lost"])
