@@ -61,7 +61,7 @@ def json_read(text: str | bytes) -> Any:
             "too long to read"
         ) from None
     if _may_hold_surrogate(text):
-        where = text_where(value, _SURROGATE.search)
+        where = surrogate_where(value)
         if where is not None:
             shown = f" in '{where}'" if where else ""
             raise JSONTextError(
@@ -69,6 +69,26 @@ def json_read(text: str | bytes) -> Any:
                 "to \\udfff without its other half), which is no character: send whole characters"
             )
     return value
+
+
+def json_shown(value: Any, **options: Any) -> str:
+    """Return a value as JSON text to show or write: characters as they are (`ensure_ascii`
+    off), except halves of UTF-16 surrogate pairs, written as their escapes.
+
+    A value read from stored JSON text or a Python literal may hold one (the escape `\\ud800`
+    reads back as one), and no page, socket or file can carry it: UTF-8 cannot encode it, so
+    pretty-printing such a value made a page fail on every load. Escaped, it reads as the text
+    that was sent, which is still JSON. `options` are `json.dumps`'s (indent, sort_keys).
+    """
+    text = json.dumps(value, ensure_ascii=False, **options)
+    if _SURROGATE.search(text) is None:
+        return text
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m[0]):04x}", text)
+
+
+def surrogate_where(value: Any) -> str | None:
+    """Return where half of a surrogate pair is in a JSON-like value ('tools[2]'), or None."""
+    return text_where(value, _SURROGATE.search)
 
 
 def _may_hold_surrogate(text: str | bytes) -> bool:

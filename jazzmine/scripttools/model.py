@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import copy
-import json
 import math
 import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from jazzmine.core.tools.types import Tool, ToolParameter
-from jazzmine.jsontext import JSONTextError, json_read, leaf_where
+from jazzmine.jsontext import JSONTextError, json_read, json_shown, leaf_where
 from jazzmine.requirements import RequirementError, requirements_check
 
 Runtime = Literal["python3", "node"]
@@ -133,7 +132,7 @@ class ScriptTool:
 
     def to_json_text(self) -> str:
         """Return tool.json as the spec writes it: two-space indent, trailing newline."""
-        return json.dumps(self.to_json_dict(), indent=2, ensure_ascii=False) + "\n"
+        return json_shown(self.to_json_dict(), indent=2) + "\n"
 
     def files(self) -> dict[str, str]:
         """Return the two files of the on-disk layout, by file name."""

@@ -16,6 +16,7 @@ from ..teams.models import Team
 from . import services
 from .limits import bound, number_text
 from .models import Backend, Sandbox, ToolKind
+from .services.rules import MAX_TOOL_DESCRIPTION_CHARS
 
 
 class LinesField(forms.CharField):
@@ -89,7 +90,11 @@ class SandboxForm(forms.Form):
 
     team = forms.ModelChoiceField(queryset=Team.objects.none())
     name = forms.CharField(max_length=63, help_text="lowercase letters, digits, '-' or '_'")
-    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    description = forms.CharField(
+        required=False,
+        max_length=MAX_TOOL_DESCRIPTION_CHARS,
+        widget=forms.Textarea(attrs={"rows": 2}),
+    )
     dependencies = RequirementsField(
         required=False,
         help_text=(

@@ -162,4 +162,6 @@ def llm_settings(request: HttpRequest) -> HttpResponse:
             "server_base_url": settings.JAZZMINE_LLM_BASE_URL,
             "server_model": settings.JAZZMINE_LLM_MODEL,
         },
+        # A refused form is 422, as on every other page: a client can tell it was not saved.
+        status=422 if form.is_bound else 200,
     )

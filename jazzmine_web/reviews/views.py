@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import json
 from typing import Any
 from urllib.parse import urlencode
 from uuid import UUID
@@ -13,6 +12,8 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from jazzmine.jsontext import json_shown
 
 from ..catalog.selectors import sandbox_for_user, sandboxes_for_user
 from ..studio.http import FORM_REFUSED
@@ -303,7 +304,7 @@ def _audit_csv(entries: Any) -> HttpResponse:
             e.actor_token.name if e.actor_token else "",
             e.code_sha256,
             e.note,
-            json.dumps(e.data or {}, sort_keys=True, ensure_ascii=False, default=str),
+            json_shown(e.data or {}, sort_keys=True, default=str),
         ]
         # Every column: names, labels and notes all come from people or agents.
         writer.writerow([_csv_safe(str(cell)) for cell in row])
@@ -330,7 +331,7 @@ def policy(request: HttpRequest, pk: int) -> HttpResponse:
     if sandbox is None:
         raise Http404("No such sandbox")
     settings_row = selectors.review_settings_for(sandbox)
-    error = None
+    error, status = None, 200
     if request.method == "POST":
         try:
             services.review_settings_set(
@@ -341,8 +342,10 @@ def policy(request: HttpRequest, pk: int) -> HttpResponse:
             )
             messages.success(request, "Review policy saved.")
             return redirect("reviews:policy", pk=sandbox.pk)
+        except services.ReviewForbidden as exc:
+            error, status = exc.message, 403  # not theirs to change, whatever they send
         except services.ReviewError as exc:
-            error = exc.message
+            error, status = exc.message, FORM_REFUSED
     context = {
         "sandbox": sandbox,
         "settings": settings_row,
@@ -350,7 +353,7 @@ def policy(request: HttpRequest, pk: int) -> HttpResponse:
         "is_admin": user_has_team_role(user=request.user, team=sandbox.team, role=Role.ADMIN),
         "error": error,
     }
-    return render(request, "reviews/policy.html", context, status=FORM_REFUSED if error else 200)
+    return render(request, "reviews/policy.html", context, status=status)
 
 
 @require_http_methods(["GET", "POST"])

@@ -74,6 +74,8 @@ def webhook_set(*, token: ApiToken, url: object) -> tuple[WebhookEndpoint, str]:
         raise SubmissionInvalid(
             "invalid_field", f"This token has ended ({_ENDED[ended]}): it can have no webhook."
         )
+    if url is not None and not isinstance(url, str):
+        raise SubmissionInvalid("invalid_field", "'url' must be a string: an http(s) URL.")
     if not isinstance(url, str) or not url.strip():
         raise SubmissionInvalid("missing_field", "'url' is required.")
     url = url.strip()

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 from dataclasses import dataclass
 from typing import Any
 
 from django.db.models import QuerySet
+
+from jazzmine.jsontext import json_read, json_shown
 
 from ..catalog.selectors import sandbox_for_user, sandboxes_for_user
 from .models import RUN, Language, Run, RunEvent, RunStatus, status_shown
@@ -315,13 +316,13 @@ def _pretty_stdout(text: str) -> str | None:
     if not text.strip():
         return None
     try:
-        return _json(json.loads(text))
+        return _json(json_read(text))
     except (ValueError, RecursionError):
         return None
 
 
 def _json(value: Any) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False)
+    return json_shown(value, indent=2)
 
 
 def _round(value: float) -> int:

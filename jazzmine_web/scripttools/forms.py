@@ -9,7 +9,7 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 
-from jazzmine.jsontext import JSONTextError, json_read, leaf_where
+from jazzmine.jsontext import JSONTextError, json_read, json_shown, leaf_where
 from jazzmine.scripttools import RUNTIMES, ScriptTool, ScriptToolError
 
 from ..catalog.forms import (
@@ -65,7 +65,7 @@ class SchemaField(forms.CharField):
 
     def prepare_value(self, value: Any) -> Any:
         if isinstance(value, dict):
-            return json.dumps(value, indent=2, ensure_ascii=False)
+            return json_shown(value, indent=2)
         return value
 
     def to_python(self, value: Any) -> dict[str, Any]:  # type: ignore[override]
@@ -166,7 +166,7 @@ class JsonValueField(forms.CharField):
 
     def prepare_value(self, value: Any) -> Any:
         if isinstance(value, (list, dict)):
-            return json.dumps(value, ensure_ascii=False)
+            return json_shown(value)
         return value
 
     def to_python(self, value: Any) -> Any:  # type: ignore[override]

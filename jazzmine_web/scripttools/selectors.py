@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import uuid
 from dataclasses import dataclass
 
 from django.db.models import QuerySet
 
+from jazzmine.jsontext import json_read, json_shown
 from jazzmine.sandbox.wheels import wheels_digest
 from jazzmine.scripttools import LintItem, ScriptTool, TrialStatus, lint_tool
 
@@ -124,6 +124,6 @@ def trial_status_label(status: str) -> str:
 def pretty_output(text: str) -> tuple[bool, str]:
     """Return stdout pretty-printed when it is one JSON value, else as it is."""
     try:
-        return True, json.dumps(json.loads(text), indent=2, ensure_ascii=False)
+        return True, json_shown(json_read(text), indent=2)
     except (ValueError, RecursionError):  # not JSON, or more than Python reads or writes back
         return False, text

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django.contrib import messages
@@ -12,6 +11,7 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from jazzmine.jsontext import json_shown
 from jazzmine.scripttools import ScriptToolError, load_zip
 
 from ..catalog.models import Tool, ToolKind
@@ -46,7 +46,7 @@ def panel_context(tool: Tool, *, trial: TrialRun | None = None, form: Any = None
         "trial_form": form or (trial_form_for(script_tool) if script_tool else None),
         "trial": shown,
         "trial_stdout": selectors.pretty_output(shown.stdout) if shown else (False, ""),
-        "trial_args": json.dumps(shown.args, ensure_ascii=False) if shown else "",
+        "trial_args": json_shown(shown.args) if shown else "",
         "trials": trials,
         "publish": selectors.publish_state(tool),
         # The files a trial of the current code ran beside, for an admin to accept for the

@@ -124,12 +124,63 @@ class LimitedWebRequest(WebRequest):
 
 
 class LimitedHTTPFactory(HTTPFactory):
-    """daphne's HTTP factory, its requests made by `LimitedWebRequest`."""
+    """daphne's HTTP factory, its requests made by `LimitedWebRequest`, its heads limited."""
 
     def buildProtocol(self, addr: Any) -> Any:
         protocol = super().buildProtocol(addr)
         protocol.requestFactory = LimitedWebRequest
+        # The HTTP/1.1 channel behind Twisted's protocol negotiation (its `_channel`).
+        _answer_oversized_heads(getattr(protocol, "_channel", protocol))
         return protocol
+
+
+def _answer_oversized_heads(channel: Any) -> None:
+    """Answer a request line or headers past Twisted's limits with 414 or 431, then close.
+
+    Twisted closed the connection without a word on a request line or one header line of
+    over 16 KiB (`LineReceiver.MAX_LENGTH`), and answered a bare `400` with no body to headers
+    of over 16 KiB together or over 500 of them: a client (an agent with a long query, a
+    browser with a cookie that grew) could not tell what to change. The limits stay.
+    """
+    bad_request = channel._respondToBadRequestAndDisconnect
+    most = channel.MAX_LENGTH
+
+    def line_too_long(line: bytes) -> None:
+        if getattr(channel, "_HTTPChannel__first_line", 0):
+            _refuse_head(channel, http.REQUEST_URI_TOO_LONG,
+                         f"The request line (method, path and query) is longer than {most} "
+                         "bytes; send long data in a request body instead.")  # fmt: skip
+        else:
+            _refuse_head(channel, REQUEST_HEADER_FIELDS_TOO_LARGE,
+                         f"A request header is longer than {most} bytes.")  # fmt: skip
+
+    def refused() -> None:
+        if channel._receivedHeaderSize > channel.totalHeadersSize:
+            _refuse_head(channel, REQUEST_HEADER_FIELDS_TOO_LARGE,
+                         f"The request line and headers together are longer than "
+                         f"{channel.totalHeadersSize} bytes.")  # fmt: skip
+        elif channel._receivedHeaderCount > channel.maxHeaders:
+            _refuse_head(channel, REQUEST_HEADER_FIELDS_TOO_LARGE,
+                         f"The request has more than {channel.maxHeaders} headers.")  # fmt: skip
+        else:
+            bad_request()  # a request Twisted cannot parse at all
+
+    channel.lineLengthExceeded = line_too_long
+    channel._respondToBadRequestAndDisconnect = refused
+
+
+REQUEST_HEADER_FIELDS_TOO_LARGE = 431  # RFC 6585, section 5: Twisted names no such status
+
+
+def _refuse_head(channel: Any, status: int, message: str) -> None:
+    """Write a plain-text refusal of a request's head, then close the connection."""
+    body = (message + "\n").encode()
+    reason = {431: b"Request Header Fields Too Large"}.get(status) or http.RESPONSES[status]
+    channel.transport.write(
+        b"HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
+        b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (status, reason, len(body), body)
+    )
+    channel.loseConnection()
 
 
 class LimitedServer(Server):

@@ -14,7 +14,7 @@ from channels.security.websocket import WebsocketDenier
 from django.http import HttpRequest, HttpResponse
 from django.http.cookie import parse_cookie
 
-from jazzmine.jsontext import JSONTextError, json_read, text_where
+from jazzmine.jsontext import JSONTextError, json_read, surrogate_where, text_where
 
 from .refusals import RefusingMiddleware, is_api, refusal_response
 
@@ -84,6 +84,26 @@ def nul_message(field: str) -> str:
         f"'{field}' contains a NUL character (\\u0000), which text here cannot hold; "
         "remove it and send again."
     )
+
+
+def unkeepable_problem(value: Any) -> str | None:
+    """Return why a JSON-like value holds text nothing here can keep, or None.
+
+    A NUL character (no PostgreSQL text holds one), or half of a UTF-16 surrogate pair, which
+    Python keeps in a str (a literal's escape, `"\\ud800"`, makes one) but UTF-8 cannot
+    encode: neither database stores it, and no page could show it.
+    """
+    field = nul_field(value)
+    if field is not None:
+        return nul_message(field)
+    where = surrogate_where(value)
+    if where is not None:
+        return (
+            f"'{where or 'the text'}' contains half of a UTF-16 surrogate pair (an escape from "
+            "\\ud800 to \\udfff without its other half), which is no character; write whole "
+            "characters."
+        )
+    return None
 
 
 class MessageRefused(ValueError):

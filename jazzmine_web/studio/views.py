@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
-from django.core.exceptions import DisallowedHost
+from django.core.exceptions import DisallowedHost, TooManyFieldsSent, TooManyFilesSent
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.template import loader
 from django.views.decorators.cache import cache_control
@@ -30,5 +31,19 @@ def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
     if isinstance(exception, DisallowedHost):
         # The raw header, shown escaped and cut short: `get_host()` refuses to read it.
         host = str(request.META.get("HTTP_HOST", ""))[:200]
-    body = loader.render_to_string("400.html", {"refused_host": host}, request)
+    context = {"refused_host": host, "too_many": _too_many(exception)}
+    body = loader.render_to_string("400.html", context, request)
     return HttpResponseBadRequest(body)
+
+
+def _too_many(exception: Exception) -> str | None:
+    """Say which of Django's counts a form went past ("files", "fields"), and the most taken.
+
+    Its page said the form could not be parsed, as for a broken one: a person who picked 300
+    files to import could not tell that fewer (or one zip) would go through.
+    """
+    if isinstance(exception, TooManyFilesSent):
+        return f"more than {settings.DATA_UPLOAD_MAX_NUMBER_FILES} files"
+    if isinstance(exception, TooManyFieldsSent):
+        return f"more than {settings.DATA_UPLOAD_MAX_NUMBER_FIELDS} fields"
+    return None

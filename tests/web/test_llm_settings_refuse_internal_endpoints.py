@@ -31,7 +31,7 @@ def save(client, base_url: str):
 )
 def test_an_internal_base_url_is_refused_with_a_field_error(logged_in, url: str) -> None:
     response = save(logged_in, url)
-    assert response.status_code == 200  # the form again, with the error
+    assert response.status_code == 422  # the form again, with the error
     assert not LLMSettings.objects.filter(base_url=url).exists()
 
 

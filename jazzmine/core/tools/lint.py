@@ -16,6 +16,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from jazzmine.jsontext import json_shown
+
 from .types import ToolParameter
 
 # How a value was found: a literal we can compare, no default at all, or an expression.
@@ -239,7 +241,7 @@ def json_same(a: Any, b: Any) -> bool:
 
 
 def _shown(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
+    return json_shown(value)
 
 
 def _check_defaults(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from ...studio.untrusted import nul_field, nul_message
+from ...studio.untrusted import unkeepable_problem
 from .literals import NotLiteral, bind, callee_name
 from .problems import ImportProblem
 
@@ -97,8 +97,9 @@ def bind_or_problem(
     """Return `bind`'s arguments, or None once the problem of a value that is not a literal
     is recorded: on the value's line (`line` when it has none), headed by `label`.
 
-    A string holding a NUL character (an escape, `"\\x00"`: the file itself has none) is
-    refused too, naming where it is: the catalog can neither store nor look up such text.
+    A string holding a NUL character or half of a surrogate pair (an escape, `"\\x00"`,
+    `"\\ud800"`: the file itself has neither) is refused too, naming where it is: the catalog
+    can neither store nor show such text.
     """
     try:
         bound = bind(call, names, what)
@@ -109,9 +110,9 @@ def bind_or_problem(
             ImportProblem(filename, getattr(exc.node, "lineno", line), f"{label}: {reason}")
         )
         return None
-    field = nul_field(bound)
-    if field is not None:
-        problems.append(ImportProblem(filename, line, f"{label}: {nul_message(field)}"))
+    problem = unkeepable_problem(bound)
+    if problem is not None:
+        problems.append(ImportProblem(filename, line, f"{label}: {problem}"))
         return None
     return bound
 

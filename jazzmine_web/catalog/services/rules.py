@@ -76,6 +76,7 @@ _RESERVED_PREFIXES = ("LD_", "PYTHON", "NODE_", "BASH_", "JAZZMINE_")
 MAX_TOOL_SOURCE_CHARS = 100_000
 # A tool's description, in characters: it goes into every prompt of its sandbox (an LLM pays
 # for each token of it on every turn), and one of megabytes was stored as readily as a line.
+# A sandbox's description, shown on every page that lists it, has the same limit.
 MAX_TOOL_DESCRIPTION_CHARS = 8_000
 # Sandbox numbers with deployment bounds (`limits.py`).
 BOUNDED_SANDBOX_FIELDS = (
@@ -149,7 +150,8 @@ def length_checked(text: str, *, limit: int, what: str) -> str:
 
 
 def description_checked(description: str) -> str:
-    """Return a tool's description short enough for every prompt it goes into."""
+    """Return a tool's (or a sandbox's) description short enough for every page and prompt
+    it goes into."""
     return length_checked(description, limit=MAX_TOOL_DESCRIPTION_CHARS, what="the description")
 
 

@@ -27,6 +27,7 @@ from .rules import (
     backend_network_check,
     base_image_check,
     bounds_check,
+    description_checked,
     requirements_checked,
     secret_names_checked,
 )
@@ -199,6 +200,7 @@ def sandbox_create(
         team=team,
         fields=[f for f in ADMIN_SANDBOX_FIELDS if f in config and config[f] != defaults[f]],
     )
+    description_checked(description)
     bash = _bash_limits_check({f: config.pop(f) for f in BASH_LIMIT_FIELDS if f in config})
     checked = sandbox_config_check(name=name, **config)
     if Sandbox.objects.filter(team=team, name=name).exists():
@@ -245,6 +247,8 @@ def sandbox_update(
         return False
     admin_check(actor=actor, team=sandbox.team, fields=set(changed) & set(ADMIN_SANDBOX_FIELDS))
     _bash_limits_check({k: v for k, v in changed.items() if k in BASH_LIMIT_FIELDS})
+    if "description" in changed:
+        description_checked(changed["description"])
     if "dependencies" in changed:
         changed["dependencies"] = requirements_checked(changed["dependencies"])
     if "secrets" in changed:

@@ -31,7 +31,7 @@ def save(client, base_url: str):
 
 def test_a_base_url_past_the_column_is_refused_with_a_field_error(logged_in) -> None:
     response = save(logged_in, url_of(380))
-    assert response.status_code == 200  # the form again, with the error
+    assert response.status_code == 422  # the form again, with the error
     errors = response.context["form"].errors["base_url"]
     assert any(f"at most {LONGEST} characters" in error for error in errors), errors
     assert not LLMSettings.objects.exists()
