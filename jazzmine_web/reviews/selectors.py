@@ -49,6 +49,12 @@ def review_settings_for(sandbox: Sandbox) -> SandboxReviewSettings:
     return found or SandboxReviewSettings(sandbox=sandbox)
 
 
+def review_settings_locked(sandbox: Sandbox) -> SandboxReviewSettings:
+    """Return a sandbox's review settings, their row locked until the transaction ends."""
+    found = SandboxReviewSettings.objects.select_for_update().filter(sandbox=sandbox).first()
+    return found or SandboxReviewSettings(sandbox=sandbox)
+
+
 def submissions_for_user(user: AnyUser, *, role: str = Role.MEMBER) -> QuerySet[Submission]:
     """Return the submissions in the sandboxes of the teams where a user has `role`."""
     return Submission.objects.filter(

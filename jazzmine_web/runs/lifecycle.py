@@ -150,6 +150,24 @@ def runs_of_token_stop(*, token_id: int) -> int:
     return sum(run_stop(run_id=pk, reason=reason) for pk in list(live.values_list("pk", flat=True)))
 
 
+def runs_let_through_stop(*, sandbox_id: int, every_tool_only: bool, reason: str) -> int:
+    """Stop the live runs of a sandbox that a policy let through with nobody reading them.
+
+    Called once a stricter review policy is committed (`reviews.services.policy`): an admin
+    who tightens it (an agent misbehaving) means nothing unread to start after, and an agent
+    can keep its runs queued as long as it likes. `every_tool_only` stops only the runs let
+    through with every tool (the `never` policy's); the others call only the always-allowed
+    tools, at the code an admin accepted, which a policy that still reads scripts allows.
+    Returns how many were stopped.
+    """
+    live = Run.objects.filter(
+        sandbox_id=sandbox_id, api_token__isnull=False, allowed_by_reviewer=False, cancel_reason=""
+    ).exclude(status__in=RunStatus.finished())
+    if every_tool_only:
+        live = live.filter(allowed_tools__isnull=True)
+    return sum(run_stop(run_id=pk, reason=reason) for pk in list(live.values_list("pk", flat=True)))
+
+
 def run_claimed_by(*, run_id: Any, worker: str, at: datetime.datetime) -> Run | None:
     """Return a run if this worker's claim made `at` holds it, else None.
 

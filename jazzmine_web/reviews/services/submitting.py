@@ -19,7 +19,7 @@ from ...teams.models import ApiToken
 from ..analysis import normalise_body
 from ..live import queue_broadcast
 from ..models import AuditAction, ReviewPolicy, Submission, SubmissionStatus
-from ..selectors import review_settings_for
+from ..selectors import review_settings_locked
 from ..signals import submission_event
 from .audit import _audit, agent_label
 from .errors import (
@@ -88,22 +88,26 @@ def submission_create(
         raise SubmissionInvalid("invalid_field", "'attempt' must be an integer from 1 to 1000.")
     previous = None
     if previous_id is not None:
-        previous = _previous(sandbox=sandbox, previous_id=previous_id)
+        previous = _previous(sandbox=sandbox, previous_id=previous_id, user=user)
 
     script, violations = script_check(sandbox=sandbox, body=body, language=language)
     # Read the script that would run (fences stripped, assembled), not the raw body.
     tools = run_tools_called(sandbox=sandbox, body=body, language=language, script=script)
-    policy_row = review_settings_for(sandbox)
     now = timezone.now()
-    if violations:
-        status = SubmissionStatus.REJECTED_BY_VALIDATOR
-    elif _needs_review(policy_row.policy, tools):
-        status = SubmissionStatus.PENDING
-    else:
-        status = SubmissionStatus.AUTO_APPROVED
     label = agent_label(token, user)
     sha = code_sha256(script)
     with transaction.atomic():
+        # The policy is read in the transaction that records the decision, its row locked as
+        # a change of it locks it: a policy tightened meanwhile either comes first (and is
+        # the one applied here) or stops this run once it commits (`review_settings_set`).
+        # Read before it, a run could be let through by a policy an admin had already left.
+        policy_row = review_settings_locked(sandbox)
+        if violations:
+            status = SubmissionStatus.REJECTED_BY_VALIDATOR
+        elif _needs_review(policy_row.policy, tools):
+            status = SubmissionStatus.PENDING
+        else:
+            status = SubmissionStatus.AUTO_APPROVED
         submission = Submission.objects.create(
             sandbox=sandbox,
             task=task,
@@ -159,16 +163,25 @@ def submission_create(
     return submission
 
 
-def _previous(*, sandbox: Sandbox, previous_id: object) -> Submission:
+def _previous(*, sandbox: Sandbox, previous_id: object, user: AbstractBaseUser) -> Submission:
+    """Return the earlier attempt a submission answers: one its own person sent, in the sandbox.
+
+    Any of the person's agents (tokens: one may replace another). Another person's approved
+    script made a new one read, on its review page, as a small retry of something a reviewer
+    had already trusted, with a diff against it.
+    """
     try:
-        found = Submission.objects.filter(pk=str(previous_id), sandbox=sandbox).first()
+        found = Submission.objects.filter(
+            pk=str(previous_id), sandbox=sandbox, submitted_by=user
+        ).first()
     except (ValueError, TypeError, Exception) as exc:  # a malformed UUID
         if isinstance(exc, ReviewError):
             raise
         found = None
     if found is None:
         raise SubmissionInvalid(
-            "previous_not_found", f"No earlier submission {previous_id} in this sandbox."
+            "previous_not_found",
+            f"No earlier submission {previous_id} of yours in this sandbox.",
         )
     return found
 
