@@ -151,3 +151,83 @@ async def test_under_bubblewrap_nothing_of_the_script_runs_during_the_call(runti
     assert final(events).outcome is Outcome.RESULT, events
     (report,) = [e.data for e in events if e.type == "result"]
     assert_paused(report)
+
+
+# A script can undo the pause: a stopped process goes on at any SIGCONT, and a POSIX timer
+# armed before the call has the kernel send it one every 20 ms. Then its poller runs during
+# the call, and what keeps the secret is the script's Landlock domain (domain.py): the kernel
+# refuses it the environment of every process outside it. Not as a plain process: root on
+# the host holds CAP_SYS_PTRACE, which reads any environment, domain or not (a sandbox's
+# process holds no capability).
+WAKE = """
+import ctypes, signal
+
+
+class SigEvent(ctypes.Structure):
+    _fields_ = [("value", ctypes.c_void_p), ("signo", ctypes.c_int), ("notify", ctypes.c_int),
+                ("pad", ctypes.c_byte * 48)]
+
+
+class TimeSpec(ctypes.Structure):
+    _fields_ = [("sec", ctypes.c_long), ("nsec", ctypes.c_long)]
+
+
+class ITimerSpec(ctypes.Structure):
+    _fields_ = [("interval", TimeSpec), ("value", TimeSpec)]
+
+
+libc = ctypes.CDLL(None, use_errno=True)
+event = SigEvent(signo=signal.SIGCONT, notify=0)  # SIGEV_SIGNAL
+timer = ctypes.c_void_p()
+armed = libc.timer_create(1, ctypes.byref(event), ctypes.byref(timer))
+every = TimeSpec(0, 20_000_000)
+armed = armed or libc.timer_settime(timer, 0, ctypes.byref(ITimerSpec(every, every)), None)
+"""
+WAKING_SCRIPT = SCRIPT.replace(
+    "response = slow_secret_call()", WAKE + "response = slow_secret_call()"
+).replace('emit_result({"called"', 'emit_result({"armed": armed, "called"')
+
+
+def waking_request() -> RunRequest:
+    return RunRequest(
+        script=WAKING_SCRIPT,
+        secrets={"SLOW_TOKEN": SECRET},
+        tool_secrets={"slow_secret_call": frozenset({"SLOW_TOKEN"})},
+        unrestricted=True,
+    )
+
+
+def assert_woke_and_found_nothing(report: dict) -> None:
+    assert report["armed"] == 0 and report["called"] == "done", report
+    # The timer undid the pause: the poller ran while the secret's program lived.
+    assert report["at_return"] - report["before"] >= 5, report
+    assert report["found"] == 0 and report["child_found"] == 0, report
+
+
+@requires_bwrap
+async def test_under_bubblewrap_a_script_that_wakes_itself_reads_no_secret(runtime: Path) -> None:
+    from jazzmine.sandbox.bwrap import BwrapRunner
+
+    limits = RunLimits(memory_mb=256, pids_limit=64, timeout_seconds=20)
+    runner = BwrapRunner(allow_unrestricted=True).bind(runtime, limits)
+    events = await collect(runner.run(waking_request()))
+    assert final(events).outcome is Outcome.RESULT, events
+    (report,) = [e.data for e in events if e.type == "result"]
+    assert_woke_and_found_nothing(report)
+
+
+@pytest.fixture(scope="module")
+def paused_image(docker_client, runtime: Path) -> str:
+    builder = SandboxBuilder(registry(), client=docker_client, cache_dir=runtime.parent / "cache")
+    return builder.ensure_image(SANDBOX).tag
+
+
+@pytest.mark.docker
+async def test_in_a_container_a_script_that_wakes_itself_reads_no_secret(
+    hostile_runner, paused_image
+) -> None:
+    limits = RunLimits(memory_mb=256, pids_limit=64, timeout_seconds=20)
+    events = await collect(hostile_runner.bind(paused_image, limits).run(waking_request()))
+    assert final(events).outcome is Outcome.RESULT, events
+    (report,) = [e.data for e in events if e.type == "result"]
+    assert_woke_and_found_nothing(report)

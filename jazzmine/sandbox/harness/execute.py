@@ -11,6 +11,7 @@ from typing import Any, NoReturn
 
 from .audit import install_audit_hook
 from .channel import Channel, Emitters, LogWriter
+from .domain import domain_enter, domain_ruleset
 from .failure import ScriptFailure, error_data
 from .guards import Guards, rewrite
 from .isolation import parse_isolated, proxy, start_hosts
@@ -123,7 +124,22 @@ def execute(
         channel.send("log", {"message": isolated_problem, "stream": "harness"})
     if problem is not None or parse_tool_secrets(request.get("tool_secrets"))[0] is None:
         isolated = []  # what the request cannot say clearly: no tool gets a secret at all
+    ruleset = None
+    if isolated:
+        # Made before any tool takes its secrets: without a domain to enter, none does.
+        ruleset, refused = domain_ruleset()
+        if ruleset is None:
+            channel.send("log", {"message": f"no tool gets a secret of its own: {refused}",
+                                 "stream": "harness"})  # fmt: skip
+            isolated = []
     hosts = start_hosts(isolated, toolbox, secrets_fd, close_in_child=(channel.fileno(),))
+    if ruleset is not None:
+        # The tools' processes are outside it, forked already; the script and all it starts
+        # are inside, and read nothing of them (domain.py). Not inside: the run ends here,
+        # before its first line, for the tools hold their secrets now.
+        refused = domain_enter(ruleset)
+        if refused is not None:
+            on_fatal(f"The script cannot be kept from the tools' own secrets: {refused}")
     proxies = {
         name: proxy(host, toolbox, {"stdout": stdout, "stderr": stderr})
         for name, host in hosts.items()
