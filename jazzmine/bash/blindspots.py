@@ -76,6 +76,11 @@ _JOB_WAITERS = frozenset({"wait", "fg", "bg", "jobs"})
 # Commands that run text the reading cannot see (a file, another shell, the history).
 _UNREAD = frozenset({"source", ".", "sh", "bash", "fc"})
 _DECLARERS = frozenset({"declare", "typeset", "local", "readonly", "export"})
+# bashkit's commands with caps of their own (0.20.1): one that reaches its cap ends, or cuts its
+# output, saying so on its own stderr only, and the script goes on with what it got. Sent
+# elsewhere from any command around it, or from its own (`jq ... 2>/dev/null`), that line never
+# reaches the run.
+_CAPPED = frozenset({"awk", "gawk", "mawk", "nawk", "seq", "sed", "jq", "printf"})
 # Names that are such a part (or may run one) when a runner runs them.
 _PARTS = frozenset({"eval", "trap", "compgen", "complete", "alias", "mapfile", "readarray"})
 _RUN_BY_NAME = _PARTS | _UNREAD | _DECLARERS | frozenset(_RUNNERS)
@@ -105,6 +110,7 @@ _GLOB = re.compile(r"[*?\[]|[@+!]\(")
 class _Reading:
     silent: list[str] = field(default_factory=list)  # a limit hit there leaves no trace
     quiet: list[str] = field(default_factory=list)  # ... only a line on that part's stderr
+    capped: list[str] = field(default_factory=list)  # ... on its own stderr, own command's too
     # Each place stderr may be sent elsewhere: the text and where the redirection starts.
     diversions: list[tuple[str, int]] = field(default_factory=list)
     functions: set[str] = field(default_factory=set)
@@ -127,6 +133,12 @@ def limit_blind_spot(script: str) -> str | None:
     diverted = reading.diverted() if reading.quiet else None
     if diverted:
         return f"{reading.quiet[0]}, and the script may send that stderr elsewhere ({diverted})"
+    if reading.capped and reading.diversions:
+        text, at = reading.diversions[0]
+        return (
+            f"{reading.capped[0]}, and the script may send that stderr elsewhere "
+            f"({_quoted_line(text, at)})"
+        )
     return None
 
 
@@ -211,6 +223,13 @@ def _read_command(
         word = _command_word(name, args)
         if word is None or word in _RUN_BY_NAME:
             reading.silent.append(f"`{name}` runs a command that may be eval or trap")
+        elif word in _CAPPED:
+            _read_command(word, [], text, reading, depth)
+    elif name in _CAPPED:
+        reading.capped.append(
+            f"`{name}` reports a cap of its own (loop iterations, lines, value size, width) "
+            "only on its stderr"
+        )
 
 
 def _read_trap(args: list[str | None], reading: _Reading, depth: int) -> None:

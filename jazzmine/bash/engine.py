@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import shlex
 import time
 from collections.abc import Callable
@@ -22,9 +23,20 @@ except ImportError:  # in the bash image, where this file is bash_engine.py besi
 TOOLSET_NAME = "sandbox_tools"
 # bashkit keeps this much of stdout and of stderr (ExecutionLimits' default) and cuts the rest.
 OUTPUT_CAP_BYTES = 1_048_576
+# What a call's event keeps of its arguments and its error, in characters: a loop passing a big
+# variable to every call made each event as big, and the events the run's output. Past this
+# the event says how much there was and shows the start.
+MAX_CALL_TEXT_CHARS = 512
+# The most one call's event takes on the sandbox's event stream, so cut.
+CALL_EVENT_BYTES = 4 * MAX_CALL_TEXT_CHARS + 1024
 # bashkit's line saying a limit stopped (part of) the script, and the one refusing a job
 # past its limits of jobs and nesting (that job never runs).
 _LIMIT_LINE = "resource limit exceeded:"
+# How bashkit's own commands say they stopped at a cap of theirs (0.20.1): "awk: fatal: loop
+# iteration limit (50) exceeded", "seq: line limit (100000) exceeded; output truncated",
+# "sed: warning: branch/label loop limit (1000) reached", "jq: value size limit (32000000
+# bytes) exceeded", "printf: format width 100000000 exceeds limit 10000".
+_COMMAND_CAP = re.compile(r"\blimit \([0-9][^)]*\) (?:exceeded|reached)|\bexceeds limit [0-9]+")
 _JOB_REFUSED = "fork: retry: Resource temporarily unavailable"
 
 
@@ -221,6 +233,14 @@ class BashSession:
                 self._over_limit = True
                 raise ToolFailed(self._limit_message())
             started = time.monotonic()
+            if started - self._started >= self.limits.timeout_seconds:
+                # bashkit looks at its clock between commands, not inside one of its own (a
+                # long jq): tools called after the time ran out ran until it looked again,
+                # side effects and all. None runs past the limit; the run ends timed out.
+                raise ToolFailed(
+                    f"the run's time limit of {self.limits.timeout_seconds:g} s is used up: "
+                    "no tool runs past it"
+                )
             function = self.functions.get(name)
             args = dict(params)
             refused = self.allowed_tools is not None and name not in self.allowed_tools
@@ -239,12 +259,12 @@ class BashSession:
             call = BashCall(
                 seq=len(self._calls) + 1,
                 name=name,
-                args=_json_safe(args),
+                args=_shown_args(args),
                 exit_status=0 if ok else 1,
                 duration_ms=round((time.monotonic() - started) * 1000, 3),
                 started_ms=round((started - self._started) * 1000, 3),
                 stdin=stdin is not None,
-                error=error,
+                error=error if error is None else _cut(error),
                 refused=refused,
             )
             self._calls.append(call)
@@ -280,9 +300,10 @@ class BashSession:
         if seconds >= self.limits.timeout_seconds:
             return (
                 f"timed out: the script used all of its time limit of "
-                f"{self.limits.timeout_seconds:g} s (bashkit ends what runs past it in an EXIT "
-                "trap without a word)"
-            )
+                f"{self.limits.timeout_seconds:g} s"
+                + (" (bashkit ends what runs past it in an EXIT trap without a word)"
+                   if "trap" in script else "")
+            )  # fmt: skip
         try:
             blind = limit_blind_spot(script)
         except Exception as exc:  # a reading that fails cannot rule anything out
@@ -352,10 +373,19 @@ def shell_commands(names: tuple[str, ...]) -> frozenset[str]:
 
 
 def _limit_hit(stderr: str) -> str | None:
-    """Return bashkit's line saying a limit stopped (part of) the script, if it wrote one."""
+    """Return bashkit's line saying a limit stopped (part of) the script, if it wrote one.
+
+    Its own commands have caps of their own, which end (or cut) that command alone and leave
+    the script going on with what it got: awk's loop iterations, seq's lines, sed's branch
+    loops, jq's value size, printf's width. Their lines count as the interpreter's do.
+    """
     for line in stderr.splitlines():
         if _LIMIT_LINE in line:
             return line.strip()
+        if _COMMAND_CAP.search(line):
+            return (
+                f"resource limit exceeded: a command stopped at a cap of its own ({line.strip()})"
+            )
         if _JOB_REFUSED in line:
             return f"resource limit exceeded: bashkit refused a background job ({line.strip()})"
     return None
@@ -388,8 +418,19 @@ def _explain_failures(stderr: str, calls: list[BashCall]) -> str:
     return stderr
 
 
-def _json_safe(value: Any) -> Any:
+def _shown_args(args: dict[str, Any]) -> dict[str, Any]:
+    """Return a call's arguments as its event keeps them: as JSON, cut past a few hundred chars."""
     try:
-        return json.loads(json.dumps(value))
+        text = json.dumps(args, ensure_ascii=False)
     except (TypeError, ValueError):
-        return repr(value)
+        text = repr(args)
+    else:
+        if len(text) <= MAX_CALL_TEXT_CHARS:
+            return json.loads(text)
+    return {"(arguments)": _cut(text)}
+
+
+def _cut(text: str) -> str:
+    if len(text) <= MAX_CALL_TEXT_CHARS:
+        return text
+    return f"{text[:MAX_CALL_TEXT_CHARS]}… ({len(text):,} characters in all)"

@@ -84,7 +84,12 @@ def run_worker(root: str, request_fd: int, event_fd: int, token: bytes) -> None:
         allowed_tools=allowed,
     )
     result = session.run(script)
-    _framed(event_fd, token, {"type": "result", "data": result.to_dict()})
+    # Each call went out as its own event already: sent again with the result, every call
+    # counted twice against the sandbox's output cap (9,000 calls of a script that printed
+    # nothing ended the run at "output limit", its result lost).
+    data = result.to_dict()
+    data["calls"] = []
+    _framed(event_fd, token, {"type": "result", "data": data})
 
 
 def main(argv: list[str]) -> int:

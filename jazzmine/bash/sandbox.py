@@ -7,6 +7,7 @@ runner, built once per sandbox image and reused by tag.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib.metadata
 import json
@@ -26,7 +27,14 @@ from jazzmine.sandbox.errors import BuildError
 from jazzmine.sandbox.request import RunLimits
 from jazzmine.sandbox.workdirs import workdir_held
 
-from .engine import BashCall, BashLimits, BashResult, ToolSpec
+from .engine import (
+    CALL_EVENT_BYTES,
+    OUTPUT_CAP_BYTES,
+    BashCall,
+    BashLimits,
+    BashResult,
+    ToolSpec,
+)
 
 BASH_DIR = "/opt/jazzmine-bash"
 BASH_REPOSITORY = "jazzmine/bash"
@@ -45,6 +53,19 @@ BASH_FILES = {
 KILL_GRACE_SECONDS = 5.0
 TIMEOUT_EXIT = 124
 _build_lock = threading.Lock()
+
+
+def bash_output_limits(limits: RunLimits, bash_limits: BashLimits) -> RunLimits:
+    """Return the limits of a bash run's container, its output cap sized for its protocol.
+
+    A sandbox's `max_output_bytes` is what its script may print; a bash run's stream also
+    carries an event per tool call (each cut to `CALL_EVENT_BYTES`), up to `max_commands`, and
+    a result holding stdout and stderr (bashkit cuts each at `OUTPUT_CAP_BYTES`; as JSON a
+    byte may take six). A run within every limit it was given was killed as "output limit"
+    before, its result lost.
+    """
+    protocol = 12 * OUTPUT_CAP_BYTES + bash_limits.max_commands * CALL_EVENT_BYTES
+    return dataclasses.replace(limits, max_output_bytes=limits.max_output_bytes + protocol)
 
 
 def _bashkit_files() -> tuple[str, list[tuple[Path, Path]]]:
@@ -231,7 +252,7 @@ async def run_bash_in_sandbox(
         image,
         ["python3", "-I", f"{BASH_DIR}/runner.py"],
         stdin=(json.dumps(request) + "\n").encode(),
-        limits=limits or RunLimits(),
+        limits=bash_output_limits(limits or RunLimits(), bash_limits),
         timeout_seconds=bash_limits.timeout_seconds + KILL_GRACE_SECONDS,
         labels={"jazzmine.bash": "1"},
         on_stdout_line=on_line,
@@ -239,7 +260,7 @@ async def run_bash_in_sandbox(
     )
     if final.get("type") == "result":
         result = BashResult.from_dict(final["data"])  # type: ignore[arg-type]
-        return result
+        return dataclasses.replace(result, calls=calls)  # each came as its own event
     if outcome.error is not None:
         message = outcome.error
     elif outcome.timed_out:
