@@ -444,6 +444,8 @@ def tools_called(
                 # Asked for and accepted by an admin for the current code, never just asked.
                 "always_allow": row.is_always_allowed,
                 "secrets": list(row.secrets),
+                # The code the reading was made against: an approval covers that code only.
+                "code_digest": row.code_digest,
                 "certain": name in reading.calls,
                 "why": why,
             }

@@ -130,6 +130,7 @@ def decide(request: HttpRequest, submission_id: UUID, action: str) -> HttpRespon
                 ),
                 # The tools its confirmation asked about (None: those the reading needs review for).
                 tools_asked=_tools_asked(request),
+                tools_digests=_tools_digests(request),
             )
         elif action == "edit":
             services.submission_approve_edit(
@@ -145,6 +146,7 @@ def decide(request: HttpRequest, submission_id: UUID, action: str) -> HttpRespon
                 # The tools its panel showed as needing review, for the text it last read (None:
                 # only what the stored reading asked about counts as asked).
                 tools_asked=_tools_asked(request),
+                tools_digests=_tools_digests(request),
                 note=request.POST.get("note", ""),
             )
         elif action == "reject":
@@ -193,6 +195,17 @@ def decide(request: HttpRequest, submission_id: UUID, action: str) -> HttpRespon
 def _tools_asked(request: HttpRequest) -> list[str] | None:
     """Return the tools a decision form says its page asked about; None when it sent no list."""
     return request.POST.getlist("tools_asked") if "tools_asked_sent" in request.POST else None
+
+
+def _tools_digests(request: HttpRequest) -> dict[str, str] | None:
+    """Return the code of each tool as a decision form's page read it ({name: code digest}).
+
+    None when it sent none (a form from before pages sent them): the stored reading's then.
+    """
+    if "tools_digest_sent" not in request.POST:
+        return None
+    pairs = (value.partition("=") for value in request.POST.getlist("tools_digest"))
+    return {name: digest for name, sep, digest in pairs if sep}
 
 
 def _edit_context(submission: Submission, reading: services.EditReading) -> dict[str, Any]:

@@ -59,9 +59,10 @@ class Run(models.Model):
         blank=True,
         help_text=(
             "The tools this run may call, as decided when it was let through: {name: the "
-            "SHA-256 of the code an admin had accepted (its code_digest)}, or the names a "
-            "reviewer approved (see allowed_by_reviewer); null means all (a member ran it "
-            "from the playground, or the sandbox never reviews)."
+            "SHA-256 of the code an admin had accepted (its code_digest)}, or of the code the "
+            "tools a reviewer approved had then (see allowed_by_reviewer; a list of names "
+            "before approvals named the code); null means all (a member ran it from the "
+            "playground, or the sandbox never reviews)."
         ),
     )
     # Which decision `allowed_tools` holds: a reviewer's (the tools the review page listed,
@@ -70,7 +71,7 @@ class Run(models.Model):
     allowed_by_reviewer = models.BooleanField(
         default=False,
         help_text=(
-            "allowed_tools is the list of tools a reviewer was shown and approved, not the "
+            "allowed_tools is the tools a reviewer was shown and approved, not the "
             "always-allowed tools a policy let through."
         ),
     )

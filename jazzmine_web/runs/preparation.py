@@ -366,10 +366,12 @@ def _allowed_tools(run: Run, rows: list[Tool]) -> frozenset[str] | None:
     """Return the tools a run may call (None: all), as its row records the decision.
 
     A member's own run (None) may call every tool as they are when it runs. A reviewer's
-    approval (`allowed_by_reviewer`) is for the names the review page listed, and a tool
-    that took another name after it (created, renamed, published) is refused: which tools a
-    script reaches is the reviewer's to decide. By name, not checksum: what a tool does is
-    the catalog's (a member's code change withholds its secrets until an admin accepts it).
+    approval (`allowed_by_reviewer`) is for the tools the review page listed, each at the
+    code it had then ({name: its `code_digest`}): a tool that took another name after it
+    (created, renamed, published) is refused, which tools a script reaches being the
+    reviewer's to decide, and so is one whose code a member changed while the run waited,
+    which is code nobody decided the script may run with (it is dropped, as below). An
+    approval recorded before runs carried the code is a list of names, held to names.
 
     A run let through without a person may call the always-allowed tools as they were then:
     {name: the whole `code_digest` of the code an admin had accepted}, never the checksum,
@@ -388,6 +390,9 @@ def _allowed_tools(run: Run, rows: list[Tool]) -> frozenset[str] | None:
     if run.allowed_by_reviewer:
         if isinstance(decided, list) and all(isinstance(name, str) for name in decided):
             return frozenset(decided)
+        if isinstance(decided, dict):
+            held: dict[str, str | None] = {str(k): str(v) for k, v in decided.items()}
+            return _held_to_code(run, rows, held, by_reviewer=True)
         _run_note(run, "no tool may be called: the tools its reviewer approved are unreadable")
         return frozenset()  # fail closed
     if isinstance(decided, list) and all(isinstance(name, str) for name in decided):
@@ -400,18 +405,30 @@ def _allowed_tools(run: Run, rows: list[Tool]) -> frozenset[str] | None:
     else:
         _run_note(run, "no tool may be called: the run's allowed tools are unreadable")
         return frozenset()  # fail closed
+    return _held_to_code(run, rows, bound, by_reviewer=False)
+
+
+def _held_to_code(
+    run: Run, rows: list[Tool], bound: dict[str, str | None], *, by_reviewer: bool
+) -> frozenset[str]:
+    """Return the tools of `bound` ({name: code digest}) still at that code; note the others.
+
+    A tool a reviewer approved need not be always allowed (the reviewer allowed it); one a
+    policy let through must still be. A digest of None holds to no particular code.
+    """
     rows_by_name = {row.name: row for row in rows if row.published}
     allowed: set[str] = set()
     dropped: list[str] = []
+    since = "its reviewer approved this run" if by_reviewer else "this run was let through"
     for name, digest in sorted(bound.items()):
         row = rows_by_name.get(name)
         if row is None:
             dropped.append(f"{name} (gone)")
-        elif not row.is_always_allowed:
+        elif not by_reviewer and not row.is_always_allowed:
             why = row.code_acceptance_problem or "it is no longer always allowed"
             dropped.append(f"{name} ({why})")
         elif digest is not None and row.code_digest != digest:
-            dropped.append(f"{name} (its code changed since this run was let through)")
+            dropped.append(f"{name} (its code changed since {since})")
         else:
             allowed.add(name)
     if dropped:

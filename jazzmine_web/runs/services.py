@@ -103,9 +103,10 @@ def run_create(
     as they are, in bashkit inside the sandbox, after a light check (`bash_check`).
     `allowed_tools` is the decision that let the script run, carried into the sandbox: None
     (every tool) when a member runs it themselves or the policy never reviews; with
-    `allowed_by_reviewer`, the names a reviewer was shown and approved; else the names it may
-    call (the always-allowed tools, when the policy let it through without a person), best
-    as {name: the `code_digest` accepted then}, which the worker holds each tool to.
+    `allowed_by_reviewer`, the tools a reviewer was shown and approved, as {name: the
+    `code_digest` it had then}; else the names it may call (the always-allowed tools, when
+    the policy let it through without a person), best as {name: the `code_digest` accepted
+    then}. The worker holds each tool to its digest.
     `api_token` is the agent's token such a policy let the run through on: it stops when
     that token no longer opens the API.
     """

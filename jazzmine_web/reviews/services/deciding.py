@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -145,6 +145,7 @@ def submission_approve(
     note: str = "",
     tools_seen: Collection[str] | None = None,
     tools_asked: Collection[str] | None = None,
+    tools_digests: Mapping[str, str] | None = None,
 ) -> Submission:
     """Approve a pending script, or a reviewer's edit of it (validated again), and start its run.
 
@@ -154,7 +155,10 @@ def submission_approve(
     what the page listed (None: the reading stored with the submission, or for an edit, its
     own reading of now), and `tools_asked` the ones it showed as needing review (None: those
     the stored reading says need it, or for an edit with no `tools_seen` either, those its
-    own reading of now says need it).
+    own reading of now says need it). `tools_digests` is the code each tool had when the page
+    read it ({name: code_digest}; None: the stored reading's): a tool whose code changed since
+    is refused like one that appeared. The run is bound to that code: the worker drops a tool
+    whose code changes while the run waits (`runs.preparation`).
     """
     submission = submission_refresh(submission=submission)
     submission_decide_check(submission=submission, user=user)
@@ -189,9 +193,10 @@ def submission_approve(
         tools=tools,
         tools_seen=tools_seen,
         tools_asked=tools_asked,
+        tools_digests=tools_digests,
         edited=edited,
     )
-    approved_tools = sorted(t["name"] for t in tools if t["name"] in seen)
+    approved_tools = {t["name"]: t["code_digest"] for t in tools if t["name"] in seen}
     status = SubmissionStatus.EDITED_AND_APPROVED if edited else SubmissionStatus.APPROVED
     sha = code_sha256(script)
     with transaction.atomic():
@@ -212,7 +217,7 @@ def submission_approve(
             user=user,
             sha256=sha,
             note=note,
-            data={"tools_approved": approved_tools},
+            data={"tools_approved": sorted(approved_tools), "tools_code": approved_tools},
         )
         _approve_and_start(
             submission=submission,
@@ -232,6 +237,7 @@ def _reading_check(
     tools: list[dict[str, Any]],
     tools_seen: Collection[str] | None,
     tools_asked: Collection[str] | None = None,
+    tools_digests: Mapping[str, str] | None = None,
     edited: bool = False,
 ) -> set[str]:
     """Return the tools the reviewer was shown, or refuse when the reading now reaches others.
@@ -255,6 +261,11 @@ def _reading_check(
     On refusal of the agent's script the submission stays pending with the new reading
     stored, so every page now shows what approval would let the script call; an edit's
     refusal leaves the stored reading (the agent's script's) as it is. Nothing else changes.
+
+    The same holds of each tool's code: one whose code is no longer what the page read (its
+    `tools_digests`, or for the agent's script without them, the stored reading's) is refused,
+    as what the reviewer decided on is not what would run. A reading stored before readings
+    named the code, or an edit's page that sent none, is taken as read now.
     """
     stored = {t["name"]: t for t in submission.tools_called}
     if not edited:
@@ -271,6 +282,15 @@ def _reading_check(
     else:
         asked = {name for name, t in stored.items() if not t.get("always_allow")}
     appeared = sorted(t["name"] for t in tools if t["name"] not in seen)
+    if tools_digests is not None:
+        read: Mapping[str, Any] = tools_digests
+    else:
+        read = {} if edited else {name: t.get("code_digest") for name, t in stored.items()}
+    recoded = sorted(
+        t["name"]
+        for t in tools
+        if t["name"] in seen and read.get(t["name"]) not in (None, t["code_digest"])
+    )
     unasked = sorted(
         t["name"]
         for t in tools
@@ -283,7 +303,7 @@ def _reading_check(
         for name in unasked
         if tools_asked is not None or stored.get(name, {}).get("always_allow")
     ]
-    if appeared or unasked:
+    if appeared or unasked or recoded:
         if not edited:
             Submission.objects.filter(pk=submission.pk, status=SubmissionStatus.PENDING).update(
                 tools_called=tools
@@ -294,6 +314,7 @@ def _reading_check(
             appeared=appeared,
             no_longer_allowed=no_longer_allowed,
             unasked=[name for name in unasked if name not in no_longer_allowed],
+            recoded=recoded,
         )
     return seen
 

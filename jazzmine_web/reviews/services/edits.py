@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,6 +80,7 @@ class EditToolsUnseen(ToolsChanged):
             appeared=changed.appeared,
             no_longer_allowed=changed.no_longer_allowed,
             unasked=changed.unasked,
+            recoded=changed.recoded,
         )
 
     @property
@@ -106,11 +108,13 @@ def submission_approve_edit(
     tools_seen: list[str],
     tools_asked: list[str] | None = None,
     note: str = "",
+    tools_digests: Mapping[str, str] | None = None,
 ) -> Submission:
     """Approve a reviewer's edit, decided on the edit's own reading; audit its diff and tools.
 
     `tools_seen` is what the page listed for the text it sent, and `tools_asked` the ones it
-    showed as needing review (None: its form sent no list; `_reading_check` says what then).
+    showed as needing review (None: its form sent no list; `_reading_check` says what then);
+    `tools_digests` the code of each as the page read it.
     """
     submission = submission_refresh(submission=submission)
     submission_decide_check(submission=submission, user=user)
@@ -123,6 +127,7 @@ def submission_approve_edit(
             note=note,
             tools_seen=tools_seen,
             tools_asked=tools_asked,
+            tools_digests=tools_digests,
         )
     try:
         with transaction.atomic():
@@ -136,6 +141,7 @@ def submission_approve_edit(
                 note=note,
                 tools_seen=tools_seen,
                 tools_asked=tools_asked,
+                tools_digests=tools_digests,
             )
             # The approval's own entry names the tools approved (`submission_approve`).
             extra = {

@@ -53,7 +53,8 @@ class ToolsChanged(ReviewConflict):
     `appeared`: tools the page did not list. `no_longer_allowed`: tools it showed as always
     allowed that need review now. `unasked`: tools that need review which the page may not
     have asked about: its form sent no list of the tools it asked about, and no reading the
-    server stored says (a tool only a reviewer's edit calls).
+    server stored says (a tool only a reviewer's edit calls). `recoded`: tools whose code
+    changed after the page read them (an approval covers the code it was decided on).
     """
 
     code_name = "tools_changed"
@@ -64,10 +65,12 @@ class ToolsChanged(ReviewConflict):
         appeared: list[str],
         no_longer_allowed: list[str],
         unasked: list[str] | None = None,
+        recoded: list[str] | None = None,
     ) -> None:
         self.appeared = appeared
         self.no_longer_allowed = no_longer_allowed
         self.unasked = unasked or []
+        self.recoded = recoded or []
         super().__init__(self.code_name, self.explained())
 
     def explained(self) -> str:
@@ -96,6 +99,9 @@ class ToolsChanged(ReviewConflict):
                 f"{', '.join(self.unasked)} {verb} a person's review, and the approval did "
                 "not say which tools you were asked about"
             )
+        if self.recoded:
+            verb = "was" if len(self.recoded) == 1 else "were"
+            found.append(f"the code of {', '.join(self.recoded)} {verb} changed since")
         return found
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+from collections.abc import Mapping
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -193,12 +194,13 @@ def _approve_and_start(
     script: str,
     user: AbstractBaseUser | None,
     source: str,
-    approved_tools: list[str] | None = None,
+    approved_tools: Mapping[str, str] | None = None,
 ) -> Run:
     """Start the run of an approved script and record that the code that runs is the approved code."""
     approved_sha = code_sha256(script)
     # The run carries the decision that let it through: every tool when the sandbox never
-    # reviews; the tools a reviewer was shown when a person approved it (`approved_tools`);
+    # reviews; the tools a reviewer was shown when a person approved it (`approved_tools`,
+    # each at the code it had then: the worker drops one whose code changed since);
     # only the always-allowed ones when the policy let it through on the reading alone;
     # nothing for any other state (fail closed).
     # A reviewer's approval is not every tool: a tool created (or renamed, or published)
@@ -209,7 +211,7 @@ def _approve_and_start(
     allowed_tools: dict[str, str] | list[str] | None = {}
     by_reviewer = False
     if submission.status in (SubmissionStatus.APPROVED, SubmissionStatus.EDITED_AND_APPROVED):
-        allowed_tools, by_reviewer = sorted(set(approved_tools or ())), True
+        allowed_tools, by_reviewer = dict(approved_tools or {}), True
     elif submission.status == SubmissionStatus.AUTO_APPROVED:
         if submission.policy == ReviewPolicy.NEVER:
             allowed_tools = None

@@ -35,7 +35,8 @@ def team_admin_user(team):
 
 
 def let_through(api, sandbox, body: str) -> Run:
-    """Submit as the agent; the policy lets it through: its run waits queued (no worker)."""
+    """Submit as the agent; the policy lets it through: its run waits queued (the session's
+    worker is stopped, as one busy with other runs would leave it)."""
     answer = submit(api, sandbox, body=body).json()
     assert answer["status"] == "auto_approved", answer
     run = Submission.objects.get(pk=answer["id"]).run
@@ -60,7 +61,7 @@ def ended(run: Run) -> tuple[str, str]:
     ],
 )  # fmt: skip
 def test_a_stricter_policy_stops_the_runs_it_would_have_had_read(
-    api, ecommerce, team_admin_user, before, after, body, stopped
+    api, ecommerce, team_admin_user, no_worker, before, after, body, stopped
 ):
     set_policy(ecommerce, before)
     allow_tools(ecommerce, "get_orders")
@@ -76,7 +77,7 @@ def test_a_stricter_policy_stops_the_runs_it_would_have_had_read(
 
 
 def test_the_policy_page_stops_them_too_and_leaves_a_persons_runs(
-    api, ecommerce, team_admin_user, member, reviewer
+    api, ecommerce, team_admin_user, member, reviewer, no_worker
 ):
     set_policy(ecommerce, ReviewPolicy.NEVER)
     unread = let_through(api, ecommerce, REFUND)

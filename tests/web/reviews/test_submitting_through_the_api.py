@@ -22,6 +22,8 @@ def test_a_clean_script_waits_for_review_with_the_tools_it_calls(api, ecommerce,
             "kind": "python",
             "always_allow": False,
             "secrets": [],
+            # The code the reading was made against: an approval covers that code only.
+            "code_digest": ecommerce.tools.get(name="get_orders").code_digest,
             "certain": True,
             "why": "called on line 1",
         }

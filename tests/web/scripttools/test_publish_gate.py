@@ -88,6 +88,7 @@ def test_the_review_policy_reads_always_allow_of_published_script_tools_only(
             "kind": "script",
             "always_allow": True,
             "secrets": [],
+            "code_digest": Tool.objects.get(pk=rsi_row.pk).code_digest,
             "certain": True,
             "why": "called as a command",
         }
