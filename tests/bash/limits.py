@@ -10,7 +10,7 @@ from jazzmine.bash import BashLimits, BashResult, BashSession, ToolSpec, specs_f
 from jazzmine.bash.events import bash_final_events
 from jazzmine.bash.sandbox import run_bash_in_sandbox
 from jazzmine.core.tools import SandboxConfig, ToolParameter, ToolRegistry, ToolResponse
-from jazzmine.sandbox import Outcome, SandboxBuilder
+from jazzmine.sandbox import Outcome, RunLimits, SandboxBuilder
 
 USER = ToolSpec("get_user", "Fetch a user by id", {
     "type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"],
@@ -36,11 +36,18 @@ def get_user(id: int) -> ToolResponse:
 
 
 async def run_in_a_bash_sandbox(
-    script: str, *, sandbox: str, docker_client: Any, cache_dir: Path, source: str = GET_USER
+    script: str,
+    *,
+    sandbox: str,
+    docker_client: Any,
+    cache_dir: Path,
+    source: str = GET_USER,
+    bash_limits: BashLimits = LIMITS,
+    limits: RunLimits | None = None,
 ) -> BashResult:
-    """Run a script under LIMITS in a real bash sandbox of `get_user` (the image runs its own
-    copy of the engine's reading; `source` its code, `id` its one documented parameter);
-    remove the images it took afterwards."""
+    """Run a script under `bash_limits` in a real bash sandbox of `get_user` (the image runs
+    its own copy of the engine's reading; `source` its code, `id` its one documented
+    parameter); remove the images it took afterwards."""
     registry = ToolRegistry()
     registry.register_sandbox(SandboxConfig(name=sandbox))
     registry.register_source(
@@ -51,7 +58,8 @@ async def run_in_a_bash_sandbox(
     try:
         return await run_bash_in_sandbox(
             script, sandbox_image=builder.ensure_image(sandbox).tag,
-            specs=specs_for_sandbox(registry, sandbox), bash_limits=LIMITS, client=docker_client,
+            specs=specs_for_sandbox(registry, sandbox), bash_limits=bash_limits, limits=limits,
+            client=docker_client,
         )  # fmt: skip
     finally:
         builder.prune(sandbox, keep=0)  # this test's images, and the bash images on them

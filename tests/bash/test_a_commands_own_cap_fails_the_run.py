@@ -17,7 +17,13 @@ import pytest
 from jazzmine.bash import BashLimits, BashSession
 from jazzmine.bash.blindspots import limit_blind_spot
 from jazzmine.core.tools import ToolResponse
-from tests.bash.limits import USER, assert_stopped_by_a_limit, limited_session
+from jazzmine.sandbox import RunLimits
+from tests.bash.limits import (
+    USER,
+    assert_stopped_by_a_limit,
+    limited_session,
+    run_in_a_bash_sandbox,
+)
 
 CAPPED = {
     "seq's lines, summed by awk": (
@@ -111,30 +117,13 @@ async def test_many_calls_within_the_limits_are_not_cut_at_the_output_cap(
 ) -> None:
     # 9,000 calls, each its own event, under the sandbox's 1 MB output cap: the run was
     # killed at "output limit" (the events alone pass it), its result lost.
-    from jazzmine.bash import specs_for_sandbox
-    from jazzmine.bash.sandbox import run_bash_in_sandbox
-    from jazzmine.core.tools import SandboxConfig, ToolParameter, ToolRegistry
-    from jazzmine.sandbox import RunLimits, SandboxBuilder
-    from tests.bash.limits import GET_USER
-
-    name = "many-calls-bash"
-    registry = ToolRegistry()
-    registry.register_sandbox(SandboxConfig(name=name))
-    registry.register_source(
-        GET_USER, sandbox=name, description="Fetch a user by id",
-        parameters=[ToolParameter("id", "int", "User id", required=True)],
-    )  # fmt: skip
-    builder = SandboxBuilder(registry, client=docker_client, cache_dir=tmp_path)
-    try:
-        result = await run_bash_in_sandbox(
-            "for i in $(seq 9000); do get_user --id 0 >/dev/null; done\necho done\n",
-            sandbox_image=builder.ensure_image(name).tag,
-            specs=specs_for_sandbox(registry, name),
-            bash_limits=BashLimits(max_commands=10_000, timeout_seconds=120),
-            limits=RunLimits(timeout_seconds=120),
-            client=docker_client,
-        )
-    finally:
-        builder.prune(name, keep=0)
+    result = await run_in_a_bash_sandbox(
+        "for i in $(seq 9000); do get_user --id 0 >/dev/null; done\necho done\n",
+        sandbox="many-calls-bash",
+        docker_client=docker_client,
+        cache_dir=tmp_path,
+        bash_limits=BashLimits(max_commands=10_000, timeout_seconds=120),
+        limits=RunLimits(timeout_seconds=120),
+    )
     assert (result.exit_code, result.error, result.stdout) == (0, None, "done\n"), result.error
     assert len(result.calls) == 9000 and [c.seq for c in result.calls[-2:]] == [8999, 9000]

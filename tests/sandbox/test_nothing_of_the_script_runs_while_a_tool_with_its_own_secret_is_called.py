@@ -17,6 +17,7 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -141,16 +142,23 @@ def test_as_a_plain_process_nothing_of_the_script_runs_during_the_call(runtime: 
     assert_paused(report)
 
 
+LIMITS = RunLimits(memory_mb=256, pids_limit=64, timeout_seconds=20)
+
+
+async def report_of(runner: Any, asked: RunRequest) -> dict:
+    """Run a request through a sandbox runner; return its result, which it must reach."""
+    events = await collect(runner.run(asked))
+    assert final(events).outcome is Outcome.RESULT, events
+    (report,) = [e.data for e in events if e.type == "result"]
+    return report
+
+
 @requires_bwrap
 async def test_under_bubblewrap_nothing_of_the_script_runs_during_the_call(runtime: Path) -> None:
     from jazzmine.sandbox.bwrap import BwrapRunner
 
-    limits = RunLimits(memory_mb=256, pids_limit=64, timeout_seconds=20)
-    runner = BwrapRunner(allow_unrestricted=True).bind(runtime, limits)
-    events = await collect(runner.run(request()))
-    assert final(events).outcome is Outcome.RESULT, events
-    (report,) = [e.data for e in events if e.type == "result"]
-    assert_paused(report)
+    runner = BwrapRunner(allow_unrestricted=True).bind(runtime, LIMITS)
+    assert_paused(await report_of(runner, request()))
 
 
 # A script can undo the pause: a stopped process goes on at any SIGCONT, and a POSIX timer
@@ -208,12 +216,8 @@ def assert_woke_and_found_nothing(report: dict) -> None:
 async def test_under_bubblewrap_a_script_that_wakes_itself_reads_no_secret(runtime: Path) -> None:
     from jazzmine.sandbox.bwrap import BwrapRunner
 
-    limits = RunLimits(memory_mb=256, pids_limit=64, timeout_seconds=20)
-    runner = BwrapRunner(allow_unrestricted=True).bind(runtime, limits)
-    events = await collect(runner.run(waking_request()))
-    assert final(events).outcome is Outcome.RESULT, events
-    (report,) = [e.data for e in events if e.type == "result"]
-    assert_woke_and_found_nothing(report)
+    runner = BwrapRunner(allow_unrestricted=True).bind(runtime, LIMITS)
+    assert_woke_and_found_nothing(await report_of(runner, waking_request()))
 
 
 @pytest.fixture(scope="module")
@@ -226,8 +230,5 @@ def paused_image(docker_client, runtime: Path) -> str:
 async def test_in_a_container_a_script_that_wakes_itself_reads_no_secret(
     hostile_runner, paused_image
 ) -> None:
-    limits = RunLimits(memory_mb=256, pids_limit=64, timeout_seconds=20)
-    events = await collect(hostile_runner.bind(paused_image, limits).run(waking_request()))
-    assert final(events).outcome is Outcome.RESULT, events
-    (report,) = [e.data for e in events if e.type == "result"]
-    assert_woke_and_found_nothing(report)
+    runner = hostile_runner.bind(paused_image, LIMITS)
+    assert_woke_and_found_nothing(await report_of(runner, waking_request()))

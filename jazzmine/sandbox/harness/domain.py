@@ -14,8 +14,12 @@ harness run as a plain root process on a host, as some tests run it, is no sandb
 
 The domain restricts only making block and character devices (which a sandbox without
 capabilities cannot do anyway): a ruleset must restrict something, and no file access a
-script or a tool makes is taken from it. Landlock needs Linux 5.13; where the kernel (or a
-seccomp profile) refuses it, the worker cannot be sure, and no tool gets a secret of its own.
+script or a tool makes is taken from it. Moving a file to another directory is one: a domain
+that does not handle it refuses it outright (EXDEV, as Landlock's first version did), which
+broke every rename across directories, the harness's own sweep of what a call left among them;
+so the domain handles it and allows it beneath `/`. That needs Landlock's second version
+(Linux 5.19); where the kernel (or a seccomp profile) has no such Landlock, the worker cannot
+be sure, and no tool gets a secret of its own.
 """
 
 from __future__ import annotations
@@ -24,9 +28,12 @@ import ctypes
 import os
 
 # linux/landlock.h; the syscall numbers are the same on every architecture.
-_CREATE_RULESET, _RESTRICT_SELF = 444, 446
+_CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446
+_CREATE_RULESET_VERSION = 1
+_RULE_PATH_BENEATH = 1
 _ACCESS_FS_MAKE_CHAR = 1 << 6
 _ACCESS_FS_MAKE_BLOCK = 1 << 11
+_ACCESS_FS_REFER = 1 << 13  # Landlock's second version
 _PR_SET_NO_NEW_PRIVS = 38
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -37,18 +44,37 @@ class _RulesetAttr(ctypes.Structure):
     _fields_ = [("handled_access_fs", ctypes.c_uint64)]
 
 
+class _PathBeneathAttr(ctypes.Structure):
+    _pack_ = 1  # packed in the kernel's header
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+
 def domain_ruleset() -> tuple[int | None, str | None]:
     """Return a Landlock ruleset to enter before the script runs, or None and why there is none.
 
     Made before any tool takes its secrets: where none can be made, none is handed over.
     """
-    attr = _RulesetAttr(_ACCESS_FS_MAKE_CHAR | _ACCESS_FS_MAKE_BLOCK)
+    version = _libc.syscall(_CREATE_RULESET, None, 0, _CREATE_RULESET_VERSION)
+    if version < 2:
+        why = os.strerror(ctypes.get_errno()) if version < 0 else f"only its version {version}"
+        return None, (
+            f"this kernel has no Landlock domain to keep the script in ({why}; "
+            "Linux 5.19 or later has one)"
+        )
+    attr = _RulesetAttr(_ACCESS_FS_MAKE_CHAR | _ACCESS_FS_MAKE_BLOCK | _ACCESS_FS_REFER)
     fd = _libc.syscall(_CREATE_RULESET, ctypes.byref(attr), ctypes.sizeof(attr), 0)
     if fd < 0:
-        return None, (
-            "this kernel refuses a Landlock domain for the script "
-            f"({os.strerror(ctypes.get_errno())}; Linux 5.13 or later has one)"
-        )
+        return None, f"the kernel refused a Landlock ruleset ({os.strerror(ctypes.get_errno())})"
+    root = os.open("/", os.O_PATH | os.O_CLOEXEC)
+    try:
+        beneath = _PathBeneathAttr(_ACCESS_FS_REFER, root)
+        added = _libc.syscall(_ADD_RULE, int(fd), _RULE_PATH_BENEATH, ctypes.byref(beneath), 0)
+        errno = ctypes.get_errno()
+    finally:
+        os.close(root)
+    if added != 0:
+        os.close(int(fd))
+        return None, f"the kernel refused a Landlock rule ({os.strerror(errno)})"
     return int(fd), None
 
 

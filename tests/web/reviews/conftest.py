@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.test import Client
 
@@ -61,6 +63,16 @@ def set_policy(sandbox, policy: str = ReviewPolicy.ALWAYS, timeout: int = 3600) 
     SandboxReviewSettings.objects.update_or_create(
         sandbox=sandbox, defaults={"policy": policy, "timeout_seconds": timeout}
     )
+
+
+def approve_form(page: str) -> dict[str, list[str]]:
+    """Return the hidden fields a review page's approve form sends, as a browser would."""
+    form = page[page.index('data-decision="approve"') :]
+    form = form[: form.index("</form>")]
+    fields: dict[str, list[str]] = {}
+    for name, value in re.findall(r'<input type="hidden" name="(tools_\w+)" value="([^"]*)"', form):
+        fields.setdefault(name, []).append(value)
+    return fields
 
 
 def submit(api, sandbox, body: str = BODY, **extra):

@@ -10,8 +10,6 @@ and the run drops a tool whose code changes while it waits, saying why.
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from jazzmine_web.catalog.services import tool_update
@@ -19,22 +17,12 @@ from jazzmine_web.reviews.models import Submission
 from jazzmine_web.runs.models import Run, RunEvent, RunStatus
 from tests.waiting import wait_until
 
-from .conftest import set_policy, submit
+from .conftest import approve_form, set_policy, submit
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 BODY = 'r = update_order_status(order_id="ORD-1003", status="shipped")\nemit_result(r)\n'
 MARK = "CODE NOBODY APPROVED RAN"
-
-
-def approve_form(page: str) -> dict[str, list[str]]:
-    """Return the hidden fields the page's approve form sends, as a browser would."""
-    form = page[page.index('data-decision="approve"') :]
-    form = form[: form.index("</form>")]
-    fields: dict[str, list[str]] = {}
-    for name, value in re.findall(r'<input type="hidden" name="(tools_\w+)" value="([^"]*)"', form):
-        fields.setdefault(name, []).append(value)
-    return fields
 
 
 def recode(sandbox, member) -> None:

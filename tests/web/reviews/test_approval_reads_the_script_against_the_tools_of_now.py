@@ -10,8 +10,6 @@ script runs.
 
 from __future__ import annotations
 
-import re
-
 import pytest
 from django.db import transaction
 
@@ -20,7 +18,7 @@ from jazzmine_web.reviews.models import AuditAction, AuditEntry, Submission
 from jazzmine_web.reviews.services import ToolsChanged, submission_approve
 from jazzmine_web.runs.models import Run, RunStatus
 
-from .conftest import allow_tools, submit
+from .conftest import allow_tools, approve_form, submit
 
 pytestmark = pytest.mark.django_db
 
@@ -181,16 +179,6 @@ def test_a_tool_shown_as_always_allowed_that_no_longer_is_is_not_approved_unaske
     assert submission.tools_called[0]["always_allow"] is False
 
 
-def _approve_form(page: str) -> dict[str, list[str]]:
-    """Return the hidden fields the page's approve form sends, as a browser would."""
-    form = page[page.index('data-decision="approve"') :]
-    form = form[: form.index("</form>")]
-    fields: dict[str, list[str]] = {}
-    for name, value in re.findall(r'<input type="hidden" name="(tools_\w+)" value="([^"]*)"', form):
-        fields.setdefault(name, []).append(value)
-    return fields
-
-
 def test_a_page_that_showed_a_tool_as_always_allowed_never_approves_it_once_it_is_not(
     api, ecommerce, member, reviewer, reviewer_client
 ) -> None:
@@ -201,7 +189,7 @@ def test_a_page_that_showed_a_tool_as_always_allowed_never_approves_it_once_it_i
         api, ecommerce, body=AGENT.replace("wipe_orders", "get_user --user_id U-1")
     )
     drawn = reviewer_client.get(f"/reviews/{submission.pk}/").content.decode()
-    stale = _approve_form(drawn)
+    stale = approve_form(drawn)
     assert stale["tools_asked"] == ["get_user"]  # its confirmation asks about get_user only
     get_orders = ecommerce.tools.get(name="get_orders")
     changed = get_orders.source.replace("orders[: max(0, int(limit))]", "orders")
@@ -212,7 +200,7 @@ def test_a_page_that_showed_a_tool_as_always_allowed_never_approves_it_once_it_i
     submission.refresh_from_db()
     assert submission.status == "pending" and not Run.objects.exists()
     # The page drawn now asks about both, and approves both.
-    fresh = _approve_form(reviewer_client.get(f"/reviews/{submission.pk}/").content.decode())
+    fresh = approve_form(reviewer_client.get(f"/reviews/{submission.pk}/").content.decode())
     assert fresh["tools_asked"] == ["get_orders", "get_user"]
     assert reviewer_client.post(url, fresh).status_code == 302
     submission.refresh_from_db()
