@@ -26,6 +26,8 @@ never the other way round. Stdlib and bashkit only: it is copied into the bash i
 
 from __future__ import annotations
 
+import bisect
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -116,10 +118,14 @@ class _Reading:
     functions: set[str] = field(default_factory=set)
     aliases: bool = False  # an alias may make a group of any name
 
-    def diverted(self) -> str | None:
-        """Return the first redirection that may hold a part's line, quoted, or None."""
+    def diverted(self, holding: frozenset[str] = frozenset()) -> str | None:
+        """Return the first redirection that may hold a part's line, quoted, or None.
+
+        `holding`: commands whose own stderr holds such a line (a redirection on one of them
+        hides it too, not only one around it).
+        """
         for text, at in self.diversions:
-            if self.aliases or not _on_one_plain_command(text, at, self.functions):
+            if self.aliases or not _on_one_plain_command(text, at, self.functions, holding):
                 return _quoted_line(text, at)
         return None
 
@@ -133,12 +139,9 @@ def limit_blind_spot(script: str) -> str | None:
     diverted = reading.diverted() if reading.quiet else None
     if diverted:
         return f"{reading.quiet[0]}, and the script may send that stderr elsewhere ({diverted})"
-    if reading.capped and reading.diversions:
-        text, at = reading.diversions[0]
-        return (
-            f"{reading.capped[0]}, and the script may send that stderr elsewhere "
-            f"({_quoted_line(text, at)})"
-        )
+    diverted = reading.diverted(_CAPPED) if reading.capped else None
+    if diverted:
+        return f"{reading.capped[0]}, and the script may send that stderr elsewhere ({diverted})"
     return None
 
 
@@ -303,7 +306,9 @@ def _read_unparsed(text: str, reading: _Reading, *, whole: bool) -> None:
         )
 
 
-def _on_one_plain_command(text: str, at: int, functions: set[str]) -> bool:
+def _on_one_plain_command(
+    text: str, at: int, functions: set[str], holding: frozenset[str] = frozenset()
+) -> bool:
     """Tell whether the redirection at `at` belongs to one plain command that holds no part.
 
     Such a redirection covers that command's own stderr, never a job's line: bashkit writes
@@ -312,9 +317,14 @@ def _on_one_plain_command(text: str, at: int, functions: set[str]) -> bool:
     """
     if text[at] == "}":
         return False  # `{fd}>&-`: a descriptor held in a variable, which may be 2, for good
-    start = at
-    while start > 0 and not _ends_a_command(text, start - 1):
-        start -= 1
+    if holding:
+        # Where the command starts, quotes read: an awk program's `;` is no end of a command.
+        ends = _command_ends(text)
+        start = ends[bisect.bisect_left(ends, at) - 1] + 1 if ends and ends[0] < at else 0
+    else:
+        start = at
+        while start > 0 and not _ends_a_command(text, start - 1):
+            start -= 1
     command = text[start:at]
     if re.search(r"\$\(|`|[<>]\(", command):
         return False
@@ -329,8 +339,35 @@ def _on_one_plain_command(text: str, at: int, functions: set[str]) -> bool:
     if not words:
         return False
     name = words[0]
+    if name == "eval" and holding and not _names_any(command, holding):
+        return True  # it runs only the text read here, and none of those commands is in it
     return not (name in _KEYWORDS or name in _RUN_BY_NAME or name in _JOB_WAITERS
-                or name in functions)  # fmt: skip
+                or name in functions or name in holding)  # fmt: skip
+
+
+def _names_any(text: str, names: frozenset[str]) -> bool:
+    """Tell whether any of `names` stands in the text as a word (quoted or not)."""
+    return any(re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w.-])", text) for name in names)
+
+
+@functools.lru_cache(maxsize=8)
+def _command_ends(text: str) -> list[int]:
+    """Return where commands end in a text, outside quotes: sorted positions of the ends."""
+    ends: list[int] = []
+    quote = ""
+    escaped = False
+    for i, char in enumerate(text):
+        if escaped:
+            escaped = False
+        elif char == "\\" and quote != "'":
+            escaped = True
+        elif quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif _ends_a_command(text, i):
+            ends.append(i)
+    return ends
 
 
 def _ends_a_command(text: str, i: int) -> bool:

@@ -60,6 +60,12 @@ def test_within_its_caps_the_same_pipeline_succeeds() -> None:
         "seq 1 150000 2>&1 | tail -n 1\n",
         "echo a | sed ':x; s/a/a/; tx' &>/dev/null\n",
         "xargs -n1 awk 'BEGIN{print 1}' 2>&-\n",
+        "eval 'jq -n 1' 2>/dev/null\n",
+        "f() { jq -n 1; }\nf 2>/dev/null\n",
+        "for i in 1; do seq 1 5; done 2>/dev/null\n",
+        "command jq -n 1 2>/dev/null\n",
+        '"j"q -n 1 2>/dev/null\n',
+        "s\\\ned 's/a/b/' 2>/dev/null\n",
     ],
 )
 def test_a_script_that_may_hide_such_a_line_is_refused_before_it_runs(script: str) -> None:
@@ -67,8 +73,17 @@ def test_a_script_that_may_hide_such_a_line_is_refused_before_it_runs(script: st
     assert blind is not None and "a cap of its own" in blind, blind
 
 
-def test_stderr_sent_elsewhere_by_a_script_without_such_commands_is_still_fine() -> None:
-    assert limit_blind_spot("get_user --id 1 2>/dev/null\necho done\n") is None
+@pytest.mark.parametrize(
+    "script",
+    [
+        "get_user --id 1 2>/dev/null\necho done\n",
+        "get_user --id 1 2>/dev/null | jq .id\n",  # jq's own stderr still reaches the run
+        "eval 'get_user --id 1' 2>/dev/null | jq .id\n",
+        "echo 'a;b' 2>/dev/null; jq -n 1\n",
+    ],
+)
+def test_stderr_sent_elsewhere_from_other_commands_is_still_fine(script: str) -> None:
+    assert limit_blind_spot(script) is None
 
 
 def test_no_tool_runs_once_the_time_limit_is_used_up() -> None:
