@@ -188,6 +188,22 @@ def dead_sessions_deployments(client: Any) -> list[str]:
     return dead
 
 
+def deployment_containers_remove(client: Any, deployments: list[str]) -> int:
+    """Remove the containers of these test deployments (a name, or a prefix ending in "-",
+    which covers the session's own and its fixtures'); return how many went."""
+    removed = 0
+    for container in client.containers.list(
+        all=True, filters={"label": "jazzmine.deployment"}, ignore_removed=True
+    ):
+        label = (container.labels or {}).get("jazzmine.deployment", "")
+        names = {d.rstrip("-") for d in deployments}
+        if label in names or any(label.startswith(f"{name}-") for name in names):
+            with contextlib.suppress(Exception):
+                container.remove(force=True)
+                removed += 1
+    return removed
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """Remove the sandbox images the tests' deployment made, those left without a tag, and the
     session's Redis keys.
@@ -208,8 +224,12 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
     try:
         client = docker.from_env(timeout=60)
+        dead = dead_sessions_deployments(client)
+        # First any container the session's workers left (one stopped without removing its
+        # pool's, under load): it pins its image, and no later session owns its label.
+        deployment_containers_remove(client, [settings.JAZZMINE_DEPLOYMENT, *dead])
         deployment_images_remove(client, f"{settings.JAZZMINE_DEPLOYMENT}-")
-        for prefix in dead_sessions_deployments(client):
+        for prefix in dead:
             deployment_images_remove(client, prefix)
         client.images.prune(filters={"dangling": True, "label": "jazzmine.sandbox"})
     except docker.errors.DockerException:
