@@ -286,10 +286,16 @@ def _reading_check(
         read: Mapping[str, Any] = tools_digests
     else:
         read = {} if edited else {name: t.get("code_digest") for name, t in stored.items()}
+    # A page that sent its digests but none readable for a tool it listed said nothing of that
+    # tool's code: it is refused as recoded (the page drawn again names it).
     recoded = sorted(
         t["name"]
         for t in tools
-        if t["name"] in seen and read.get(t["name"]) not in (None, t["code_digest"])
+        if t["name"] in seen
+        and (
+            read.get(t["name"]) not in (None, t["code_digest"])
+            or (tools_digests is not None and t["name"] not in tools_digests)
+        )
     )
     unasked = sorted(
         t["name"]

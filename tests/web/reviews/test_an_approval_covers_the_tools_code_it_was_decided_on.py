@@ -48,8 +48,14 @@ def test_a_page_drawn_before_a_tools_code_changed_approves_nothing(
     assert "the code of update_order_status was changed since" in refused.content.decode()
     submission = Submission.objects.get(pk=state["id"])
     assert submission.status == "pending" and not Run.objects.exists()
-    # Pressed again from the same page: still refused (it still read the old code).
+    # Pressed again from the same page: still refused (it still read the old code); and so
+    # is a form whose digests are unreadable or name no tool: it said nothing of the code.
     assert reviewer_client.post(f"{url}approve/", stale).status_code == 409
+    for spelled in ("update_order_status", " update_order_status=x", ""):
+        assert (
+            reviewer_client.post(f"{url}approve/", {**stale, "tools_digest": [spelled]}).status_code
+            == 409
+        ), spelled
 
     # The page drawn now reads the new code, and approves it, bound to it.
     fresh = approve_form(reviewer_client.get(url).content.decode())

@@ -64,8 +64,10 @@ def _listed(html: str) -> dict[str, list[str]]:
     """Return the tool fields of the form's list (`#tools-seen`), swapped in by a reading."""
     span = html[html.index('id="tools-seen"') :]
     span = span[: span.index("</span>")]
-    fields: dict[str, list[str]] = {"tools_seen": [], "tools_asked": []}
-    for name, value in re.findall(r'name="(tools_seen|tools_asked)" value="([^"]*)"', span):
+    fields: dict[str, list[str]] = {"tools_seen": [], "tools_asked": [], "tools_digest": []}
+    for name, value in re.findall(
+        r'name="(tools_seen|tools_asked|tools_digest)" value="([^"]*)"', span
+    ):
         fields[name].append(value)
     return fields
 
