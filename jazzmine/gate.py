@@ -175,19 +175,66 @@ def _read_python(script: str, names: frozenset[str]) -> Reading:
             tree = ast.parse(script)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         return Reading(uncertain=(Doubt(f"the script does not parse ({type(exc).__name__})"),))
-    reader = _PythonReader(names)
+    reader = _PythonReader(names, _bound_names(tree))
     reader.visit(tree)
     return Reading(calls=reader.calls, uncertain=tuple(reader.doubts))
+
+
+# `re.compile(...)` builds a pattern, not code: read as plain when `re` is the module (no
+# other binding of the name in the script), rather than as "builds code from a string".
+_PLAIN_MODULE_ATTRIBUTES = {("re", "compile")}
+
+
+def _bound_names(tree: ast.AST) -> frozenset[str]:
+    """Return every name the script binds, other than `re` by `import re` ("*": any name)."""
+    bound: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            bound.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                first = alias.name.split(".")[0]
+                if alias.asname is not None or first != "re":
+                    bound.add(alias.asname or first)
+        elif isinstance(node, ast.ImportFrom):
+            # `from m import *` may bind any name.
+            bound.update(alias.asname or alias.name for alias in node.names)
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+            bound.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            bound.add(node.rest)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            bound.update(node.names)
+    return frozenset(bound)
+
+
+def _attribute_by_text(node: ast.Call) -> str | None:
+    """Return the attribute `getattr(obj, "name"[, default])` reads, when it is plain text."""
+    if node.keywords or len(node.args) not in (2, 3):
+        return None
+    if any(isinstance(arg, ast.Starred) for arg in node.args):
+        return None
+    name = node.args[1]
+    if not isinstance(name, ast.Constant) or not isinstance(name.value, str):
+        return None
+    # getattr does not normalise its text as the parser does names: read what it looks up.
+    return name.value if name.value.isidentifier() and name.value.isascii() else None
 
 
 class _PythonReader(ast.NodeVisitor):
     """Count `tool(...)` with a literal name as a call; every other use of a tool is a doubt."""
 
-    def __init__(self, names: frozenset[str]) -> None:
+    def __init__(self, names: frozenset[str], bound: frozenset[str] = frozenset()) -> None:
         self.names = names
+        self.bound = bound  # names the script binds: they may hold anything
         self.calls: dict[str, int | None] = {}
         self.doubts: list[Doubt] = []
         self._direct: set[int] = set()  # ids of Name nodes that are the callee of a call
+        self._plain: set[int] = set()  # ids of nodes read as plain although their name is not
 
     def _doubt(self, node: ast.AST, reason: str, tools: frozenset[str] = ANY_TOOL) -> None:
         self.doubts.append(Doubt(reason, tools, getattr(node, "lineno", None)))
@@ -196,10 +243,22 @@ class _PythonReader(ast.NodeVisitor):
         if isinstance(node.func, ast.Name) and node.func.id in self.names:
             self._direct.add(id(node.func))
             self.calls.setdefault(node.func.id, node.lineno)
+        elif (
+            isinstance(node.func, ast.Name)
+            and node.func.id == "getattr"
+            and not self._rebound("getattr")
+        ):
+            # `getattr(r, "data", None)` reads `r.data`: read it as that attribute. Any other
+            # text (a tool's name, a dunder, one built at run time) stays a doubt.
+            attribute = _attribute_by_text(node)
+            if attribute is not None and self._attribute_doubt(attribute) is None:
+                self._plain.add(id(node.func))
         self.generic_visit(node)
 
     def visit_Name(self, node: ast.Name) -> None:
         name = node.id
+        if id(node) in self._plain:
+            return
         if name in self.names and id(node) not in self._direct:
             if isinstance(node.ctx, ast.Load):
                 reason = f"the tool {name} is used as a value (passed, stored or wrapped)"
@@ -214,18 +273,30 @@ class _PythonReader(ast.NodeVisitor):
             self._doubt(node, f"{name} reaches the interpreter's internals")
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
-        attr = node.attr
+        owner = node.value.id if isinstance(node.value, ast.Name) else None
+        plain_module = (owner, node.attr) in _PLAIN_MODULE_ATTRIBUTES and not self._rebound(owner)
+        doubt = None if plain_module else self._attribute_doubt(node.attr)
+        if doubt is not None:
+            self._doubt(node, *doubt)
+        self.generic_visit(node)
+
+    def _rebound(self, name: str | None) -> bool:
+        """Tell whether the script may bind `name` to something of its own."""
+        return name in self.bound or "*" in self.bound
+
+    def _attribute_doubt(self, attr: str) -> tuple[str, frozenset[str]] | None:
+        """Return why reading the attribute `attr` leaves a tool call open (None: it does not)."""
         if attr in _PY_DYNAMIC:
-            self._doubt(node, f".{attr} {_PY_DYNAMIC[attr]}")
-        elif attr in self.names:
+            return f".{attr} {_PY_DYNAMIC[attr]}", ANY_TOOL
+        if attr in self.names:
             # `__main__.get_orders`, `sys.modules[...].get_orders`: the tool, by another road.
-            self._doubt(node, f"the tool {attr} is read as an attribute", frozenset({attr}))
-        elif attr.startswith("_") or attr in FORBIDDEN_ATTRIBUTES:
+            return f"the tool {attr} is read as an attribute", frozenset({attr})
+        if attr.startswith("_") or attr in FORBIDDEN_ATTRIBUTES:
             # `f.__globals__[...]`, `frame.f_globals`: namespaces by name, where the tool's
             # name can be built at run time. The validator refuses these too; the reading
             # does not rely on it.
-            self._doubt(node, f".{attr} reaches the interpreter's internals")
-        self.generic_visit(node)
+            return f".{attr} reaches the interpreter's internals", ANY_TOOL
+        return None
 
     def visit_Constant(self, node: ast.Constant) -> None:
         # Text equal to a tool's name is how getattr/globals-style tricks name a tool.

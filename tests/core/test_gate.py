@@ -278,3 +278,63 @@ def test_the_reading_is_json_data_with_tools_and_reasons() -> None:
 
 def test_an_unknown_language_is_read_as_uncertain() -> None:
     assert read_calls("x", language="ruby", tools=TOOLS).may_call("get_orders")
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        "import re\npattern = re.compile(r'#(\\d+)')\nlist_items()",
+        "m = re.compile('[a-z]+', re.I).match('x')\nlist_items()",
+        "items = list_items()\nn = len(getattr(items, 'data', None) or [])",
+        "status = getattr(order, 'status')\nlist_items()",
+    ],
+)
+def test_a_pattern_compiled_with_re_or_an_attribute_read_by_getattr_is_not_a_doubt(
+    script: str,
+) -> None:
+    # Both read as "builds code" / "reads by name" before: such scripts went to a person
+    # under the "unlisted" policy though they call only always-allowed tools.
+    reading = read_calls(script, language="python", tools=TOOLS)
+    assert reading.uncertain == (), reading
+    assert not reading.may_call("get_orders")
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        # `re` is not the module any more: its `compile` may be the builtin one
+        "import builtins as re\nexec(re.compile('get_orders()', 's', 'exec'))",
+        "re = __builtins__\nre.compile('x', 's', 'exec')",
+        "from builtins import *\nre.compile('x', 's', 'exec')",
+        "def f(re):\n    return re.compile('x', 's', 'exec')",
+        "f = lambda re: re.compile('x', 's', 'exec')",
+        "for re in [x]:\n    re.compile('x', 's', 'exec')",
+        "[re for re in [x]]\nre.compile('x', 's', 'exec')",
+        "del re\nre.compile('x', 's', 'exec')",
+        "(re := x).compile('x', 's', 'exec')",
+        "class C:\n    re = x\n    re.compile('x', 's', 'exec')",
+        "try:\n    pass\nexcept Exception as re:\n    re.compile('x')",
+        "global re\nre.compile('x')",
+        "from x import y as re\nre.compile('x')",
+        "from x import re\nre.compile('x')",
+        "builtins.compile('get_orders()', 's', 'exec')",
+        "x.compile('get_orders()', 's', 'exec')",
+        # getattr with anything but a plain attribute's text, or getattr rebound
+        "getattr(x, 'get_orders')()",
+        "getattr(x, 'get_' + 'orders')()",
+        "getattr(x, name)()",
+        "getattr(x, *['get_orders'])()",
+        "getattr(x, 'ｇet_orders')()",
+        "getattr(x, '__globals__')['get_orders']()",
+        "getattr(x, 'f_globals')['get_orders']()",
+        "getattr(x, 'compile')('get_orders()', 's', 'exec')",
+        "getattr(x, name='get_orders')()",
+        "g = getattr\ng(x, 'get_orders')()",
+        "getattr = lambda o, n: eval(n)\ngetattr(x, 'data')",
+        "from m import *\ngetattr(x, 'data')",
+        "def f(getattr):\n    return getattr(x, 'data')",
+    ],
+)
+def test_re_compile_and_getattr_stay_doubts_when_they_may_be_something_else(script: str) -> None:
+    reading = read_calls(script, language="python", tools=TOOLS)
+    assert reading.may_call("get_orders"), reading

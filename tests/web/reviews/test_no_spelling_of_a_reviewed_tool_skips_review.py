@@ -84,6 +84,8 @@ PYTHON_SPELLINGS = [
     "emit_result([g('U-1').data for g in [get_user]])",
     "emit_result(getattr(get_orders, 'get_user'))",
     "emit_result(get_user.__call__('U-1').data)",
+    "emit_result(getattr(x, 'get_user')('U-1').data)",
+    "import builtins as re\nexec(re.compile('get_user(\"U-1\")', 's', 'exec'))",
     "get_orders = get_user\nemit_result(get_orders('U-1').data)",
     "import __main__\nemit_result(__main__.get_user('U-1').data)",
     "emit_result((lambda: 0).__globals__['get_' + 'user']('U-1').data)",
@@ -148,3 +150,16 @@ def test_the_reviewer_page_shows_which_tools_and_why(api, auto, reviewer_client)
     page = reviewer_client.get(f"/reviews/{state['id']}/").content.decode()
     assert 'data-tool="get_user"' in page and 'data-certain="no"' in page
     assert "eval runs a string as commands" in page
+
+
+def test_a_python_script_with_a_pattern_and_getattr_still_runs_at_once(api, auto) -> None:
+    # Both read as doubts on every tool before (the reading took `.compile` for the builtin
+    # and getattr for a lookup of anything): such a script waited for a person.
+    body = (
+        "digits = re.compile(r'\\d+')\n"
+        "orders = get_orders(status='delivered')\n"
+        "emit_result([digits.findall(str(getattr(o, 'id', o))) for o in orders.data])\n"
+    )
+    state = submit(api, auto, body=body).json()
+    assert state["status"] == "auto_approved", state
+    assert [(t["name"], t["certain"]) for t in state["tools_called"]] == [("get_orders", True)]
