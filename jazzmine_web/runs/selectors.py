@@ -10,6 +10,7 @@ from typing import Any
 from django.db.models import QuerySet
 
 from jazzmine.jsontext import json_read, json_shown
+from jazzmine.visible import visible
 
 from ..catalog.selectors import sandbox_for_user, sandboxes_for_user
 from .models import RUN, Language, Run, RunEvent, RunStatus, status_shown
@@ -175,7 +176,7 @@ def run_pane_new(run: Run) -> RunPane:
 def run_head(*, status: str, message: str, outcome: str = "") -> RunHead:
     """Return the status region for a status (a stored one, or one just announced)."""
     badge, label = status_shown(status, outcome)
-    return RunHead(status=status, label=label, message=message, badge=badge)
+    return RunHead(status=status, label=label, message=shown(message), badge=badge)
 
 
 def pane_regions(run: Run, events: list[dict[str, Any]]) -> PaneRegions:
@@ -219,8 +220,8 @@ def event_view(event: dict[str, Any], *, started: float) -> EventView | None:
     if kind == "exit":
         outcome = str(_field(data, "outcome", default=""))
         message = data.get("message") if isinstance(data, dict) else None
-        return EventView(**fields, label=f"exit: {outcome}", text=f" {message or ''}",
-                         outcome=outcome)  # fmt: skip
+        return EventView(**fields, label=shown(f"exit: {outcome}"),
+                         text=shown(f" {message or ''}"), outcome=outcome)  # fmt: skip
     return None
 
 
@@ -278,7 +279,12 @@ def pretty(data: Any) -> str:
 
 
 def shown(text: str) -> str:
-    """Return a text as a pane shows it: whole up to `SHOWN_CHARS`, else cut, saying so."""
+    """Return a text as a pane shows it: whole up to `SHOWN_CHARS`, else cut, saying so.
+
+    Characters a page draws as nothing (bidi overrides, control characters) are written as
+    their escapes (`jazzmine.visible`): what a person reads is what the run said.
+    """
+    text = visible(text)
     if len(text) <= SHOWN_CHARS:
         return text
     more = len(text) - SHOWN_CHARS

@@ -25,6 +25,7 @@ from django.test import Client
 from django.utils import timezone
 
 from jazzmine.scripttools import ScriptTool
+from jazzmine.visible import visible
 from jazzmine_web.catalog.models import ImageBuild
 from jazzmine_web.catalog.services import tools_import
 from jazzmine_web.playground.models import Attempt, PlaygroundSession
@@ -298,7 +299,8 @@ def test_the_reviewers_pages_show_hostile_text_as_text(planted: Planted) -> None
     assert_sound(_page(reviewer, "/reviews/"), SHORT)
     review = _page(reviewer, f"/reviews/{pending.pk}/")
     # The task, the prompt, the script (highlighted), the agent's User-Agent, its token's name.
-    assert_sound(review, HOSTILE, f"# {SHORT}", f"agent/1 {SHORT}", f"bot {SHORT}")
+    # What the agent wrote with the line separators written as escapes (`jazzmine.visible`).
+    assert_sound(review, visible(HOSTILE), f"# {SHORT}", f"agent/1 {SHORT}", f"bot {SHORT}")
     assert_sound(_page(reviewer, f"/reviews/{rejected.pk}/"), HOSTILE)  # the feedback
     assert_sound(_page(reviewer, "/reviews/audit/"), SHORT)
     # The receiver's error (cut to 80 characters), the URL, the token's name.
@@ -309,7 +311,8 @@ def test_the_reviewers_pages_show_hostile_text_as_text(planted: Planted) -> None
 def test_the_run_page_shows_what_the_script_printed_as_text(planted: Planted) -> None:
     member = _as(planted.member)
     html = _page(member, f"/runs/{planted.run.pk}/")
-    assert_sound(html, HOSTILE, f"# {SHORT}")
+    # Its output with the line separators written as escapes (`jazzmine.visible`).
+    assert_sound(html, visible(HOSTILE), f"# {SHORT}")
     assert_sound(_page(member, "/runs/"))
 
 
@@ -372,7 +375,7 @@ def test_the_socket_fragments_carry_text_and_no_code(planted: Planted) -> None:
         {"run": run, "replace": True, "timeline": regions.timeline, "logs": regions.logs,
          "result": regions.result, "error": regions.error},
     )  # fmt: skip
-    assert_sound(events, HOSTILE)
+    assert_sound(events, visible(HOSTILE))
     queue = render_to_string(
         "reviews/queue.html#queue-update",
         {"submissions": [planted.pending], "filters": {}, "arrived": set(), "pending_count": 1},

@@ -1,0 +1,68 @@
+"""A run's output is shown with every character a page draws as nothing written as its escape.
+
+Output is what happened: it cannot be refused as a script holding such characters is. Shown
+as it was, a right-to-left override drew a log line in another order than it was printed, a
+terminal escape or a zero-width space vanished. The pane (its first load, a reload, the socket
+that follows it) writes each as `\\uXXXX`; the API's events keep the text as the run sent it.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from jazzmine.visible import visible
+from jazzmine_web.runs.consumers import events_html_parts
+from jazzmine_web.runs.models import Run, RunEvent
+from jazzmine_web.runs.services import run_create, run_record_event
+
+pytestmark = pytest.mark.django_db
+
+HIDDEN = ["\u202e", "\u2067", "\u200b", "\x1b", "\x07", "\x9b", "\u2028", "\u200f"]
+LOG = "refund of $\u202e00.005\u200f for order 1\x1b[2K\x07"
+
+
+@pytest.fixture
+def printed(ecommerce, member) -> Run:
+    run = run_create(sandbox=ecommerce, user=member, body="emit_result(1)\n", start=False)
+    for seq, kind, data in [
+        (1, "log", {"message": LOG}),
+        (2, "intermediate", {"label": "step\u2067 one", "data": {"note": "a\u200bb\u2028c"}}),
+        (3, "error", {"message": "failed\x9b at\u202e 1", "traceback": ""}),
+        (4, "result", {"total": "1\u202e00"}),
+        (5, "exit", {"outcome": "error", "message": "failed\x9b at\u202e 1"}),
+    ]:
+        run_record_event(run_id=run.pk, event={"seq": seq, "type": kind, "data": data,
+                                               "ts": time.time()})  # fmt: skip
+    return run
+
+
+def test_the_runs_page_shows_each_hidden_character_as_its_escape(client, member, printed):
+    client.force_login(member)
+    for _ in range(2):  # and again, as a reload does
+        html = client.get(f"/runs/{printed.pk}/").content.decode()
+        assert not [c for c in HIDDEN if c in html]
+        assert "refund of $\\u202e00.005\\u200f for order 1\\u001b[2K\\u0007" in html
+        assert "step\\u2067 one" in html and "a\\u200bb\\u2028c" in html
+        assert "failed\\u009b at\\u202e 1" in html and "1\\u202e00" in html
+
+
+def test_the_socket_that_follows_a_run_sends_the_same(printed):
+    events = list(RunEvent.objects.filter(run=printed).order_by("seq").values(
+        "seq", "type", "data", "ts"))  # fmt: skip
+    html = "".join(events_html_parts(printed, events, replace=True))
+    assert not [c for c in HIDDEN if c in html]
+    assert "\\u202e00.005" in html
+
+
+def test_the_api_keeps_what_the_run_sent(printed):
+    assert RunEvent.objects.get(run=printed, seq=1).data == {"message": LOG}
+
+
+def test_what_stays_as_it_is():
+    kept = "tab\there\r\nline é 日本 \U0001f468\u200d\U0001f469 \u200c \\u202e"
+    assert visible(kept) == kept  # joiners make emoji and scripts; a written escape stays text
+    assert visible("\u202a\u202b\u202c\u202d\u2066\u2068\u2069\u2060\x00\x7f\x0b\x0c") == (
+        "\\u202a\\u202b\\u202c\\u202d\\u2066\\u2068\\u2069\\u2060\\u0000\\u007f\\u000b\\u000c"
+    )
