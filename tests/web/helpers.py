@@ -9,6 +9,7 @@ import re
 import socket
 import subprocess
 import sys
+import time
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ from jazzmine_web.asgi import application
 from jazzmine_web.catalog.importer import SourceFile
 from jazzmine_web.catalog.models import Tool
 from jazzmine_web.runs.models import RunEvent
+from jazzmine_web.runs.services import run_create, run_record_event
 from jazzmine_web.teams.services import membership_set
 from tests.waiting import wait_until
 
@@ -323,3 +325,14 @@ def manage_check(**env: str) -> subprocess.CompletedProcess[str]:
         [sys.executable, str(Path(settings.BASE_DIR) / "manage.py"), "check"],
         cwd=settings.BASE_DIR, env={**ambient, **env}, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
+
+
+def run_printed(sandbox, user, events: list[tuple[str, Any]], *, language: str = "python",
+                body: str = "emit_result(1)\n"):  # fmt: skip
+    """Return a run (never queued) that stored `events` ((type, data), numbered from 1) as a
+    sandbox would have sent them."""
+    run = run_create(sandbox=sandbox, user=user, body=body, language=language, start=False)
+    for seq, (kind, data) in enumerate(events, start=1):
+        event = {"seq": seq, "type": kind, "data": data, "ts": time.time()}
+        run_record_event(run_id=run.pk, event=event)
+    return run

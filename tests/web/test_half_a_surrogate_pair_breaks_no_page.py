@@ -28,7 +28,7 @@ from jazzmine_web.runs.services import run_create, run_record_event
 from jazzmine_web.scripttools.models import TrialRun
 from jazzmine_web.scripttools.services import script_tools_import
 from jazzmine_web.studio.storable import storable_json
-from tests.web.helpers import source_file
+from tests.web.helpers import run_printed, source_file
 
 pytestmark = pytest.mark.django_db
 
@@ -100,17 +100,12 @@ def test_the_import_page_answers_422(client, team, user):
 @pytest.fixture
 def bash_run(ecommerce, member) -> Run:
     """A finished bash run whose script printed JSON text holding half a pair."""
-    run = run_create(sandbox=ecommerce, user=member, body=f"echo '{PRINTED}'\n",
-                     language="bash", start=False)  # fmt: skip
     result = {"stdout": PRINTED + "\n", "stderr": "", "exit_code": 0, "calls": 0}
-    for seq, kind, data in [
-        (1, "log", {"message": PRINTED}),
-        (2, "result", result),
-        (3, "exit", {"outcome": "result", "message": ""}),
-    ]:
-        run_record_event(run_id=run.pk, event={"seq": seq, "type": kind, "data": data,
-                                               "ts": time.time()})  # fmt: skip
-    return run
+    return run_printed(ecommerce, member, [
+        ("log", {"message": PRINTED}),
+        ("result", result),
+        ("exit", {"outcome": "result", "message": ""}),
+    ], language="bash", body=f"echo '{PRINTED}'\n")  # fmt: skip
 
 
 def test_a_runs_page_shows_what_its_script_printed(client, member, bash_run):

@@ -8,14 +8,13 @@ that follows it) writes each as `\\uXXXX`; the API's events keep the text as the
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from jazzmine.visible import visible
 from jazzmine_web.runs.consumers import events_html_parts
 from jazzmine_web.runs.models import Run, RunEvent
-from jazzmine_web.runs.services import run_create, run_record_event
+
+from ..helpers import run_printed
 
 pytestmark = pytest.mark.django_db
 
@@ -25,17 +24,13 @@ LOG = "refund of $\u202e00.005\u200f for order 1\x1b[2K\x07"
 
 @pytest.fixture
 def printed(ecommerce, member) -> Run:
-    run = run_create(sandbox=ecommerce, user=member, body="emit_result(1)\n", start=False)
-    for seq, kind, data in [
-        (1, "log", {"message": LOG}),
-        (2, "intermediate", {"label": "step\u2067 one", "data": {"note": "a\u200bb\u2028c"}}),
-        (3, "error", {"message": "failed\x9b at\u202e 1", "traceback": ""}),
-        (4, "result", {"total": "1\u202e00"}),
-        (5, "exit", {"outcome": "error", "message": "failed\x9b at\u202e 1"}),
-    ]:
-        run_record_event(run_id=run.pk, event={"seq": seq, "type": kind, "data": data,
-                                               "ts": time.time()})  # fmt: skip
-    return run
+    return run_printed(ecommerce, member, [
+        ("log", {"message": LOG}),
+        ("intermediate", {"label": "step\u2067 one", "data": {"note": "a\u200bb\u2028c"}}),
+        ("error", {"message": "failed\x9b at\u202e 1", "traceback": ""}),
+        ("result", {"total": "1\u202e00"}),
+        ("exit", {"outcome": "error", "message": "failed\x9b at\u202e 1"}),
+    ])  # fmt: skip
 
 
 def test_the_runs_page_shows_each_hidden_character_as_its_escape(client, member, printed):
