@@ -22,6 +22,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from jazzmine.agent_client import AgentClient
+from jazzmine.visible import visible
 from tests.scripttools.unreadable_zips import zip_of
 
 from .conftest import StudioServer, agent_token, browser_page, login, seeded_studio_server, serve
@@ -37,6 +38,8 @@ HOSTILE = (
     '<a data-pwn href="javascript:__pwn(6)">link</a>'
     " \u2028\u2029 {{ 7|add:1 }} <!-- -->"
 )
+# As pages show what a script printed or an agent wrote: the line separators as escapes.
+SHOWN = visible(HOSTILE)
 SHORT = '"><img data-pwn src=x onerror=__pwn(7)>'
 
 HOSTILE_MODULE = f"""
@@ -239,21 +242,21 @@ def test_a_reviewer_reads_approves_and_watches_a_hostile_run(watched, agent) -> 
     row.locator("a").click()
     page.wait_for_url(f"**/reviews/{submitted['id']}/")
     # The task, the prompt, the script (highlighted), the agent's token and User-Agent.
-    watch.assert_clean(page, HOSTILE, f"# {SHORT}", TOKEN_NAME, USER_AGENT)
+    watch.assert_clean(page, SHOWN, f"# {SHORT}", TOKEN_NAME, USER_AGENT)
     page.locator("summary[data-shortcut=a]").click()
     page.locator("[data-approve-confirm]").click()
     page.locator("#decision-panel[data-status=approved]").wait_for()
     # The run streams into the panel: the script's log, intermediate and result, as text.
     page.locator("[data-run-result]:not([hidden])").wait_for(timeout=120_000)
-    watch.assert_clean(page, HOSTILE)
-    assert HOSTILE in page.locator("[data-run-logs]").text_content()
-    assert HOSTILE in page.locator("[data-run-timeline]").text_content()
+    watch.assert_clean(page, SHOWN)
+    assert SHOWN in page.locator("[data-run-logs]").text_content()
+    assert SHOWN in page.locator("[data-run-timeline]").text_content()
     result = page.locator("[data-run-result-body]").text_content()
-    assert json.dumps(HOSTILE, ensure_ascii=False) in result  # the result, pretty JSON
+    assert visible(json.dumps(HOSTILE, ensure_ascii=False)) in result  # the result, pretty JSON
 
     page.locator("[data-run-link]").click()
     page.wait_for_url(re.compile(r"/runs/[0-9a-f-]+/$"))
-    watch.assert_clean(page, HOSTILE, f"# {SHORT}")
+    watch.assert_clean(page, SHOWN, f"# {SHORT}")
     page.goto("/runs/")
     watch.assert_clean(page)
 
@@ -271,10 +274,10 @@ def test_the_live_run_page_follows_a_hostile_run_and_reads_it_after_reload(
     run_id = page.locator("[data-run-output]").get_attribute("data-run-id")
     page.goto(f"/runs/{run_id}/")  # while it runs (it sleeps first): the page follows it
     page.locator("[data-run-result]:not([hidden])").wait_for(timeout=120_000)
-    watch.assert_clean(page, HOSTILE)
+    watch.assert_clean(page, SHOWN)
     page.reload()
     page.locator("[data-run-status][data-status=succeeded]").wait_for()
-    watch.assert_clean(page, HOSTILE)
+    watch.assert_clean(page, SHOWN)
 
 
 def test_feedback_and_a_withdrawal_reach_the_review_page_as_text(watched, agent) -> None:
@@ -286,9 +289,9 @@ def test_feedback_and_a_withdrawal_reach_the_review_page_as_text(watched, agent)
     page.locator("[data-feedback]").fill(HOSTILE)
     page.keyboard.press("Control+Enter")
     page.locator("#decision-panel[data-status=rejected]").wait_for()
-    watch.assert_clean(page, HOSTILE)
+    watch.assert_clean(page, SHOWN)
     page.reload()
-    watch.assert_clean(page, HOSTILE)
+    watch.assert_clean(page, SHOWN)
 
     # Decided elsewhere while the page is open: the queue socket says so, and the panel
     # (its status now stale) reloads by itself.
@@ -300,7 +303,7 @@ def test_feedback_and_a_withdrawal_reach_the_review_page_as_text(watched, agent)
     agent.withdraw(withdrawn["id"], reason=HOSTILE)
     page.locator("#decision-panel[data-status=withdrawn]").wait_for(timeout=15_000)
     assert page.evaluate("window.__notReloaded") is True
-    watch.assert_clean(page, HOSTILE)
+    watch.assert_clean(page, SHOWN)
 
     page.goto("/reviews/audit/")
     watch.assert_clean(page, TOKEN_NAME)
@@ -325,8 +328,8 @@ def test_the_playground_shows_a_hostile_task_and_run_as_text(watched) -> None:
     assert f"# {SHORT}" in page.locator(".editor-overlay").text_content()
     page.click("#run-button")
     page.locator("#run-output-slot [data-run-result]:not([hidden])").wait_for(timeout=120_000)
-    watch.assert_clean(page, HOSTILE)
-    assert HOSTILE in page.locator("#run-output-slot [data-run-logs]").text_content()
+    watch.assert_clean(page, SHOWN)
+    assert SHOWN in page.locator("#run-output-slot [data-run-logs]").text_content()
     page.reload()
     page.wait_for_selector("#playground[data-socket=open]")
     watch.assert_clean(page, HOSTILE)
