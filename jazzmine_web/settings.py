@@ -375,6 +375,9 @@ def _every(task: str, seconds: float) -> dict[str, Any]:
     return {"task": task, "schedule": seconds, "options": {"expires": seconds}}
 
 
+# Beat runs the reapers itself (`jazzmine_web.beat`): they judge dead workers, so they must
+# not wait for a live one.
+CELERY_BEAT_SCHEDULER = "jazzmine_web.beat:Scheduler"
 CELERY_BEAT_SCHEDULE = {
     "runs-reap": _every("runs.reap", env_float("JAZZMINE_REAP_SECONDS", 10.0)),
     "builds-reap": _every("catalog.builds_reap", 30.0),

@@ -253,7 +253,7 @@ def run_cancel(*, run: Run, user: Any) -> bool:
     if run.is_finished or not run_may_cancel(run=run, user=user):
         return False
     who = getattr(user, "username", "") or "its author"
-    return run_stop(run_id=run.pk, reason=f"cancelled by {who}: the sandbox was stopped")
+    return run_stop(run_id=run.pk, reason=f"cancelled by {who}")
 
 
 def run_stop(*, run_id: Any, reason: str) -> bool:
@@ -374,9 +374,14 @@ def runs_of_earlier_life_end(*, worker: str, before: datetime.datetime) -> int:
 def _runs_end_lost(
     rows: QuerySet[Run], *, now: datetime.datetime, why: Callable[[str, datetime.datetime], str]
 ) -> int:
-    """Fail the active runs of a gone worker, each saying `why(worker, last heartbeat)`."""
+    """Fail the active runs of a gone worker, each saying `why(worker, last heartbeat)`.
+
+    A run someone asked to stop (the worker died before it could) ends `cancelled`, as asked,
+    its reason first: the person who pressed Cancel reads that it stopped, and why so late.
+    """
     failed = 0
-    for run_id, worker, beat in rows.values_list("pk", "worker", "heartbeat_at"):
+    listed = rows.values_list("pk", "worker", "heartbeat_at", "cancel_reason")
+    for run_id, worker, beat, cancel_reason in listed:
         # Claim the ending: only one reaper writes it, and a heartbeat that came in between
         # (the worker was slow, not dead) keeps the run.
         won = Run.objects.filter(pk=run_id, status__in=ACTIVE, heartbeat_at=beat).update(
@@ -386,7 +391,10 @@ def _runs_end_lost(
             continue
         try:
             message = why(worker, beat)
-            services.run_fail(run_id=run_id, outcome=Outcome.WORKER_LOST, message=message)
+            outcome = Outcome.WORKER_LOST
+            if cancel_reason:
+                outcome, message = Outcome.CANCELLED, f"{cancel_reason} ({message})"
+            services.run_fail(run_id=run_id, outcome=outcome, message=message)
             failed += 1
         except Exception:
             logger.exception("could not end run %s of a lost worker", run_id)

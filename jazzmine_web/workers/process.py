@@ -35,6 +35,29 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
+class DatabaseOutage:
+    """When this process last found the database not answering, and what that says of others.
+
+    A worker's silence means it is gone only once this process has seen the database answer
+    for a heartbeat timeout: the same outage stopped every worker's heartbeat, and each needs
+    a moment to reconnect once it answers. Ending their runs then, or removing their
+    sandboxes, would end work that was never lost.
+    """
+
+    def __init__(self) -> None:
+        self._lost_at: float | None = None  # monotonic; None: never
+
+    def seen(self) -> None:
+        """Note that the database did not answer just now."""
+        self._lost_at = time.monotonic()
+
+    def silence_counts(self) -> bool:
+        """Tell whether a silent worker may be judged gone now."""
+        lost = self._lost_at
+        timeout = settings.JAZZMINE_HEARTBEAT_TIMEOUT_SECONDS
+        return lost is None or time.monotonic() - lost >= timeout
+
+
 @dataclass(frozen=True)
 class Kind:
     """How rows of one kind (runs, builds, trials) are kept alive and stopped."""
@@ -93,8 +116,8 @@ class WorkerProcess:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._beat, name="worker-heartbeat", daemon=True)
         self._grace: threading.Timer | None = None
-        # When a heartbeat last found the database not answering (monotonic; None: never).
-        self._database_lost_at: float | None = None
+        # When a heartbeat last found the database not answering.
+        self._outage = DatabaseOutage()
 
     def start(self) -> None:
         """Register, remove what an earlier life of this worker left, and start the heartbeat."""
@@ -253,16 +276,8 @@ class WorkerProcess:
         )
 
     def silence_counts(self) -> bool:
-        """Tell whether another worker's silence means it is gone, as this process sees it.
-
-        Not within a heartbeat timeout of this process finding the database not answering:
-        the same outage stopped every worker's heartbeat, and each needs a moment to reconnect
-        once it answers. Ending their runs then, or removing their sandboxes, would end work
-        that was never lost.
-        """
-        lost = self._database_lost_at
-        timeout = settings.JAZZMINE_HEARTBEAT_TIMEOUT_SECONDS
-        return lost is None or time.monotonic() - lost >= timeout
+        """Tell whether another worker's silence means it is gone, as this process sees it."""
+        return self._outage.silence_counts()
 
     def _beat(self) -> None:
         every = settings.JAZZMINE_HEARTBEAT_SECONDS
@@ -282,7 +297,7 @@ class WorkerProcess:
                     for kind, ids in held.items()
                 }
             except DATABASE_UNREACHABLE as exc:
-                self._database_lost_at = time.monotonic()
+                self._outage.seen()
                 logger.warning("worker %s: the database does not answer: %s", self.name, exc)
                 continue
             except Exception:

@@ -40,7 +40,7 @@ def submission_run_cancel(
             f"Submission {submission.pk} has no run to cancel (it is {submission.status}).",
         )
     label = agent_label(token, user)
-    stopped = run_stop(run_id=run.pk, reason=f"cancelled by {label}: the sandbox was stopped")
+    stopped = run_stop(run_id=run.pk, reason=f"cancelled by {label}")
     if stopped:
         _audit(
             sandbox=submission.sandbox,

@@ -21,7 +21,7 @@ from jazzmine_web.runs.services import run_create
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-REASON = "cancelled by member: the sandbox was stopped"
+REASON = "cancelled by member"
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from tests.web.runs.held import unanswered as unanswered_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-REASON = "cancelled by member: the sandbox was stopped"
+REASON = "cancelled by member"
 GONE = "database is locked"
 
 

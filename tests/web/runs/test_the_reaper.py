@@ -102,3 +102,13 @@ def test_a_worker_that_stopped_beating_is_dead(ecommerce, member):
     worker_register(name="w2@host", boot="b", hostname="h", pid=2, docker_host="", concurrency=2)
     Worker.objects.filter(name="w2@host").update(heartbeat_at=ago(31))
     assert workers_dead() == ["w2@host"]
+
+
+def test_a_run_someone_cancelled_whose_worker_died_ends_cancelled_saying_both(ecommerce, member):
+    run = queued(ecommerce, member)
+    assert run_claim(run_id=run.pk, worker="w1@host")
+    Run.objects.filter(pk=run.pk).update(heartbeat_at=ago(31), cancel_reason="cancelled by ada")
+    assert runs_reap() == {"failed": 1, "requeued": 0}
+    run.refresh_from_db()
+    assert (run.status, run.outcome) == (RunStatus.FAILED, "cancelled")
+    assert run.message.startswith("cancelled by ada (the worker executing this run (w1@host)")
