@@ -225,6 +225,9 @@ def run_set_status(
     now = timezone.now()
     if status == RunStatus.RUNNING:
         fields.setdefault("started_at", now)
+        # What the run waited on ("building image") is over: its page and the API said it
+        # for as long as the run went on.
+        fields.setdefault("message", "")
     if status in RunStatus.finished():
         fields.setdefault("finished_at", now)
     runs = Run.objects.filter(pk=run_id)
