@@ -10,7 +10,7 @@ from django.db import models
 from jazzmine.core.tools import ScriptGenerator
 
 from ..catalog.models import Sandbox
-from ..runs.models import Language, Run
+from ..runs.models import Language, Run, status_shown
 
 
 class LLMSettings(models.Model):
@@ -102,6 +102,13 @@ class Attempt(models.Model):
         if self.run_id is not None:
             return self.run.status
         return "drafted"
+
+    @property
+    def status_shown(self) -> tuple[str, str]:
+        """Return the badge look and words of `status`: a cancelled run reads "Cancelled"."""
+        if self.run_id is not None and not self.llm_error and not self.violations:
+            return status_shown(self.run.status, self.run.outcome)
+        return self.status, self.status.replace("_", " ")
 
     @property
     def error_text(self) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib import messages
+from django.db.models import Count
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
@@ -36,6 +37,10 @@ def playground(request: HttpRequest) -> HttpResponse:
         # its team): the same answer for each, so none tells that the session exists.
         raise Http404("No such session")
     sandbox = session.sandbox if session else _sandbox(request, request.GET.get("sandbox"))
+    if sandbox is None and session is None and request.GET.get("sandbox"):
+        # A stale bookmark or a sandbox of another team: "you have no sandbox yet" misled
+        # a person who has some. The same answer for each, as for sessions.
+        raise Http404("No such sandbox")
     task = session.task if session else request.GET.get("task", "")
     attempts = selectors.session_attempts(session) if session else []
     last = attempts[-1] if attempts else None
@@ -59,7 +64,11 @@ def playground(request: HttpRequest) -> HttpResponse:
         "last_run": last.run if last else None,
         "last_attempt": last,
         "llm": services.llm_config_for(request.user),
-        "recent_sessions": selectors.sessions_for_user(request.user)[:10],
+        # With when each was last used and how far it got: "ecommerce: (no task)" ten times
+        # over told none apart.
+        "recent_sessions": selectors.sessions_for_user(request.user).annotate(
+            attempt_count=Count("attempts")
+        )[:10],
         "max_attempts": 3,
         "language": language,
     }

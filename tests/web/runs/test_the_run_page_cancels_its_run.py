@@ -97,3 +97,23 @@ def test_cancel_is_a_post_and_unknown_runs_are_not_found(ecommerce, member, outs
     assert logged_in(member).post(f"/runs/{missing}/cancel/").status_code == 404
     assert Client().post(f"/runs/{run.pk}/cancel/").status_code in (302, 403)  # to the login
     assert Run.objects.get(pk=run.pk).status == RunStatus.QUEUED
+
+
+@pytest.mark.django_db
+def test_a_stop_waiting_for_its_worker_is_said_on_the_page_and_not_offered_again(
+    ecommerce, member
+) -> None:
+    # Its worker is dead: nobody stops the sandbox until the reaper finds it gone. The page
+    # showed "Running" and the same Cancel again, saying nothing, after the press.
+    run = run_create(sandbox=ecommerce, user=member, body="emit_result(1)\n", start=False)
+    Run.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING, worker="gone@host")
+    author = logged_in(member)
+    for page in (
+        author.post(f"/runs/{run.pk}/cancel/", follow=True).content.decode(),
+        author.get(f"/runs/{run.pk}/").content.decode(),  # and after a reload
+    ):
+        assert (
+            "data-stop-asked" in page
+            and f"A stop was asked (cancelled by {member.username})" in page
+        )
+        assert "data-run-cancel" not in page
