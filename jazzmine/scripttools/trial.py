@@ -12,6 +12,7 @@ import docker
 
 from jazzmine.core.tools.registry import DEFAULT_BASE_IMAGE
 from jazzmine.sandbox.containers import ContainerResult, run_one_shot
+from jazzmine.sandbox.harness.toolbox import secrets_redacted
 from jazzmine.sandbox.request import RunLimits
 
 from .model import ScriptTool
@@ -203,7 +204,10 @@ async def trial_run(
         client=client,
     )
     timed_out = result.timed_out
-    stderr = result.stderr
+    # As a run's tool error is (the runner's own redaction): a trial's stderr, and the message
+    # made of it, reach every member of the team, and an HTTP client's error quotes its URL,
+    # API key and all.
+    stderr = secrets_redacted(result.stderr, environment or {})
     if result.exit_code == TIMEOUT_EXIT and TIMEOUT_MARK in stderr:
         timed_out = True
         cleaned = stderr.replace(TIMEOUT_MARK, "").rstrip()

@@ -115,3 +115,48 @@ async def test_a_tools_error_names_its_secret_however_a_url_or_a_repr_spells_it(
         "Tool 'fetch_encoded' raised RuntimeError: GET /v1/[secret REPORTS_KEY]"
         "?key=[secret REPORTS_KEY] failed; params={'key': '[secret REPORTS_KEY]'}"
     ), message
+
+
+def notify_caught(order_id: str) -> ToolResponse:
+    """Catch the HTTP client's error and say it in a failed response, as tools often do."""
+    import os
+    import urllib.parse
+
+    key = os.environ.get("REPORTS_KEY", "")
+    error = f"POST /notify?token={urllib.parse.quote(key, safe='')} failed: 503"
+    return ToolResponse(success=False, message=f"mail provider unreachable: {error}",
+                        data={"order_id": order_id})  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def caught_image(docker_client, tmp_path_factory: pytest.TempPathFactory) -> str:
+    registry = ToolRegistry()
+    registry.register_sandbox(SandboxConfig(name="secret-caught"))
+    registry.register_function(notify_caught, description="Notify a customer.",
+                               parameters=[ToolParameter("order_id", "str")], dependencies=[],
+                               secrets=["REPORTS_KEY"], sandbox="secret-caught")  # fmt: skip
+    builder = SandboxBuilder(
+        registry, client=docker_client, cache_dir=tmp_path_factory.mktemp("secret-caught")
+    )
+    return builder.ensure_image("secret-caught").tag
+
+
+async def test_a_failed_response_that_quotes_its_secret_names_it_instead(
+    runner, caught_image, limits
+):
+    # Raised, the same error had its key cut; caught and returned as a failed response's
+    # message, it reached the script whole.
+    request = RunRequest.for_sandbox(
+        "r = notify_caught('O-1')\nemit_result([r.success, r.message, r.data])\n",
+        declared_secrets=["REPORTS_KEY"],
+        secret_store={"REPORTS_KEY": ENCODED_KEY},
+        tool_secrets={"notify_caught": ["REPORTS_KEY"]},
+    )
+    async with WarmPool(runner, caught_image, limits, size=1) as pool:
+        events = await collect(pool.run(request))
+    assert not any("k%2F7f" in e.to_json() or ENCODED_KEY in e.to_json() for e in events), events
+    assert of_type(events, "result")[0].data == [
+        False,
+        "mail provider unreachable: POST /notify?token=[secret REPORTS_KEY] failed: 503",
+        {"order_id": "O-1"},
+    ]

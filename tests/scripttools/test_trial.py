@@ -117,3 +117,23 @@ def test_classification_follows_the_spec_table(run, status):
 def test_a_silent_failure_still_explains_itself():
     _, message, _, _ = classify(exit_code=3, stdout="", stderr="")
     assert message == "script error: exit code 3 and nothing on stderr"
+
+
+@pytest.mark.docker
+async def test_a_trials_error_names_its_secret_instead_of_quoting_it(base_image):
+    # A trial's stderr and message reach every member of the team on the tool's page; a run
+    # of the same tool had the key cut already (the runner's own redaction), a trial did not.
+    key = "shopkey-LIVE-93jd8w2k/+"
+    source = (
+        "import os, sys, urllib.parse\n"
+        "k = os.environ['SHOP_KEY']\n"
+        "sys.stderr.write('Max retries exceeded with url: /v1/orders?api_key='"
+        " + urllib.parse.quote(k, safe='') + ' raw=' + k + '\\n')\n"
+        "sys.exit(1)\n"
+    )
+    tool = with_source(source)
+    result = await trial_run(tool, {}, image=base_image, environment={"SHOP_KEY": key})
+    assert result.status == TrialStatus.SCRIPT_ERROR
+    for text in (result.stderr, result.message):
+        assert "shopkey" not in text and "93jd8w2k" not in text, text
+        assert "api_key=[secret SHOP_KEY] raw=[secret SHOP_KEY]" in text, text

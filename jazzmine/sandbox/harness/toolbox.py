@@ -226,14 +226,7 @@ class ToolBox:
         fail on purpose. Longest first: one may hold another; values shorter than four
         characters would replace ordinary text.
         """
-        forms = sorted(
-            ((form, name) for name, value in self._values.items() for form in _spellings(value)),
-            key=lambda item: -len(item[0]),
-        )
-        for form, name in forms:
-            if len(form) >= 4:
-                text = text.replace(form, f"[secret {name}]")
-        return text
+        return secrets_redacted(text, self._values)
 
     def fatal(self, message: str) -> NoReturn:
         """End the run now: it cannot go on safely (nothing in the script can catch this).
@@ -312,7 +305,7 @@ class ToolBox:
                 return self.failure(self.redacted(raised))
             else:
                 try:
-                    return self.detacher.copied(value)
+                    return self._failure_redacted(self.detacher.copied(value))
                 except Exception as exc:  # the script gets no data it could not be given a copy of
                     why = self.redacted(f"{type(exc).__name__}: {exc}")
                     return self.failure(
@@ -335,6 +328,16 @@ class ToolBox:
         self.wrapper_codes.add(call.__code__)
         self._wrapped.append(function)
         return call
+
+    def _failure_redacted(self, response: Any) -> Any:
+        """Return a failed response with its secrets redacted from its message, as a raised
+        error's are: a tool that catches its HTTP client's error and says it in a failed
+        response (`message=f"unreachable: {exc}"`) quoted the URL, key and all, to the script.
+        What a tool returns as data on success is its answer, and stays as it is."""
+        failed = isinstance(response, self.types.ToolResponse) and not response.success
+        if failed and isinstance(response.message, str):
+            response.message = self.redacted(response.message)
+        return response
 
     def _arguments_problem(self, name: str, args: Any, kwargs: Any) -> str | None:
         """Say why a call passes what its tool does not document, or None when it does not."""
@@ -393,6 +396,20 @@ def _environ_restore(earlier: dict[str, str | None]) -> None:
             os.environ.pop(name, None)
         else:
             os.environ[name] = value
+
+
+def secrets_redacted(text: str, secrets: dict[str, str]) -> str:
+    """Return `text` with each secret value, in every spelling an error gives it, replaced by
+    `[secret NAME]`: longest first (one may hold another), none shorter than four characters
+    (it would replace ordinary text). The host redacts a script tool's trial with it too."""
+    forms = sorted(
+        ((form, name) for name, value in secrets.items() if value for form in _spellings(value)),
+        key=lambda item: -len(item[0]),
+    )
+    for form, name in forms:
+        if len(form) >= 4:
+            text = text.replace(form, f"[secret {name}]")
+    return text
 
 
 def _spellings(value: str) -> set[str]:
