@@ -14,7 +14,11 @@ from .script_rows import SCRIPT_KIND, script_tool_from_row
 def tool_code_digest(row: Any) -> str:
     """Return the SHA-256 of what decides the code a tool row loads into runs ("" if unknown).
 
-    A Python tool: its source and dependencies, what the core's checksum reads. A script
+    A Python tool: its source and dependencies, what the core's checksum reads, and the names
+    of the parameters its prompt documents, which are all a script may pass it (the harness
+    refuses the others): a parameter the function takes but keeps from scripts (an endpoint,
+    a flag that widens what it returns) is part of what an admin accepted. A member who
+    documented it, editing nothing else, kept the acceptance and its secrets before. A script
     tool: every field its runner is made of (`runner_fields`: the script, its runtime, its
     arguments, its timeout, the secrets it is handed...) and its dependencies; not the
     template they are put in, which is ours, so an upgrade leaves acceptances as they are.
@@ -32,6 +36,29 @@ def tool_code_digest(row: Any) -> str:
         except ValueError:
             return ""
     else:
-        payload = ["python", row.source, dependencies]
+        payload = ["python", row.source, dependencies, {"parameters": _documented(row)}]
+    return _digest(payload)
+
+
+def digest_carried_over(row: Any, digest: str) -> str:
+    """Return what a digest stored before the documented parameters were bound now reads as.
+
+    For the migrations that carry acceptances and decisions over: a digest of a Python tool's
+    code as it is today becomes `tool_code_digest` of it; any other (a script tool's, another
+    code's, "") stays, and matches nothing it did not match before.
+    """
+    if row.kind == SCRIPT_KIND or not digest:
+        return digest
+    before = _digest(["python", row.source, sorted(set(row.dependencies or []))])
+    return tool_code_digest(row) if digest == before else digest
+
+
+def _documented(row: Any) -> list[str]:
+    """Return the names of the parameters a Python tool row documents, sorted."""
+    names = {p.get("name") for p in row.parameters or [] if isinstance(p, dict)}
+    return sorted(name for name in names if isinstance(name, str))
+
+
+def _digest(payload: list[Any]) -> str:
     text = json.dumps(payload, sort_keys=True, ensure_ascii=True)
     return hashlib.sha256(text.encode()).hexdigest()

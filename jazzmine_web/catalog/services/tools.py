@@ -390,13 +390,16 @@ def tool_update(
     )
     prompt_changed = tool_prompt(tool) != registered.tool.build_prompt()
     before = tool_audit_state(tool)
+    digest_before = tool.code_digest
     with transaction.atomic():
         for key, value in changed.items():
             setattr(tool, key, value)
         tool.function_name = registered.function_name
         tool.is_async = registered.is_async
         tool.checksum = registered.checksum
-        if code_changed or set(changed) & ACCEPTING_FIELDS:
+        # The digest also binds the parameters a script may pass (`code_digest`): a member
+        # who documents one leaves the code to be accepted again; an admin accepts it.
+        if code_changed or tool.code_digest != digest_before or set(changed) & ACCEPTING_FIELDS:
             tool_accept_if_admin(tool=tool, actor=actor)
         tool.save()
         version = (

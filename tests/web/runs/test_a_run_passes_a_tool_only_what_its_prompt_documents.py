@@ -75,3 +75,54 @@ def test_a_script_cannot_set_what_the_prompt_never_documents(ecommerce, member, 
     assert (succeeded, data) == (False, None)
     assert "a script may not pass it parameter 'include_private'" in message
     assert "4111" not in json.dumps(Run.objects.get(pk=run.pk).result)
+
+
+SECRET_HOLDER = """def lookup_stock(sku: str, backend: str = "https://stock.example.com/api") -> ToolResponse:
+    import os
+    key = os.environ.get("STOCK_KEY", "")
+    return ToolResponse(success=True, data={"url": backend + "/items/" + sku, "key": key})
+"""
+
+
+@pytest.fixture
+def stock(ecommerce, admin):
+    from jazzmine_web.catalog.services import secret_value_set
+
+    tool = tool_create(
+        sandbox=ecommerce, name="lookup_stock", description="Look stock up.",
+        source=SECRET_HOLDER, parameters=[{"name": "sku", "type": "str"}], author=admin,
+        secrets=["STOCK_KEY"], always_allow=True,
+    )  # fmt: skip
+    accept_code(ecommerce, "lookup_stock")
+    secret_value_set(sandbox=ecommerce, name="STOCK_KEY", value="stock-KEY-0099zz", user=admin)
+    tool.refresh_from_db()
+    assert tool.code_accepted
+    return tool
+
+
+@pytest.mark.django_db
+def test_a_member_who_documents_a_hidden_parameter_leaves_the_code_to_be_accepted_again(
+    ecommerce, member, admin, stock
+) -> None:
+    # The admin accepted a function whose `backend` is its own, never a script's to set;
+    # documenting it (nothing else edited) let a script aim the secret at any host.
+    documented = [{"name": "sku", "type": "str"}, {"name": "backend", "type": "str"}]
+    tool_update(tool=stock, author=member, actor=member, note="doc", parameters=documented)
+    stock.refresh_from_db()
+    assert not stock.code_accepted
+    run = run_create(sandbox=ecommerce, user=member, body="emit_result(1)\n", start=False)
+    prepared = run_claim_prepare(run_id=run.pk, worker="w@test", known_images=frozenset())
+    assert "STOCK_KEY" not in json.dumps(prepared.request.payload(30.0))
+    assert "stock-KEY-0099zz" not in json.dumps(prepared.request.payload(30.0))
+    # Documented back as it was, the code is the accepted code again.
+    tool_update(tool=stock, author=member, actor=member, note="undo", parameters=documented[:1])
+    stock.refresh_from_db()
+    assert stock.code_accepted
+
+
+@pytest.mark.django_db
+def test_an_admin_who_documents_a_parameter_accepts_what_they_saved(ecommerce, admin, stock):
+    documented = [{"name": "sku", "type": "str"}, {"name": "backend", "type": "str"}]
+    tool_update(tool=stock, author=admin, actor=admin, note="doc", parameters=documented)
+    stock.refresh_from_db()
+    assert stock.code_accepted
