@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,7 @@ from django.db import transaction
 from jazzmine.bash import BashLimits, ToolSpec, specs_for_sandbox
 from jazzmine.sandbox import RunLimits, RunRequest, SandboxBuilder
 from jazzmine.sandbox.bwrap import stage_run_dir
+from jazzmine.sandbox.harness.main import SECRETS_PIPE_BYTES
 from jazzmine.sandbox.request import names_by_tool
 
 from ..catalog.models import SANDBOX, Sandbox, Tool
@@ -359,7 +361,31 @@ def _run_secrets(
     for tool, names in run_credentials_tools(issued).items():
         scoped.setdefault(tool, set()).update(names)
     scoped = {tool: names for tool, names in scoped.items() if names}
-    return {**secrets, **issued}, {tool: frozenset(names) for tool, names in scoped.items()}
+    handed = {**secrets, **issued}
+    size = _tools_secrets_bytes(scoped, handed)
+    if size > SECRETS_PIPE_BYTES:
+        # The harness would hand none of them (they do not fit the pipe it writes them to)
+        # and say so in the log alone: said on the run instead, and none sent at all.
+        own = set().union(*scoped.values())
+        _run_note(
+            run,
+            f"the tools' own secrets are {size:,} bytes together, more than the "
+            f"{SECRETS_PIPE_BYTES:,} a sandbox hands its tools: no tool got its own secrets "
+            "(clear or shorten the largest, or declare fewer per tool)",
+        )
+        run_credentials_revoke(run_id=run.pk)
+        handed = {name: value for name, value in secrets.items() if name not in own}
+        scoped = {}
+    return handed, {tool: frozenset(names) for tool, names in scoped.items()}
+
+
+def _tools_secrets_bytes(scoped: dict[str, set[str]], values: dict[str, str]) -> int:
+    """Return what the harness writes to its secrets pipe for these tools (frames of JSON)."""
+    return sum(
+        len(json.dumps({"tool": tool, "secrets": {n: values.get(n, "") for n in sorted(names)}}))
+        + 8  # each frame's length
+        for tool, names in scoped.items()
+    )
 
 
 def _allowed_tools(run: Run, rows: list[Tool]) -> frozenset[str] | None:

@@ -14,6 +14,7 @@ from jazzmine.sandbox.wheels import wheels_digest
 
 from ..crypto import encrypt
 from ..models import Sandbox, SecretValue, Tool, ToolKind
+from ..selectors import sandbox_secret_values
 from .audit import catalog_change_announce
 from .rules import admin_check, max_chars
 
@@ -38,6 +39,7 @@ def secret_value_set(
         )
     if not value:
         raise ValidationError(f"Give a value for {name!r}, or clear it instead")
+    _value_size_check(sandbox, name, value)
     with transaction.atomic():
         had = SecretValue.objects.filter(sandbox=sandbox, name=name).exists()
         secret, _ = SecretValue.objects.update_or_create(
@@ -53,6 +55,33 @@ def secret_value_set(
             changes={"value": ("set" if had else "not set", "replaced" if had else "set")},
         )
     return secret
+
+
+# The most one secret's value may hold, and all of a sandbox's together (UTF-8 bytes). A
+# value reaches its code as an environment variable, which Linux caps at 128 KiB (a trial of
+# a 200,000-character value failed with "argument list too long"), and the tools' own secrets
+# go to them through one pipe of 1 MiB (with every tool that declares one getting a copy):
+# past it, no tool got its own secrets, which said so only in the run's log.
+MAX_SECRET_VALUE_BYTES = 32 * 1024
+MAX_SANDBOX_SECRETS_BYTES = 256 * 1024
+
+
+def _value_size_check(sandbox: Sandbox, name: str, value: str) -> None:
+    size = len(value.encode("utf-8", "surrogatepass"))
+    if size > MAX_SECRET_VALUE_BYTES:
+        raise ValidationError(
+            f"The value of {name} is {size:,} bytes; a secret holds at most "
+            f"{MAX_SECRET_VALUE_BYTES:,} (keys, tokens and certificates are far smaller): "
+            "store a large file elsewhere and give the secret its address or a key to it"
+        )
+    others = sandbox_secret_values(sandbox, names=None)
+    total = size + sum(len(v.encode()) for n, v in others.items() if n != name)
+    if total > MAX_SANDBOX_SECRETS_BYTES:
+        raise ValidationError(
+            f"With this value the secrets of {sandbox.name} would hold {total:,} bytes "
+            f"together; a sandbox holds at most {MAX_SANDBOX_SECRETS_BYTES:,}: clear one it "
+            "no longer needs first"
+        )
 
 
 def secret_value_clear(

@@ -63,3 +63,37 @@ def test_the_sandbox_page_says_which_tools_a_secret_is_given_to(
     assert status.tools == ()
     page = client.get(f"/catalog/sandboxes/{ecommerce.pk}/").content.decode()
     assert "every tool" in page and "only, while it runs" not in page
+
+
+def test_a_value_too_big_to_reach_any_tool_is_refused_naming_the_limit(
+    client, team_admin, ecommerce
+) -> None:
+    # 200,000 characters saved, then every trial of the tool failed "argument list too long"
+    # and a 1.5 MB one took every tool's own secrets from the runs, said only in their logs.
+    client.force_login(team_admin)
+    url = f"/catalog/sandboxes/{ecommerce.pk}/secrets/"
+    for value in ("x" * (32 * 1024 + 1), "é" * (16 * 1024 + 1)):  # bytes, not characters
+        response = client.post(url, {"name": "MAIL_API_TOKEN", "value": value}, follow=True)
+        assert "a secret holds at most 32,768" in response.content.decode()
+        assert not SecretValue.objects.exists()
+    client.post(url, {"name": "MAIL_API_TOKEN", "value": "x" * (32 * 1024)})
+    assert sandbox_secret_values(ecommerce) == {"MAIL_API_TOKEN": "x" * (32 * 1024)}
+
+
+def test_a_sandboxs_secrets_together_are_bounded(ecommerce, user) -> None:
+    from django.core.exceptions import ValidationError
+
+    from jazzmine_web.catalog.crypto import encrypt
+
+    def stored(name: str) -> None:  # as a value stored before the limit was
+        SecretValue.objects.create(sandbox=ecommerce, name=name, ciphertext=encrypt("y" * 32768))
+
+    for i in range(7):
+        stored(f"OLD_{i}")
+    secret_value_set(sandbox=ecommerce, name="MAIL_API_TOKEN", value="x" * 32768, user=user)
+    # Replacing a value counts it once: 8 x 32 KiB is the limit itself.
+    secret_value_set(sandbox=ecommerce, name="MAIL_API_TOKEN", value="z" * 32768, user=user)
+    stored("OLD_7")
+    with pytest.raises(ValidationError, match="would hold 294,912 bytes together"):
+        secret_value_set(sandbox=ecommerce, name="MAIL_API_TOKEN", value="w" * 32768, user=user)
+    assert sandbox_secret_values(ecommerce)["MAIL_API_TOKEN"] == "z" * 32768

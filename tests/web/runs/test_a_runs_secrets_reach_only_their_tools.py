@@ -57,3 +57,22 @@ def test_a_run_gives_the_mail_token_to_send_receipt_and_not_to_get_user(ecommerc
         assert worker.future(run.pk).result(timeout=180) == RunStatus.SUCCEEDED
         result = RunEvent.objects.get(run_id=run.pk, type="result").data
         assert result == [True, None, None]  # sent; and get_user saw no token
+
+
+@pytest.mark.django_db
+def test_tools_own_secrets_past_what_the_harness_hands_over_are_said_on_the_run(ecommerce, member):
+    # Stored before values were bounded: more than the 1 MiB pipe the harness hands the
+    # tools' own secrets through. It handed none, and said so only in the run's log.
+    from jazzmine_web.catalog.crypto import encrypt
+    from jazzmine_web.catalog.models import SecretValue
+
+    SecretValue.objects.create(
+        sandbox=ecommerce, name="MAIL_API_TOKEN", ciphertext=encrypt("m" * (1 << 20))
+    )
+    run = run_create(sandbox=ecommerce, user=member, body=SCRIPT, start=False)
+    tag = sandbox_builder(ecommerce).image_tag(ecommerce.name)
+    prepared = run_claim_prepare(run_id=run.pk, worker="w1@host", known_images=frozenset({tag}))
+    assert prepared.request.tool_secrets == {}
+    assert "MAIL_API_TOKEN" not in prepared.request.secrets  # never the script's either
+    run.refresh_from_db()
+    assert any("no tool got its own secrets" in note for note in run.notes), run.notes
