@@ -167,6 +167,9 @@ class SecretStatus:
     set_at: datetime | None
     # The tools whose calls it is set for; empty: every tool's (the sandbox declares it).
     tools: tuple[str, ...] = ()
+    # False: a value stored for a name nothing declares any more. It reaches no run, but the
+    # next tool that declares the name gets it: listed, so that an admin can clear it.
+    declared: bool = True
 
 
 def sandbox_secret_statuses(
@@ -181,8 +184,9 @@ def sandbox_secret_statuses(
     for tool, names in sorted(registry.tool_only_secrets(sandbox.name).items()):
         for name in names:
             owners.setdefault(name, []).append(tool)
+    declared = registry.aggregate_secrets(sandbox.name)
     statuses = []
-    for name in registry.aggregate_secrets(sandbox.name):
+    for name in [*declared, *sorted(set(values) - set(declared))]:
         value = values.get(name)
         statuses.append(
             SecretStatus(
@@ -191,6 +195,7 @@ def sandbox_secret_statuses(
                 set_by=value.set_by.get_username() if value and value.set_by else None,
                 set_at=value.set_at if value else None,
                 tools=tuple(owners.get(name, ())),
+                declared=name in declared,
             )
         )
     return statuses

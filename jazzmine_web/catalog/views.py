@@ -338,10 +338,16 @@ def sandbox_secret(request: HttpRequest, pk: int) -> HttpResponse:
     if form.is_valid():
         name = form.cleaned_data["name"]
         everything = services.registry_for_sandbox(sandbox, include_unpublished=True)
-        needed = {s.name for s in selectors.sandbox_secret_statuses(sandbox, registry=everything)}
+        statuses = selectors.sandbox_secret_statuses(sandbox, registry=everything)
+        needed = {s.name for s in statuses if s.declared}
+        stored = {s.name for s in statuses if s.is_set}
         if not services.actor_is_admin(actor=request.user, team=sandbox.team):
             raise PermissionDenied("Only team admins set or clear secret values.")
-        if name not in needed:
+        if form.cleaned_data["clear"] and name in stored:
+            # A value nothing declares any more is cleared too: kept, it went to the next
+            # tool that declared its name.
+            services.secret_value_clear(sandbox=sandbox, name=name, actor=request.user)
+        elif name not in needed:
             error = f"{name!r} is not a secret of this sandbox"
         elif form.cleaned_data["clear"]:
             services.secret_value_clear(sandbox=sandbox, name=name, actor=request.user)

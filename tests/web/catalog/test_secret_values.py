@@ -97,3 +97,29 @@ def test_a_sandboxs_secrets_together_are_bounded(ecommerce, user) -> None:
     with pytest.raises(ValidationError, match="would hold 294,912 bytes together"):
         secret_value_set(sandbox=ecommerce, name="MAIL_API_TOKEN", value="w" * 32768, user=user)
     assert sandbox_secret_values(ecommerce)["MAIL_API_TOKEN"] == "z" * 32768
+
+
+def test_a_value_nothing_declares_any_more_is_listed_and_cleared(
+    client, team_admin, ecommerce, user
+) -> None:
+    # Its tool's secrets field emptied, the value stayed, out of every list, and went to the
+    # next tool that declared the name: nobody set it for that one.
+    from jazzmine_web.catalog.services import tool_update
+
+    secret_value_set(sandbox=ecommerce, name="MAIL_API_TOKEN", value="old-value", user=user)
+    tool_update(tool=ecommerce.tools.get(name="send_receipt"), secrets=[], actor=team_admin)
+    client.force_login(team_admin)
+    page = client.get(f"/catalog/sandboxes/{ecommerce.pk}/").content.decode()
+    row = page[page.index('id="secret-MAIL_API_TOKEN"') :]
+    row = row[: row.index("</tr>")]
+    assert "data-undeclared" in row and 'name="clear"' in row and 'name="value"' not in row
+    url = f"/catalog/sandboxes/{ecommerce.pk}/secrets/"
+    refused = client.post(url, {"name": "MAIL_API_TOKEN", "value": "new"}, HTTP_HX_REQUEST="true")
+    assert refused.status_code == 422
+    assert sandbox_secret_values(ecommerce) == {"MAIL_API_TOKEN": "old-value"}
+    client.post(url, {"name": "MAIL_API_TOKEN", "value": "", "clear": "1"})
+    assert not SecretValue.objects.exists()
+    assert (
+        "secret-MAIL_API_TOKEN"
+        not in client.get(f"/catalog/sandboxes/{ecommerce.pk}/").content.decode()
+    )
