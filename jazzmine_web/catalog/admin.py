@@ -8,6 +8,7 @@ deleted on their own (a tool's deletion takes its versions, through its service)
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from django import forms
@@ -16,11 +17,15 @@ from django.core.exceptions import ValidationError
 from django.db.models import ForeignKey
 from django.http import HttpRequest
 
+from jazzmine.scripttools import ScriptTool, ScriptToolError
+
+from ..studio.checker import CheckerUnavailable
 from ..studio.readonly_admin import ReadOnlyAdmin, ReadOnlyInline
 from ..teams.admin import TeamRowsAdmin
 from ..teams.selectors import team_ids_with_role
 from . import services
 from .models import ImageBuild, Sandbox, SecretValue, Tool, ToolVersion
+from .script_rows import script_tool_from_row
 
 # Offers only the sandboxes or teams of the rows shown: every team's names otherwise.
 BY_SANDBOX = ("sandbox", admin.RelatedOnlyFieldListFilter)
@@ -45,6 +50,16 @@ class SandboxRowsAdmin(TeamRowsAdmin):
 
 
 class ToolAdminForm(forms.ModelForm):
+    """A tool's fields, checked as the service that saves them checks them.
+
+    A Python tool's as its `@tool` function (`tool_fields_check`); a script tool's as its
+    tool.json and script (`script_tool_check`): its script is no Python function, and its
+    parameters are its JSON Schema's, so the admin shows both and edits neither (`ToolAdmin`).
+    """
+
+    # Why the service refused the save of this very form, when it did (`ToolAdmin`).
+    refusal: tuple[str, ...] = ()
+
     class Meta:
         model = Tool
         fields = [
@@ -64,11 +79,74 @@ class ToolAdminForm(forms.ModelForm):
         data = super().clean()
         if self.errors:
             return data
+        # `instance` is the row as stored still: the posted values reach it after `clean`.
         try:
-            services.tool_fields_check(data, sandbox_name=data["sandbox"].name)
-        except ValidationError as exc:
-            raise ValidationError(exc.messages) from exc
+            if self.instance.pk is not None and self.instance.is_script:
+                script_tool = script_tool_edited(self.instance, data)
+                services.script_tool_check(tool=script_tool, sandbox_name=self.sandbox.name)
+            else:
+                services.tool_fields_check(data, sandbox_name=self.sandbox.name)
+        except REFUSALS as exc:
+            raise ValidationError(refusal_messages(exc)) from exc
+        if self.refusal:
+            raise ValidationError(list(self.refusal))
         return data
+
+    @property
+    def sandbox(self) -> Sandbox:
+        """The tool's sandbox: its own once it exists (a tool moves to none), else the one picked."""
+        if self.instance.pk is not None:
+            return self.instance.sandbox
+        return self.cleaned_data["sandbox"]
+
+
+# What a service's refusal of a tool's save may be: a check's (ValidationError, the script
+# tool's own), or a checker that could not read the code this time. A PermissionDenied (a member
+# writing what only team admins write) stays Django's: a 403.
+REFUSALS = (ValidationError, ScriptToolError, CheckerUnavailable)
+
+
+def refusal_messages(exc: Exception) -> list[str]:
+    """Return what a refusal says, as a person reads it."""
+    if isinstance(exc, ValidationError):
+        return exc.messages
+    if isinstance(exc, ScriptToolError):
+        return [exc.problem]
+    return [str(exc)]
+
+
+# What a script tool's admin page edits: the fields of its tool.json the admin form shows
+# as they are stored, saved through `script_tool_save` as the script tool's own page saves
+# them. Its kind, script and JSON Schema (the parameters) are shown and edited there only.
+SCRIPT_TOOL_EDITED = ("name", "description", "dependencies", "secrets", "always_allow")
+SCRIPT_TOOL_SHOWN = ("kind", "source", "parameters", "runtime", "schema", "timeout_seconds")
+
+
+def script_tool_edited(row: Tool, data: dict[str, Any]) -> ScriptTool:
+    """Return the script tool a row holds, with the admin form's values of its tool.json."""
+    current = script_tool_from_row(row)
+    if current is None:
+        raise ValidationError(
+            f"{row.name} is a script tool whose stored tool.json cannot be read; nothing was "
+            "changed. Import it again from its tool.json and script."
+        )
+    changes = {key: data[key] for key in SCRIPT_TOOL_EDITED if key in data}
+    for key in ("dependencies", "secrets"):
+        if key in changes and not _texts(changes[key]):
+            raise ValidationError(f"The {key} of a script tool are a JSON list of text.")
+    return dataclasses.replace(current, **changes)  # checked again (`ScriptToolError`)
+
+
+def _texts(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+class ToolSaveRefused(Exception):
+    """A service refused to save a tool as the admin form said: the form, not a 500, says why."""
+
+    def __init__(self, messages: list[str]) -> None:
+        super().__init__(" ".join(messages))
+        self.messages = tuple(messages)
 
 
 class ToolVersionInline(ReadOnlyInline):
@@ -76,8 +154,20 @@ class ToolVersionInline(ReadOnlyInline):
     fields = ["number", "checksum", "author", "created_at", "note"]
 
 
+# Where a refused save leaves its messages for the page shown again (`ToolAdmin`).
+_REFUSAL = "_jazzmine_tool_refusal"
+
+
 @admin.register(Tool)
 class ToolAdmin(SandboxRowsAdmin):
+    """Tools, saved through the services as the studio's pages save them.
+
+    A tool keeps its kind (a Python tool turned "script" here left a row no registry could
+    read: its sandbox lost it and no page could mend it) and its sandbox; a script tool keeps
+    its script and schema, edited on its own page, which trial-runs new code before the LLMs
+    see it. A save the services refuse shows the form again saying why, with nothing stored.
+    """
+
     form = ToolAdminForm
     list_display = ["name", "sandbox", "kind", "always_allow", "is_always_allowed", "checksum"]
     list_filter = ["kind", "always_allow", BY_TEAM, BY_SANDBOX]
@@ -95,31 +185,83 @@ class ToolAdmin(SandboxRowsAdmin):
     ]
     inlines = [ToolVersionInline]
 
+    def get_readonly_fields(self, request: HttpRequest, obj: Tool | None = None) -> list[str]:
+        # The kind always: a new tool here is a Python one (script tools are made on their
+        # own page or imported). An existing tool stays in its sandbox (no service moves one).
+        fixed = ["kind"]
+        if obj is not None:
+            fixed.append("sandbox")
+            if obj.is_script:
+                fixed.extend(SCRIPT_TOOL_SHOWN)
+        return [*dict.fromkeys([*fixed, *self.readonly_fields])]
+
+    def get_fields(self, request: HttpRequest, obj: Tool | None = None) -> list[str]:
+        # In the form's order, the read-only ones where they belong, then the records.
+        shown = [*ToolAdminForm.Meta.fields]
+        if obj is not None and obj.is_script:
+            shown.extend(f for f in SCRIPT_TOOL_SHOWN if f not in shown)
+        return [*shown, *self.readonly_fields]
+
+    def get_form(
+        self, request: HttpRequest, obj: Tool | None = None, change: bool = False, **kwargs: Any
+    ) -> Any:
+        form = super().get_form(request, obj, change, **kwargs)  # a class of this request's
+        form.refusal = getattr(request, _REFUSAL, ())
+        return form
+
+    def changeform_view(
+        self,
+        request: HttpRequest,
+        object_id: str | None = None,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> Any:
+        try:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        except ToolSaveRefused as refused:
+            # The view's transaction is rolled back: nothing of the save is stored. The page
+            # again, the form as posted, saying why.
+            setattr(request, _REFUSAL, refused.messages)
+            return super().changeform_view(request, object_id, form_url, extra_context)
+
     def save_model(self, request: HttpRequest, obj: Tool, form: Any, change: bool) -> None:
         # Through the services with the staff user as actor: the admin site is no side door
         # around team roles, versions or the audit.
-        data = {f: form.cleaned_data[f] for f in ToolAdminForm.Meta.fields if f != "sandbox"}
-        if change:
-            original = Tool.objects.get(pk=obj.pk)
-            services.tool_update(
-                tool=original,
-                author=request.user,
-                note="Edited in admin",
-                actor=request.user,
-                **data,
-            )
-            obj.pk = original.pk
-            obj.refresh_from_db()
-        else:
-            created = services.tool_create(
-                sandbox=form.cleaned_data["sandbox"],
-                author=request.user,
-                note="Created in admin",
-                actor=request.user,
-                **data,
-            )
-            obj.pk = created.pk
-            obj.refresh_from_db()
+        data = {f: form.cleaned_data[f] for f in form.fields if f != "sandbox"}
+        try:
+            if not change:
+                created = services.tool_create(
+                    sandbox=form.cleaned_data["sandbox"],
+                    author=request.user,
+                    note="Created in admin",
+                    actor=request.user,
+                    **data,
+                )
+                obj.pk = created.pk
+            else:
+                original = Tool.objects.get(pk=obj.pk)
+                if original.is_script:
+                    tags = data.pop("tags", None)
+                    services.script_tool_save(
+                        sandbox=original.sandbox,
+                        tool=script_tool_edited(original, data),
+                        existing=original,
+                        author=request.user,
+                        note="Edited in admin",
+                        tags=tags,
+                        actor=request.user,
+                    )
+                else:
+                    services.tool_update(
+                        tool=original,
+                        author=request.user,
+                        note="Edited in admin",
+                        actor=request.user,
+                        **data,
+                    )
+        except REFUSALS as exc:
+            raise ToolSaveRefused(refusal_messages(exc)) from exc
+        obj.refresh_from_db()
 
     def get_deleted_objects(self, objs: Any, request: HttpRequest) -> Any:
         # A tool's versions go with it, through `tool_delete` (team admins, audited): that
