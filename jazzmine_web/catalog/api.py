@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 from ..teams.auth import api_token_required, json_error
 from . import selectors, services
@@ -18,7 +18,7 @@ def _not_found(pk: int) -> HttpResponse:
     return json_error("sandbox_not_found", f"No sandbox {pk} in your teams.", status=404)
 
 
-@require_GET
+@require_safe  # GET, and HEAD as HTTP asks of every GET
 @api_token_required
 def sandbox_list(request: HttpRequest) -> HttpResponse:
     """List the sandboxes of the token owner's teams."""
@@ -40,7 +40,7 @@ def sandbox_list(request: HttpRequest) -> HttpResponse:
     )
 
 
-@require_GET
+@require_safe  # GET, and HEAD as HTTP asks of every GET
 @api_token_required
 def sandbox_tools(request: HttpRequest, pk: int) -> HttpResponse:
     """List the tools of one sandbox with their interface and checksum."""
@@ -71,7 +71,7 @@ def sandbox_tools(request: HttpRequest, pk: int) -> HttpResponse:
     )
 
 
-@require_GET
+@require_safe  # GET, and HEAD as HTTP asks of every GET
 @api_token_required
 def sandbox_prompt(request: HttpRequest, pk: int) -> HttpResponse:
     """Return the sandbox's tools XML prompt and checksum."""

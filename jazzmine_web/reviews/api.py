@@ -15,7 +15,12 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import (
+    require_GET,
+    require_http_methods,
+    require_POST,
+    require_safe,
+)
 
 from jazzmine.jsontext import JSONTextError, json_read
 
@@ -212,7 +217,7 @@ def _not_found(submission_id: Any) -> HttpResponse:
     )
 
 
-@require_GET
+@require_safe  # GET, and HEAD as HTTP asks of every GET
 @api_token_required
 def submission_status(request: HttpRequest, submission_id: Any) -> HttpResponse:
     """Return a submission's status, decision and run."""
@@ -306,6 +311,7 @@ def _watched_groups(submission: Submission) -> list[str]:
     return groups
 
 
+# GET only: a HEAD would hold a long request open for headers alone.
 @require_GET
 @api_token_required
 async def submission_wait(request: HttpRequest, submission_id: Any) -> HttpResponse:

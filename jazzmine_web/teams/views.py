@@ -8,14 +8,14 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth import views as auth_views
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse_lazy
 from django.views.decorators.http import require_http_methods, require_POST
 
 from ..studio.http import form_status
 from .forms import ThrottledPasswordChangeForm, TokenForm
-from .selectors import api_tokens_listed, teams_for_user
+from .selectors import api_tokens_for_user, api_tokens_listed, teams_for_user
 from .services import api_token_create, api_token_revoke
 
 # What the page's example submits: a script that calls no tool, so it runs in any sandbox.
@@ -87,8 +87,11 @@ def tokens(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 def token_revoke(request: HttpRequest, pk: int) -> HttpResponse:
-    """Revoke one of the user's tokens."""
-    api_token_revoke(user=request.user, token_id=pk)
+    """Revoke one of the user's tokens (another's, or none, is not found: it looked revoked)."""
+    if not api_token_revoke(user=request.user, token_id=pk):
+        if not api_tokens_for_user(request.user).filter(pk=pk).exists():
+            raise Http404("No such token")
+        messages.info(request, "That token was revoked already.")
     if request.htmx:
         return render(request, "teams/tokens.html#token-list", _context(request))
     return redirect("teams:tokens")

@@ -35,12 +35,16 @@ def test_a_user_revokes_their_own_token_but_not_others(logged_in, user, django_u
         user=other, name="theirs", prefix="jzm_ab", token_hash="h" * 64
     )
     mine = ApiToken.objects.get(user=user)
-    logged_in.post(f"/account/tokens/{theirs.pk}/revoke/")
+    # Another's, or none at all, is not found: a redirect back to the list looked revoked.
+    for pk in (theirs.pk, 999_999, 10**22):
+        assert logged_in.post(f"/account/tokens/{pk}/revoke/").status_code == 404
     logged_in.post(f"/account/tokens/{mine.pk}/revoke/")
     theirs.refresh_from_db()
     mine.refresh_from_db()
     assert theirs.is_active and not mine.is_active
     assert "revoked" in logged_in.get("/account/tokens/").content.decode()
+    again = logged_in.post(f"/account/tokens/{mine.pk}/revoke/", follow=True)
+    assert "That token was revoked already." in again.content.decode()
 
 
 @pytest.mark.parametrize("htmx", [False, True], ids=["form", "htmx"])
