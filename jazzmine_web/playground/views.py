@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from ..catalog.selectors import sandboxes_for_user
 from ..studio.untrusted import id_number
 from . import selectors, services
+from .consumers import MAX_BODY_CHARS
 from .forms import LLMSettingsForm
 
 
@@ -66,6 +67,7 @@ def playground(request: HttpRequest) -> HttpResponse:
         "llm": services.llm_config_for(request.user),
         # With when each was last used and how far it got: "ecommerce: (no task)" ten times
         # over told none apart.
+        "max_body_chars": MAX_BODY_CHARS,
         "recent_sessions": selectors.sessions_for_user(request.user).annotate(
             attempt_count=Count("attempts")
         )[:10],

@@ -86,13 +86,30 @@
     }
   }
 
+  // A script past what the playground runs is said here, never sent: a frame of more than
+  // 1 MiB is dropped by the server without a word, and the page sent it again on every
+  // reconnect, for as long as it stayed open.
+  const maxBody = Number(root.dataset.maxBody) || Infinity;
+
+  function validate(version, text) {
+    if (text.length > maxBody) {
+      state.validVersion = -1;
+      renderViolations([{
+        line: null,
+        message: `The script is ${text.length.toLocaleString("en")} characters long; the playground runs scripts of at most ${maxBody.toLocaleString("en")}.`,
+      }]);
+      return;
+    }
+    socket.send({ type: "validate", version, sandbox: state.sandbox, body: text, language: state.language });
+  }
+
   const editor = new window.JazzmineEditor($("editor"), {
     onChange: (text, version) => {
       if (state.generatedBody !== null && text !== state.generatedBody) {
         state.attemptId = null; // edited by a person: running it makes a new attempt
         state.generatedBody = null;
       }
-      socket.send({ type: "validate", version, sandbox: state.sandbox, body: text, language: state.language });
+      validate(version, text);
       refreshButtons();
     },
   });
@@ -244,9 +261,7 @@
       }
       state.opened = true;
       socket.send({ type: "prewarm", sandbox: state.sandbox });
-      socket.send({
-        type: "validate", version: editor.version, sandbox: state.sandbox, body: editor.value, language: state.language,
-      });
+      validate(editor.version, editor.value);
     },
     onStatus: (s) => root.dataset.socket = s,
   });
@@ -306,9 +321,7 @@
       const url = new URL(window.location.href);
       url.searchParams.set("language", state.language);
       window.history.replaceState(null, "", url);
-      socket.send({
-        type: "validate", version: editor.version, sandbox: state.sandbox, body: editor.value, language: state.language,
-      });
+      validate(editor.version, editor.value);
       refreshButtons();
     });
   }

@@ -136,3 +136,22 @@ def test_a_big_dense_paste_is_checked_and_runs_twice(logged_in_page) -> None:
         assert "20" in page.locator("[data-run-result-body]").inner_text()
         page.reload()
         page.wait_for_selector("#playground[data-socket=open]")
+
+
+def test_a_script_past_what_the_playground_runs_is_said_and_never_sent(logged_in_page) -> None:
+    # 1.1 MB in one frame: the server dropped the socket without a word, and the page sent
+    # the same frame again on every reconnect, its buttons greyed out, saying nothing.
+    page = logged_in_page
+    open_playground(page)
+    page.locator("#script-body").fill("# " + "a" * 1_100_000 + "\nemit_result(1)\n")
+    wait_until(
+        page,
+        "document.querySelector('#violations').innerText.includes('runs scripts of at most 200,000')",
+    )
+    page.wait_for_timeout(1500)  # a dropped socket would have said so by now
+    assert page.locator("#playground").get_attribute("data-socket") == "open"
+    assert page.locator("#run-button").is_disabled()
+    # Cut back to size, it is checked by the server again and runs.
+    page.locator("#script-body").fill("emit_result(1)\n")
+    wait_until(page, "!document.querySelector('#run-button').disabled")
+    assert page.locator("#violations li").count() == 0
