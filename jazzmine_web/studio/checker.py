@@ -11,8 +11,11 @@ waits in line behind a page.
 
 Nothing falls back to reading a big text here: a checker process that dies (killed, out of
 memory) or takes longer than `CHECK_TIMEOUT_SECONDS` raises `CheckerUnavailable`, and the
-caller refuses what it was asked to do (fail closed). One that ran out of time is killed, and
-the texts queued behind it fail the same way; the next big text starts a new process.
+caller refuses what it was asked to do (fail closed). One that ran out of time is killed; the
+texts waiting behind it did nothing wrong, so each is handed once to a new process, and fails
+the same way (`CheckerUnavailable`) only if that one is stopped under it too. No public function
+lets a future's `CancelledError` out: raised from a view's thread, asgiref made it the request's
+own cancellation, and Django sent no answer at all.
 
 Django-free on purpose: the process imports only the modules of the functions it is handed.
 """
@@ -27,15 +30,19 @@ import multiprocessing
 import os
 import select
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 # Texts this long or longer are read in the checker process.
 PROCESS_THRESHOLD_CHARS = 20_000
-# The longest one call may take, waiting in line included: far above the few seconds the
-# biggest text any path accepts takes, and short enough that a text made to read slowly
-# holds the checker for nobody long.
+# The longest one attempt at a call may take, waiting in line included: far above the few
+# seconds the biggest text any path accepts takes, and short enough that a text made to read
+# slowly holds the checker for nobody long. A call displaced by another's timeout gets a
+# second attempt (`_ATTEMPTS`), so it may wait up to about twice this.
 CHECK_TIMEOUT_SECONDS = 30.0
+# Attempts of a call whose process was stopped under it for another call's time (`_Displaced`).
+_ATTEMPTS = 2
 
 T = TypeVar("T")
 
@@ -88,6 +95,9 @@ class _CheckerProcess:
     def __init__(self) -> None:
         self._pool: concurrent.futures.ProcessPoolExecutor | None = None
         self._lock = threading.Lock()
+        # Pools `stop` killed for a call out of time: the others waiting on one are displaced.
+        # Weak: a pool dropped is forgotten here too.
+        self._stopped: weakref.WeakSet[concurrent.futures.ProcessPoolExecutor] = weakref.WeakSet()
 
     def pool(self) -> concurrent.futures.ProcessPoolExecutor:
         with self._lock:
@@ -111,12 +121,19 @@ class _CheckerProcess:
 
     def stop(self, late: concurrent.futures.ProcessPoolExecutor) -> None:
         """Kill the process of a pool that ran out of time (its text holds it), and drop it."""
+        # Marked before the kill: the calls waiting on it learn of the kill at once, and must
+        # find it marked to know that their own text was not why.
+        self._stopped.add(late)
         # The executor offers no public way to stop a task that runs; its processes by pid.
         processes = list((getattr(late, "_processes", None) or {}).values())
         for process in processes:
             with contextlib.suppress(Exception):
                 process.kill()
         self.forget(late)
+
+    def was_stopped(self, pool: concurrent.futures.ProcessPoolExecutor) -> bool:
+        """Tell whether `stop` killed this pool (a call on it ran out of time)."""
+        return pool in self._stopped
 
     def submit(
         self, fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -141,8 +158,44 @@ _colourer = _CheckerProcess()
 _STOPPED = "the checker process stopped before it had read it (killed, or out of memory)"
 
 
+class _Displaced(Exception):
+    """A call's process was stopped under it because another call ran out of time.
+
+    Its own text is not to blame: it was waiting in line, never handed to the process, or
+    handed but not yet read when the process was killed for the text ahead of it. It is
+    tried again on a new process; never raised out of this module.
+    """
+
+
 def _late() -> CheckerUnavailable:
     return CheckerUnavailable(f"reading it took longer than {CHECK_TIMEOUT_SECONDS:g} seconds")
+
+
+def _displaced() -> CheckerUnavailable:
+    return CheckerUnavailable(
+        "the checker process was stopped before it had read it, as a text ahead of it took"
+        f" longer than {CHECK_TIMEOUT_SECONDS:g} seconds"
+    )
+
+
+def _lost(
+    process: _CheckerProcess, pool: concurrent.futures.ProcessPoolExecutor, *, cancelled: bool
+) -> Exception:
+    """Drop a pool that failed a call; return what to raise for the call.
+
+    `_Displaced` unless the call's own text may be why the pool failed: then `CheckerUnavailable`.
+    """
+    process.forget(pool)
+    # A cancelled call was still waiting in line: only a shutdown (`forget`'s) cancels a future,
+    # and only one not yet handed to the process, so its text was never read. A pool `stop`
+    # killed was killed for the call out of time: there is one line and one timeout, so the
+    # text being read is the one whose time runs out first (threads' scheduling aside), and
+    # the calls it breaks were handed to the process behind it, unread.
+    if cancelled or process.was_stopped(pool):
+        return _Displaced()
+    # A process that died by itself (killed, out of memory) may have died of this very text:
+    # tried again, one text could take down a second process.
+    return CheckerUnavailable(_STOPPED)
 
 
 def checked(chars: int, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
@@ -171,15 +224,38 @@ def _called(
         return fn(*args, **kwargs)
     if _on_event_loop():
         raise RuntimeError("a big text is read off the event loop: use `checked_off_loop`")
+    # A displaced call is tried again, on the new process its displacement started, with a
+    # whole `CHECK_TIMEOUT_SECONDS` of its own: it did nothing wrong, and refusing it would let
+    # one slow text refuse every check in line behind it (an agent's small script behind a
+    # member's huge page). What was left of its first wait would not do: it has waited in line
+    # for nearly all of it, and running out of time again would stop the new process under
+    # the others tried again. Once only: a second displacement is refused like the late text.
+    for attempt in range(1, _ATTEMPTS + 1):
+        try:
+            return _read(process, fn, args, kwargs)
+        except _Displaced:
+            if attempt == _ATTEMPTS:
+                raise _displaced() from None
+    raise AssertionError("unreachable")
+
+
+def _read(
+    process: _CheckerProcess,
+    fn: Callable[..., T],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> T:
+    """One attempt at a call in the process: its result, `CheckerUnavailable` or `_Displaced`."""
     pool, future = process.submit(fn, args, kwargs)
     try:
         return future.result(timeout=CHECK_TIMEOUT_SECONDS)
     except concurrent.futures.TimeoutError:
         process.stop(pool)
         raise _late() from None
+    except concurrent.futures.CancelledError:
+        raise _lost(process, pool, cancelled=True) from None
     except concurrent.futures.BrokenExecutor:
-        process.forget(pool)
-        raise CheckerUnavailable(_STOPPED) from None
+        raise _lost(process, pool, cancelled=False) from None
 
 
 async def checked_off_loop(chars: int, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
@@ -189,6 +265,20 @@ async def checked_off_loop(chars: int, fn: Callable[..., T], /, *args: Any, **kw
     """
     if chars < PROCESS_THRESHOLD_CHARS:
         return await asyncio.to_thread(fn, *args, **kwargs)
+    # Tried again once when displaced, with a whole timeout of its own: as in `_called`.
+    for attempt in range(1, _ATTEMPTS + 1):
+        try:
+            return await _read_off_loop(fn, args, kwargs)
+        except _Displaced:
+            if attempt == _ATTEMPTS:
+                raise _displaced() from None
+    raise AssertionError("unreachable")
+
+
+async def _read_off_loop(fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]) -> T:
+    """`_read`, awaited: its result, `CheckerUnavailable` or `_Displaced`."""
+    task = asyncio.current_task()
+    cancels = task.cancelling() if task is not None else 0
     # Starting the process (the first time) and handing it the text both block: on a thread.
     pool, future = await asyncio.to_thread(_checker.submit, fn, args, kwargs)
     try:
@@ -198,8 +288,14 @@ async def checked_off_loop(chars: int, fn: Callable[..., T], /, *args: Any, **kw
         _checker.stop(pool)
         raise _late() from None
     except concurrent.futures.BrokenExecutor:
-        _checker.forget(pool)
-        raise CheckerUnavailable(_STOPPED) from None
+        raise _lost(_checker, pool, cancelled=False) from None
+    except asyncio.CancelledError:
+        # The wrapper is cancelled when the future is, and this task would take that for its
+        # own cancellation. One of the task itself (its socket closed) goes on up: it cancels
+        # the future as well, so only a new cancel request on the task tells them apart.
+        if (task is not None and task.cancelling() > cancels) or not future.cancelled():
+            raise
+        raise _lost(_checker, pool, cancelled=True) from None
 
 
 def _on_event_loop() -> bool:
