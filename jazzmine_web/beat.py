@@ -48,6 +48,7 @@ class Scheduler(PersistentScheduler):
         self.reaping = concurrent.futures.ThreadPoolExecutor(
             max_workers=1, thread_name_prefix="beat-reaper"
         )
+        self.closed = False
         super().__init__(*args, **kwargs)
 
     def apply_entry(self, entry: ScheduleEntry, producer: Any = None) -> None:
@@ -59,6 +60,9 @@ class Scheduler(PersistentScheduler):
 
     def close(self) -> None:
         super().close()
+        if self.closed:
+            return  # beat closes its scheduler once as it stops, and again at its exit
+        self.closed = True
         self.reaping.submit(connections.close_all).result()
         self.reaping.shutdown(wait=True)
 

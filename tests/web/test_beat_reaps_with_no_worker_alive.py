@@ -29,7 +29,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def scheduler(tmp_path):
     scheduler = beat.Scheduler(app=app, lazy=True, schedule_filename=str(tmp_path / "schedule"))
     yield scheduler
-    scheduler.reaping.shutdown(wait=True)
+    scheduler.close()
 
 
 def entry(task: str) -> ScheduleEntry:
@@ -87,3 +87,12 @@ def test_after_beat_found_the_database_down_no_silence_counts_for_a_timeout(
     scheduler.apply_entry(entry("runs.reap"))
     run.refresh_from_db()
     assert run.status == RunStatus.RUNNING
+
+
+def test_beat_closes_its_scheduler_twice_without_an_error(tmp_path):
+    # Beat closes it as it stops and again at its exit: the second close raised, a traceback
+    # at every Ctrl-C of scripts/run.sh.
+    scheduler = beat.Scheduler(app=app, lazy=True, schedule_filename=str(tmp_path / "schedule"))
+    scheduler.setup_schedule()
+    scheduler.close()
+    scheduler.close()

@@ -57,7 +57,8 @@ class Server:
 def _procfile_web_line() -> str:
     for line in (ROOT / "Procfile").read_text().splitlines():
         if line.startswith("web:"):
-            return line.removeprefix("web:").strip()
+            # The server's own command, without what starts it again when it ends.
+            return line.removeprefix("web:").strip().removeprefix("bash scripts/keep-running.sh ")
     raise AssertionError("the Procfile has no web process")
 
 
