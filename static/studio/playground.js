@@ -103,6 +103,12 @@
     socket.send({ type: "validate", version, sandbox: state.sandbox, body: text, language: state.language });
   }
 
+  const CONNECTION_TEXT = {
+    reconnecting: "Connection to the studio lost: reconnecting… (what you do now is sent once it is back)",
+    refused: "This page may no longer talk to the studio (signed out, or no longer in the sandbox's team): reload it to sign in again.",
+    closed: "Disconnected from the studio: reload the page.",
+  };
+
   const editor = new window.JazzmineEditor($("editor"), {
     onChange: (text, version) => {
       if (state.generatedBody !== null && text !== state.generatedBody) {
@@ -263,7 +269,12 @@
       socket.send({ type: "prewarm", sandbox: state.sandbox });
       validate(editor.version, editor.value);
     },
-    onStatus: (s) => root.dataset.socket = s,
+    onStatus: (s) => {
+      root.dataset.socket = s;
+      // Said where the person looks, not only in an attribute: a page signed out in another
+      // tab kept its buttons grey and said nothing.
+      $("playground-connection").textContent = CONNECTION_TEXT[s] || "";
+    },
   });
 
   function common() {

@@ -155,3 +155,23 @@ def test_a_script_past_what_the_playground_runs_is_said_and_never_sent(logged_in
     page.locator("#script-body").fill("emit_result(1)\n")
     wait_until(page, "!document.querySelector('#run-button').disabled")
     assert page.locator("#violations li").count() == 0
+
+
+def test_a_playground_signed_out_elsewhere_says_so(logged_in_page) -> None:
+    # Signed out in another tab, the page kept its buttons grey and said nothing: the only
+    # trace was an attribute.
+    page = logged_in_page
+    open_playground(page)
+    assert page.locator("#playground-connection").inner_text() == ""
+    other = page.context.new_page()
+    other.goto(page.url)
+    other.locator("form[action='/logout/'] button").click()
+    other.wait_for_url("**/login/**")
+    # The socket finds it out at a message (it looks again every few seconds): edits send one.
+    for n in range(30):
+        page.locator("#script-body").fill(f"emit_result({n})\n")
+        if page.locator("#playground").get_attribute("data-socket") == "refused":
+            break
+        page.wait_for_timeout(500)
+    assert page.locator("#playground").get_attribute("data-socket") == "refused"
+    assert "reload it to sign in again" in page.locator("#playground-connection").inner_text()
