@@ -40,10 +40,19 @@ class JSONTextError(ValueError):
         return self.problem[:1].upper() + self.problem[1:]
 
 
-def json_read(text: str | bytes) -> Any:
-    """Return the value of JSON text; raise JSONTextError whatever the reason it is unreadable."""
+def json_read(text: str | bytes, *, unique_keys: bool = False) -> Any:
+    """Return the value of JSON text; raise JSONTextError whatever the reason it is unreadable.
+
+    With `unique_keys`, an object that names a key twice is unreadable too: JSON leaves what
+    it means open (Python keeps the last, other parsers the first), so a client that wrote
+    `"sandbox"` twice by mistake had the one it did not mean used, saying nothing.
+    """
     try:
-        value = json.loads(text)
+        value = json.loads(text, object_pairs_hook=_unique_object if unique_keys else None)
+    except _DuplicateKey as exc:
+        raise JSONTextError(
+            f"invalid JSON: the key {exc.key!r} is given twice in one object"
+        ) from None
     except json.JSONDecodeError as exc:
         raise JSONTextError(
             f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
@@ -68,6 +77,23 @@ def json_read(text: str | bytes) -> Any:
                 f"JSON holding half of a UTF-16 surrogate pair{shown} (an escape from \\ud800 "
                 "to \\udfff without its other half), which is no character: send whole characters"
             )
+    return value
+
+
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = _shown(key)
+
+
+def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
     return value
 
 

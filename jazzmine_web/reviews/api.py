@@ -30,7 +30,7 @@ from ..runs.selectors import run_events_after, run_state
 from ..runs.services import run_group
 from ..studio.db import released_connection
 from ..studio.live import GroupWaiter
-from ..studio.untrusted import FORM_TYPES, id_number, nul_field, nul_message
+from ..studio.untrusted import id_number, nul_field, nul_message
 from ..teams.auth import api_token_required, json_error, token_still_active
 from ..teams.services import api_token_group
 from . import selectors, services, webhooks
@@ -111,17 +111,34 @@ def _long_request_take(request: HttpRequest) -> _LongRequest | HttpResponse:
     return response
 
 
-def _json_body(request: HttpRequest) -> dict[str, Any] | HttpResponse:
-    if request.content_type in FORM_TYPES:
+def _json_body(
+    request: HttpRequest, fields: frozenset[str] | None = None
+) -> dict[str, Any] | HttpResponse:
+    """Return a request's JSON object, or the answer that says what is wrong with it.
+
+    Read strictly, since an agent's mistake answered with a guess runs a script: JSON alone
+    (text/plain and XML were read as JSON), in UTF-8, each key once, and, given `fields`,
+    none but those (`"lang": "bash"` ran the bash script as Python, refused as a syntax error
+    that never named the typo). A request without a body is an empty object.
+    """
+    body = request.body
+    charset = (request.content_params or {}).get("charset", "utf-8").lower()
+    if body and not _is_json_type(request.content_type):
         # What `curl -d` sends unless told otherwise: say how to send the JSON it holds.
         return json_error(
             "unsupported_media_type",
             "The request body must be JSON, sent with Content-Type: application/json "
-            f"(this one was sent as {request.content_type}).",
+            f"(this one was sent as {request.content_type or 'no type'}).",
+            status=415,
+        )
+    if body and charset not in ("utf-8", "utf8"):
+        return json_error(
+            "unsupported_media_type",
+            f"The request body must be UTF-8 (this one says charset={charset}).",
             status=415,
         )
     try:
-        data = json_read(request.body or b"{}")
+        data = json_read(body or b"{}", unique_keys=True)
     except JSONTextError as exc:
         return json_error("invalid_json", f"The request body is not usable: {exc}.", status=400)
     if not isinstance(data, dict):
@@ -131,7 +148,28 @@ def _json_body(request: HttpRequest) -> dict[str, Any] | HttpResponse:
     field = nul_field(data)
     if field is not None:
         return json_error("invalid_field", nul_message(field), status=400)
+    unknown = sorted(set(data) - fields) if fields is not None else []
+    if unknown:
+        return json_error(
+            "unknown_field",
+            f"Unknown field(s) {', '.join(map(repr, unknown))}: this request takes "
+            f"{', '.join(map(repr, sorted(fields)))}.",
+            status=400,
+        )
     return data
+
+
+def _is_json_type(content_type: str) -> bool:
+    """Tell whether a media type is JSON: application/json, or a `+json` one of its kind."""
+    return content_type == "application/json" or (
+        content_type.startswith("application/") and content_type.endswith("+json")
+    )
+
+
+# What a submission takes (`previous_id` is the older spelling of `previous`).
+SUBMISSION_FIELDS = frozenset(
+    {"sandbox", "task", "body", "prompt", "attempt", "previous", "previous_id", "language"}
+)
 
 
 def _error(exc: services.ReviewError) -> HttpResponse:
@@ -178,9 +216,13 @@ def _find_sandbox(request: HttpRequest, ref: object) -> Sandbox | HttpResponse:
 @api_token_required
 def submission_submit(request: HttpRequest) -> HttpResponse:
     """Submit a script: violations come back at once; otherwise it waits for review or runs."""
-    data = _json_body(request)
+    data = _json_body(request, SUBMISSION_FIELDS)
     if isinstance(data, HttpResponse):
         return data
+    if "previous" in data and "previous_id" in data:
+        return json_error(
+            "invalid_field", "Send 'previous' or 'previous_id', not both.", status=400
+        )
     sandbox = _find_sandbox(request, data.get("sandbox"))
     if isinstance(sandbox, HttpResponse):
         return sandbox
@@ -193,9 +235,11 @@ def submission_submit(request: HttpRequest) -> HttpResponse:
             body=data.get("body"),
             prompt=data.get("prompt"),
             attempt=data.get("attempt"),
-            previous_id=data.get("previous") or data.get("previous_id"),
+            # As sent: false, 0, "" or {} are no submission's id nor a language, and are
+            # refused saying so (they were taken for "none" and "python"); null is "not given".
+            previous_id=data.get("previous", data.get("previous_id")),
             user_agent=request.headers.get("User-Agent", ""),
-            language=data.get("language") or "python",
+            language="python" if data.get("language") is None else data["language"],
         )
     except services.ReviewError as exc:
         return _error(exc)
@@ -234,7 +278,7 @@ def submission_withdraw(request: HttpRequest, submission_id: Any) -> HttpRespons
     submission = _visible(request.user, submission_id)
     if submission is None:
         return _not_found(submission_id)
-    data = _json_body(request)
+    data = _json_body(request, frozenset({"reason"}))
     if isinstance(data, HttpResponse):
         return data
     try:
@@ -531,7 +575,7 @@ def webhook(request: HttpRequest) -> HttpResponse:
         webhooks.webhook_clear(token=token)
         return HttpResponse(status=204)
     if request.method in ("PUT", "POST"):
-        data = _json_body(request)
+        data = _json_body(request, frozenset({"url"}))
         if isinstance(data, HttpResponse):
             return data
         try:
