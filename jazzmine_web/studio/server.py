@@ -22,6 +22,7 @@ Run it exactly like daphne, with daphne's options:
 from __future__ import annotations
 
 import logging
+from http import HTTPStatus
 from typing import Any
 
 # daphne.cli imports daphne.server first, which installs Twisted's asyncio reactor: that has to
@@ -169,13 +170,26 @@ def _answer_oversized_heads(channel: Any) -> None:
     channel._respondToBadRequestAndDisconnect = refused
 
 
-REQUEST_HEADER_FIELDS_TOO_LARGE = 431  # RFC 6585, section 5: Twisted names no such status
+REQUEST_HEADER_FIELDS_TOO_LARGE = 431  # RFC 6585, section 5
+
+
+def _reason_phrases_complete() -> None:
+    """Give Twisted the reason phrase of every status Python knows and Twisted does not.
+
+    Twisted writes the status line of every answer daphne sends, and names neither 422 nor
+    429 nor 431: the app's refusals went out as `HTTP/1.1 429 Unknown Status`.
+    """
+    for status in HTTPStatus:
+        http.RESPONSES.setdefault(status.value, status.phrase.encode("ascii"))
+
+
+_reason_phrases_complete()
 
 
 def _refuse_head(channel: Any, status: int, message: str) -> None:
     """Write a plain-text refusal of a request's head, then close the connection."""
     body = (message + "\n").encode()
-    reason = {431: b"Request Header Fields Too Large"}.get(status) or http.RESPONSES[status]
+    reason = http.RESPONSES[status]
     channel.transport.write(
         b"HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
         b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (status, reason, len(body), body)

@@ -319,3 +319,16 @@ def test_a_head_within_the_limits_is_still_served(server: Server) -> None:
     # and a request Twisted cannot parse still gets its plain 400
     status, _body = _raw(server, b"NOT A REQUEST LINE\r\n\r\n")
     assert status.startswith(b"HTTP/1.1 400 "), status
+
+
+def test_every_status_the_app_answers_has_its_reason_phrase(server: Server, person) -> None:
+    # Twisted writes the status line and names no 422, 429 or 431: a locked-out login went
+    # out as "HTTP/1.1 429 Unknown Status".
+    with httpx.Client(base_url=server.url, timeout=10) as client:
+        for _ in range(20):
+            fields = {"csrfmiddlewaretoken": _csrf_token(client), "username": person.username}
+            response = client.post("/login/", data={**fields, "password": "wrong-password"})
+            if response.status_code == 429:
+                break
+    assert response.status_code == 429, response.status_code
+    assert response.reason_phrase == "Too Many Requests"
