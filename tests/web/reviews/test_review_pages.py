@@ -109,3 +109,19 @@ def test_a_bad_edit_by_htmx_keeps_the_editor_with_the_violations(
     html = response.content.decode()
     assert 'data-status="pending"' in html
     assert "import os" in html and "Line 1:" in html
+
+
+def test_a_bad_edits_violations_are_said_once(api, ecommerce, reviewer_client) -> None:
+    # The panel said each rule three times: in the error, in a list above the form, and in
+    # the editor's own list.
+    state = submit(api, ecommerce).json()
+    for headers in ({"HX-Request": "true", "HX-Target": "decision-panel"}, {}):
+        response = reviewer_client.post(
+            f"/reviews/{state['id']}/edit/", {"body": "import os\nemit_result(1)\n"},
+            headers=headers,
+        )  # fmt: skip
+        html = response.content.decode()
+        assert html.count("import statements are not allowed") == 1, html
+        assert "The edit was not approved: it breaks 1 rule of the validator" in html
+        listed = html[html.index("data-edit-violations") :]
+        assert listed.index("import statements are not allowed") < listed.index("</ul>")
