@@ -81,6 +81,10 @@ class ScriptTool:
                     "tool.json",
                     f"field {shown!r} holds NaN or an infinite number; JSON numbers are finite",
                 )
+        # One name, one value: a second mention is a copy-paste slip, never a second secret.
+        twice = sorted({name for name in self.secrets if self.secrets.count(name) > 1})
+        if twice:
+            raise ScriptToolError("tool.json", f"field 'secrets' names {twice[0]!r} twice")
         # The dependencies reach pip on the host: plain requirements only, in every entry path.
         try:
             self.dependencies = requirements_check(self.dependencies)

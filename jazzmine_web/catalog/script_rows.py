@@ -33,7 +33,8 @@ def script_tool_from_row(row: Any) -> ScriptTool | None:
             runtime=row.runtime,
             always_allow=row.always_allow,
             timeout=float(row.timeout_seconds or DEFAULT_TIMEOUT),
-            secrets=list(row.secrets),
+            # Once each: a row stored before tool.json refused a name given twice still loads.
+            secrets=list(dict.fromkeys(row.secrets)),
             dependencies=list(row.dependencies),
             extra=dict(row.extra or {}),
         )

@@ -51,3 +51,9 @@ def test_a_tool_made_in_code_with_one_is_refused() -> None:
 def test_finite_numbers_stay() -> None:
     (tool,) = load_zip(zipped(HEAD + '"parameters": {"type": "object", "maximum": 1e308}}'))
     assert tool.parameters["maximum"] == 1e308
+
+
+def test_a_secret_named_twice_is_refused() -> None:
+    tool_json = HEAD + '"parameters": {"type": "object"}, "secrets": ["X_KEY", "Y", "X_KEY"]}'
+    with pytest.raises(ScriptToolError, match="names 'X_KEY' twice"):
+        load_zip(zipped(tool_json))

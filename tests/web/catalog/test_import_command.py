@@ -36,3 +36,24 @@ def test_it_names_an_unknown_team(tmp_path, db) -> None:
     (tmp_path / "a.py").write_text("")
     with pytest.raises(CommandError, match="No team with slug 'nope'"):
         call_command("import_tools", str(tmp_path), team="nope")
+
+
+@pytest.mark.parametrize("how", ["file", "folder"])
+def test_a_linked_file_is_refused_and_never_read(team, tmp_path, how) -> None:
+    # Its target may be any file the process reads: `/etc/passwd`, the secrets key. Its text
+    # came back in the syntax error.
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.py").write_text("SECRET-TEXT-0099 = (\n")
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    if how == "file":
+        (tools / "linked.py").symlink_to(outside / "secret.py")
+    else:
+        (tools / "linked").symlink_to(outside, target_is_directory=True)
+    # A linked folder is not walked into at all (nothing found); a linked file is refused.
+    said = "is a symbolic link" if how == "file" else "No .py files"
+    with pytest.raises(CommandError, match=said) as refused:
+        call_command("import_tools", str(tools), team="shop")
+    assert "SECRET-TEXT" not in str(refused.value)
+    assert not Tool.objects.exists()

@@ -30,6 +30,15 @@ class Command(BaseCommand):
             raise CommandError(f"{root} does not exist")
         paths = [root] if root.is_file() else sorted(root.rglob("*.py"))
         paths = [p for p in paths if not any(part.startswith(".") for part in p.parts)]
+        # A link's target may be any file this process can read (`/etc/passwd`, the secrets
+        # key): its text came back in the syntax error. The script-tool loaders refuse links
+        # too; a tool's source is a file of the folder given.
+        inside = root.resolve() if root.is_dir() else root.resolve().parent
+        linked = [p for p in paths if p.is_symlink() or not p.resolve().is_relative_to(inside)]
+        if linked:
+            raise CommandError(
+                f"Nothing was imported: {linked[0]} is a symbolic link; import the file itself"
+            )
         if not paths:
             raise CommandError(f"No .py files under {root}")
         team = Team.objects.filter(slug=options["team"]).first()
