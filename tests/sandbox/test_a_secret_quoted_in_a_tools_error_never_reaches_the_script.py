@@ -86,17 +86,22 @@ def fetch_encoded(day: str) -> ToolResponse:
     )
 
 
+def image_of(function, sandbox: str, docker_client, tmp_path_factory) -> str:
+    """Return the image of a sandbox holding `function`, a tool with the secret REPORTS_KEY."""
+    registry = ToolRegistry()
+    registry.register_sandbox(SandboxConfig(name=sandbox))
+    registry.register_function(function, description="Fetch a report.",
+                               parameters=[ToolParameter("day", "str")], dependencies=[],
+                               secrets=["REPORTS_KEY"], sandbox=sandbox)  # fmt: skip
+    builder = SandboxBuilder(
+        registry, client=docker_client, cache_dir=tmp_path_factory.mktemp(sandbox)
+    )
+    return builder.ensure_image(sandbox).tag
+
+
 @pytest.fixture(scope="module")
 def encoded_image(docker_client, tmp_path_factory: pytest.TempPathFactory) -> str:
-    registry = ToolRegistry()
-    registry.register_sandbox(SandboxConfig(name="secret-encoded"))
-    registry.register_function(fetch_encoded, description="Fetch a report.",
-                               parameters=[ToolParameter("day", "str")], dependencies=[],
-                               secrets=["REPORTS_KEY"], sandbox="secret-encoded")  # fmt: skip
-    builder = SandboxBuilder(
-        registry, client=docker_client, cache_dir=tmp_path_factory.mktemp("secret-encoded")
-    )
-    return builder.ensure_image("secret-encoded").tag
+    return image_of(fetch_encoded, "secret-encoded", docker_client, tmp_path_factory)
 
 
 async def test_a_tools_error_names_its_secret_however_a_url_or_a_repr_spells_it(
@@ -117,7 +122,7 @@ async def test_a_tools_error_names_its_secret_however_a_url_or_a_repr_spells_it(
     ), message
 
 
-def notify_caught(order_id: str) -> ToolResponse:
+def notify_caught(day: str) -> ToolResponse:
     """Catch the HTTP client's error and say it in a failed response, as tools often do."""
     import os
     import urllib.parse
@@ -125,20 +130,12 @@ def notify_caught(order_id: str) -> ToolResponse:
     key = os.environ.get("REPORTS_KEY", "")
     error = f"POST /notify?token={urllib.parse.quote(key, safe='')} failed: 503"
     return ToolResponse(success=False, message=f"mail provider unreachable: {error}",
-                        data={"order_id": order_id})  # fmt: skip
+                        data={"day": day})  # fmt: skip
 
 
 @pytest.fixture(scope="module")
 def caught_image(docker_client, tmp_path_factory: pytest.TempPathFactory) -> str:
-    registry = ToolRegistry()
-    registry.register_sandbox(SandboxConfig(name="secret-caught"))
-    registry.register_function(notify_caught, description="Notify a customer.",
-                               parameters=[ToolParameter("order_id", "str")], dependencies=[],
-                               secrets=["REPORTS_KEY"], sandbox="secret-caught")  # fmt: skip
-    builder = SandboxBuilder(
-        registry, client=docker_client, cache_dir=tmp_path_factory.mktemp("secret-caught")
-    )
-    return builder.ensure_image("secret-caught").tag
+    return image_of(notify_caught, "secret-caught", docker_client, tmp_path_factory)
 
 
 async def test_a_failed_response_that_quotes_its_secret_names_it_instead(
@@ -158,5 +155,5 @@ async def test_a_failed_response_that_quotes_its_secret_names_it_instead(
     assert of_type(events, "result")[0].data == [
         False,
         "mail provider unreachable: POST /notify?token=[secret REPORTS_KEY] failed: 503",
-        {"order_id": "O-1"},
+        {"day": "O-1"},
     ]

@@ -26,12 +26,17 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
         yield deployment
 
 
-def running(deployment: Deployment, submission_id: str) -> None:
+def running(deployment: Deployment) -> str:
+    """Submit a minute of ticks and return its submission's id once its run is running."""
+    submitted = deployment.submit(ticking(60))
+    assert submitted.status_code == 201, submitted.text
+    submission_id = submitted.json()["id"]
     wait_until(
         lambda: (deployment.state(submission_id)["run"] or {}).get("status") == "running",
         timeout=60,
         message="the run never started",
     )
+    return submission_id
 
 
 def restart(deployment: Deployment) -> None:
@@ -43,10 +48,7 @@ def restart(deployment: Deployment) -> None:
 
 
 def test_a_run_of_the_killed_only_worker_ends_within_the_heartbeat_timeout(deployment):
-    submitted = deployment.submit(ticking(60))
-    assert submitted.status_code == 201, submitted.text
-    submission_id = submitted.json()["id"]
-    running(deployment, submission_id)
+    submission_id = running(deployment)
     deployment.worker.kill()
     killed = time.monotonic()
     try:
@@ -59,10 +61,7 @@ def test_a_run_of_the_killed_only_worker_ends_within_the_heartbeat_timeout(deplo
 
 
 def test_a_cancel_pressed_while_the_only_worker_is_dead_ends_the_run_cancelled(deployment):
-    submitted = deployment.submit(ticking(60))
-    assert submitted.status_code == 201, submitted.text
-    submission_id = submitted.json()["id"]
-    running(deployment, submission_id)
+    submission_id = running(deployment)
     deployment.worker.kill()
     try:
         with deployment.api() as api:
