@@ -352,7 +352,8 @@ JAZZMINE_WEBHOOK_TIMEOUT_SECONDS = env_float("JAZZMINE_WEBHOOK_TIMEOUT_SECONDS",
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"refusals": {"()": "jazzmine_web.studio.logs.RefusalsInOneLine"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["refusals"]}},
     "root": {"handlers": ["console"], "level": env_str("JAZZMINE_LOG_LEVEL", "INFO")},
     # axes logs every successful login's reset at INFO; lockouts still come out as warnings.
     "loggers": {
