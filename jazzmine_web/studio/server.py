@@ -143,7 +143,6 @@ def _answer_oversized_heads(channel: Any) -> None:
     of over 16 KiB together or over 500 of them: a client (an agent with a long query, a
     browser with a cookie that grew) could not tell what to change. The limits stay.
     """
-    bad_request = channel._respondToBadRequestAndDisconnect
     most = channel.MAX_LENGTH
 
     def line_too_long(line: bytes) -> None:
@@ -164,7 +163,11 @@ def _answer_oversized_heads(channel: Any) -> None:
             _refuse_head(channel, REQUEST_HEADER_FIELDS_TOO_LARGE,
                          f"The request has more than {channel.maxHeaders} headers.")  # fmt: skip
         else:
-            bad_request()  # a request Twisted cannot parse at all
+            # A request Twisted cannot parse at all: a bare 400 said nothing of what to mend.
+            _refuse_head(channel, http.BAD_REQUEST,
+                         "The request could not be read as HTTP: its head is malformed (a "
+                         "header line without a colon or with a NUL, a Content-Length that "
+                         "is no number, or Content-Length and Transfer-Encoding together).")  # fmt: skip
 
     channel.lineLengthExceeded = line_too_long
     channel._respondToBadRequestAndDisconnect = refused

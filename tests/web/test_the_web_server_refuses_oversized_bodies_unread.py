@@ -316,9 +316,10 @@ def test_a_head_within_the_limits_is_still_served(server: Server) -> None:
     )
     status, _body = _raw(server, request)
     assert status.startswith(b"HTTP/1.1 200 "), status
-    # and a request Twisted cannot parse still gets its plain 400
-    status, _body = _raw(server, b"NOT A REQUEST LINE\r\n\r\n")
+    # and a request Twisted cannot parse still gets a 400, saying so
+    status, body = _raw(server, b"NOT A REQUEST LINE\r\n\r\n")
     assert status.startswith(b"HTTP/1.1 400 "), status
+    assert b"could not be read as HTTP" in body, body
 
 
 def test_every_status_the_app_answers_has_its_reason_phrase(server: Server, person) -> None:
