@@ -301,7 +301,7 @@ def test_the_reviewers_pages_show_hostile_text_as_text(planted: Planted) -> None
     # The task, the prompt, the script (highlighted), the agent's User-Agent, its token's name.
     # What the agent wrote with the line separators written as escapes (`jazzmine.visible`).
     assert_sound(review, visible(HOSTILE), f"# {SHORT}", f"agent/1 {SHORT}", f"bot {SHORT}")
-    assert_sound(_page(reviewer, f"/reviews/{rejected.pk}/"), HOSTILE)  # the feedback
+    assert_sound(_page(reviewer, f"/reviews/{rejected.pk}/"), visible(HOSTILE))  # the feedback
     assert_sound(_page(reviewer, "/reviews/audit/"), SHORT)
     # The receiver's error (cut to 80 characters), the URL, the token's name.
     assert_sound(_page(_as(planted.member), "/reviews/webhooks/"), HOSTILE[:40], f"bot {SHORT}")
