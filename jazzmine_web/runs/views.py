@@ -39,6 +39,22 @@ def run_detail(request: HttpRequest, run_id: UUID) -> HttpResponse:
     return render(request, "runs/detail.html", context)
 
 
+@require_GET
+def run_wait_view(request: HttpRequest, run_id: UUID) -> HttpResponse:
+    """Say why a live run has waited long, for its pane to show while it is open.
+
+    A pane asks every few seconds while its run is live (`runs/_output.html#run-wait`); the
+    answer for an ended run asks no more. Said only on a page's load before: a run queued
+    with no worker, or whose worker went silent, showed "Queued" or "Running" and nothing else
+    for as long as the page stayed open.
+    """
+    run = run_for_user(request.user, run_id)
+    if run is None:
+        raise Http404("No such run")
+    context = {"run": run, "live": not run.is_finished, "wait_notice": run_wait_notice(run=run)}
+    return render(request, "runs/_output.html#run-wait", context)
+
+
 @require_POST
 def run_cancel_view(request: HttpRequest, run_id: UUID) -> HttpResponse:
     """Stop a run (its sandbox within a second), then show its page."""

@@ -45,13 +45,20 @@ def page(client, run) -> str:
     return client.get(f"/runs/{run.pk}/").content.decode()
 
 
+def notice(html: str) -> str:
+    """Return the wait notice a page shows ("" when its element is hidden: nothing to say)."""
+    element = html[html.index("data-wait-notice") :]
+    head, _, rest = element.partition(">")
+    return "" if " hidden" in head else rest[: rest.index("</p>")]
+
+
 def test_a_run_queued_with_no_worker_of_its_deployment_says_why(
     client, ecommerce, member, settings
 ) -> None:
     Worker.objects.all().delete()  # the session's own worker, if one registered here
     run = run_create(sandbox=ecommerce, user=member, body="emit_result(1)\n", start=False)
     client.force_login(member)
-    assert "data-wait-notice" not in page(client, run)  # just queued: nothing to say yet
+    assert notice(page(client, run)) == ""  # just queued: nothing to say yet
     Run.objects.filter(pk=run.pk).update(created_at=ago(75), enqueued_at=ago(75))
     assert "No worker of this deployment has been running for the 75 s" in page(client, run)
     # A worker sharing the database, but started with another deployment's Redis prefix.
@@ -61,10 +68,10 @@ def test_a_run_queued_with_no_worker_of_its_deployment_says_why(
     assert "JAZZMINE_DEPLOYMENT and JAZZMINE_REDIS_PREFIX" in html
     # One of this deployment's, alive: the run just waits its turn.
     worker_row("worker@here", settings.JAZZMINE_REDIS_PREFIX)
-    assert "data-wait-notice" not in page(client, run)
+    assert notice(page(client, run)) == ""
     # ... unless its heartbeat stopped long ago (killed): none is alive then.
     Worker.objects.filter(name="worker@here").update(heartbeat_at=ago(300))
-    assert "data-wait-notice" in page(client, run)
+    assert notice(page(client, run))
 
 
 def test_a_running_run_whose_worker_went_silent_says_since_when(
@@ -73,7 +80,7 @@ def test_a_running_run_whose_worker_went_silent_says_since_when(
     run = run_create(sandbox=ecommerce, user=member, body="emit_result(1)\n", start=False)
     Run.objects.filter(pk=run.pk).update(status="running", worker="w1@a", heartbeat_at=ago(1))
     client.force_login(member)
-    assert "data-wait-notice" not in page(client, run)
+    assert notice(page(client, run)) == ""
     Run.objects.filter(pk=run.pk).update(heartbeat_at=ago(17))
     html = page(client, run)
     assert "Its worker w1@a was last heard from 17 s ago" in html
@@ -88,3 +95,25 @@ def test_a_cancelled_run_reads_cancelled_in_its_page_and_the_list(client, ecomme
     assert 'class="badge status-cancelled" data-run-status data-status="failed">Cancelled<' in html
     listing = client.get("/runs/").content.decode()
     assert '<span class="badge status-cancelled">Cancelled</span>' in listing
+
+
+def test_a_live_pane_asks_for_its_notice_and_an_ended_one_stops(client, ecommerce, member):
+    # Said on a page's load only before: a pane open while no worker ran said "Queued" and
+    # nothing else for as long as it stayed open.
+    Worker.objects.all().delete()
+    run = run_create(sandbox=ecommerce, user=member, body="emit_result(1)\n", start=False)
+    client.force_login(member)
+    assert f'hx-get="/runs/{run.pk}/wait/" hx-trigger="every 5s"' in page(client, run)
+    Run.objects.filter(pk=run.pk).update(created_at=ago(75), enqueued_at=ago(75))
+    asked = client.get(f"/runs/{run.pk}/wait/").content.decode()
+    assert "No worker of this deployment has been running for the 75 s" in notice(asked)
+    assert "hx-trigger" in asked  # and asks again
+    Run.objects.filter(pk=run.pk).update(status="succeeded")
+    ended = client.get(f"/runs/{run.pk}/wait/").content.decode()
+    assert notice(ended) == "" and "hx-trigger" not in ended
+
+
+def test_another_persons_run_has_no_notice_to_ask_for(client, ecommerce, member, outsider):
+    run = run_create(sandbox=ecommerce, user=member, body="emit_result(1)\n", start=False)
+    client.force_login(outsider)
+    assert client.get(f"/runs/{run.pk}/wait/").status_code == 404
