@@ -12,9 +12,8 @@ from django.db import transaction
 
 from jazzmine.sandbox.wheels import wheels_digest
 
-from ..crypto import encrypt
+from ..crypto import decrypt, encrypt
 from ..models import Sandbox, SecretValue, Tool, ToolKind
-from ..selectors import sandbox_secret_values
 from .audit import catalog_change_announce
 from .rules import admin_check, max_chars
 
@@ -74,8 +73,8 @@ def _value_size_check(sandbox: Sandbox, name: str, value: str) -> None:
             f"{MAX_SECRET_VALUE_BYTES:,} (keys, tokens and certificates are far smaller): "
             "store a large file elsewhere and give the secret its address or a key to it"
         )
-    others = sandbox_secret_values(sandbox, names=None)
-    total = size + sum(len(v.encode()) for n, v in others.items() if n != name)
+    others = SecretValue.objects.filter(sandbox=sandbox).exclude(name=name)
+    total = size + sum(len(decrypt(row.ciphertext).encode()) for row in others)
     if total > MAX_SANDBOX_SECRETS_BYTES:
         raise ValidationError(
             f"With this value the secrets of {sandbox.name} would hold {total:,} bytes "
