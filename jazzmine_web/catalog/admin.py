@@ -137,6 +137,12 @@ def script_tool_edited(row: Tool, data: dict[str, Any]) -> ScriptTool:
     return dataclasses.replace(current, **changes)  # checked again (`ScriptToolError`)
 
 
+def _script_tool_edit(row: Tool, data: dict[str, Any], tags: Any) -> bool:
+    """Tell whether the admin form changes any field of a script tool it edits."""
+    changed = any(key in data and data[key] != getattr(row, key) for key in SCRIPT_TOOL_EDITED)
+    return changed or (tags is not None and list(tags) != list(row.tags))
+
+
 def _texts(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(item, str) for item in value)
 
@@ -242,6 +248,11 @@ class ToolAdmin(SandboxRowsAdmin):
                 original = Tool.objects.get(pk=obj.pk)
                 if original.is_script:
                     tags = data.pop("tags", None)
+                    if not _script_tool_edit(original, data, tags):
+                        # Saved as it was: rebuilt from its row, its schema's properties come
+                        # back in PostgreSQL's jsonb key order, and the save made a version.
+                        obj.refresh_from_db()
+                        return
                     services.script_tool_save(
                         sandbox=original.sandbox,
                         tool=script_tool_edited(original, data),
