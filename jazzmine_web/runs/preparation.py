@@ -363,7 +363,7 @@ def _run_secrets(
     scoped = {tool: names for tool, names in scoped.items() if names}
     handed = {**secrets, **issued}
     size = _tools_secrets_bytes(scoped, handed)
-    if size > SECRETS_PIPE_BYTES:
+    if size is not None and size > SECRETS_PIPE_BYTES:
         # The harness would hand none of them (they do not fit the pipe it writes them to)
         # and say so in the log alone: said on the run instead, and none sent at all.
         own = set().union(*scoped.values())
@@ -379,8 +379,15 @@ def _run_secrets(
     return handed, {tool: frozenset(names) for tool, names in scoped.items()}
 
 
-def _tools_secrets_bytes(scoped: dict[str, set[str]], values: dict[str, str]) -> int:
-    """Return what the harness writes to its secrets pipe for these tools (frames of JSON)."""
+def _tools_secrets_bytes(scoped: dict[str, set[str]], values: dict[str, str]) -> int | None:
+    """Return what the harness writes to its secrets pipe for these tools (frames of JSON), or
+    None when even the most it could be fits: a run's claim does not encode them to know."""
+    # An escape is at most 6 characters a character; names and JSON around them, far less.
+    most = sum(
+        6 * len(values.get(n, "")) + 2 * len(n) + 16 for names in scoped.values() for n in names
+    )
+    if most + 128 * len(scoped) <= SECRETS_PIPE_BYTES:  # a tool name of 64 and the frame
+        return None
     return sum(
         len(json.dumps({"tool": tool, "secrets": {n: values.get(n, "") for n in sorted(names)}}))
         + 8  # each frame's length
