@@ -49,16 +49,68 @@ class SandboxRowsAdmin(TeamRowsAdmin):
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
 
-class ToolAdminForm(forms.ModelForm):
+class RefusableForm(forms.ModelForm):
+    """An admin form whose save a service may refuse: shown again with why (`ServiceSaveAdmin`)."""
+
+    # Why the service refused the save of this very form, when it did.
+    refusal: tuple[str, ...] = ()
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if not self.errors and self.refusal:
+            raise ValidationError(list(self.refusal))
+        return data
+
+
+class SaveRefused(Exception):
+    """A service refused to save a row as the admin form said: the form, not a 500, says why."""
+
+    def __init__(self, messages: list[str]) -> None:
+        super().__init__(" ".join(messages))
+        self.messages = tuple(messages)
+
+
+# Where a refused save leaves its messages for the page shown again (`ServiceSaveAdmin`).
+_REFUSAL = "_jazzmine_admin_refusal"
+
+
+class ServiceSaveAdmin(admin.ModelAdmin):
+    """Saves rows through the services; a save they refuse shows the form again saying why.
+
+    The view's transaction is rolled back first: nothing of the refused save is stored.
+    `save_model` raises `SaveRefused`; the form (a `RefusableForm`) then fails its `clean`.
+    """
+
+    form = RefusableForm
+
+    def get_form(
+        self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any
+    ) -> Any:
+        form = super().get_form(request, obj, change, **kwargs)  # a class of this request's
+        form.refusal = getattr(request, _REFUSAL, ())
+        return form
+
+    def changeform_view(
+        self,
+        request: HttpRequest,
+        object_id: str | None = None,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> Any:
+        try:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        except SaveRefused as refused:
+            setattr(request, _REFUSAL, refused.messages)
+            return super().changeform_view(request, object_id, form_url, extra_context)
+
+
+class ToolAdminForm(RefusableForm):
     """A tool's fields, checked as the service that saves them checks them.
 
     A Python tool's as its `@tool` function (`tool_fields_check`); a script tool's as its
     tool.json and script (`script_tool_check`): its script is no Python function, and its
     parameters are its JSON Schema's, so the admin shows both and edits neither (`ToolAdmin`).
     """
-
-    # Why the service refused the save of this very form, when it did (`ToolAdmin`).
-    refusal: tuple[str, ...] = ()
 
     class Meta:
         model = Tool
@@ -88,8 +140,6 @@ class ToolAdminForm(forms.ModelForm):
                 services.tool_fields_check(data, sandbox_name=self.sandbox.name)
         except REFUSALS as exc:
             raise ValidationError(refusal_messages(exc)) from exc
-        if self.refusal:
-            raise ValidationError(list(self.refusal))
         return data
 
     @property
@@ -147,25 +197,13 @@ def _texts(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(item, str) for item in value)
 
 
-class ToolSaveRefused(Exception):
-    """A service refused to save a tool as the admin form said: the form, not a 500, says why."""
-
-    def __init__(self, messages: list[str]) -> None:
-        super().__init__(" ".join(messages))
-        self.messages = tuple(messages)
-
-
 class ToolVersionInline(ReadOnlyInline):
     model = ToolVersion
     fields = ["number", "checksum", "author", "created_at", "note"]
 
 
-# Where a refused save leaves its messages for the page shown again (`ToolAdmin`).
-_REFUSAL = "_jazzmine_tool_refusal"
-
-
 @admin.register(Tool)
-class ToolAdmin(SandboxRowsAdmin):
+class ToolAdmin(ServiceSaveAdmin, SandboxRowsAdmin):
     """Tools, saved through the services as the studio's pages save them.
 
     A tool keeps its kind (a Python tool turned "script" here left a row no registry could
@@ -208,28 +246,6 @@ class ToolAdmin(SandboxRowsAdmin):
             shown.extend(f for f in SCRIPT_TOOL_SHOWN if f not in shown)
         return [*shown, *self.readonly_fields]
 
-    def get_form(
-        self, request: HttpRequest, obj: Tool | None = None, change: bool = False, **kwargs: Any
-    ) -> Any:
-        form = super().get_form(request, obj, change, **kwargs)  # a class of this request's
-        form.refusal = getattr(request, _REFUSAL, ())
-        return form
-
-    def changeform_view(
-        self,
-        request: HttpRequest,
-        object_id: str | None = None,
-        form_url: str = "",
-        extra_context: dict[str, Any] | None = None,
-    ) -> Any:
-        try:
-            return super().changeform_view(request, object_id, form_url, extra_context)
-        except ToolSaveRefused as refused:
-            # The view's transaction is rolled back: nothing of the save is stored. The page
-            # again, the form as posted, saying why.
-            setattr(request, _REFUSAL, refused.messages)
-            return super().changeform_view(request, object_id, form_url, extra_context)
-
     def save_model(self, request: HttpRequest, obj: Tool, form: Any, change: bool) -> None:
         # Through the services with the staff user as actor: the admin site is no side door
         # around team roles, versions or the audit.
@@ -271,7 +287,7 @@ class ToolAdmin(SandboxRowsAdmin):
                         **data,
                     )
         except REFUSALS as exc:
-            raise ToolSaveRefused(refusal_messages(exc)) from exc
+            raise SaveRefused(refusal_messages(exc)) from exc
         obj.refresh_from_db()
 
     def get_deleted_objects(self, objs: Any, request: HttpRequest) -> Any:
@@ -306,7 +322,7 @@ class SecretValueInline(ReadOnlyInline):
 
 
 @admin.register(Sandbox)
-class SandboxAdmin(TeamRowsAdmin):
+class SandboxAdmin(ServiceSaveAdmin, TeamRowsAdmin):
     list_display = ["name", "team", "backend", "network", "base_image", "updated_at"]
     list_filter = [("team", admin.RelatedOnlyFieldListFilter), "backend", "network"]
     search_fields = ["name", "description"]
@@ -321,12 +337,15 @@ class SandboxAdmin(TeamRowsAdmin):
         # Through the services: team roles, requirement, image and bound checks, the audit.
         keys = ["name", "description", *services.SANDBOX_CONFIG_FIELDS, *services.BASH_LIMIT_FIELDS]
         values = {k: getattr(obj, k) for k in keys}
-        if change:
-            original = Sandbox.objects.get(pk=obj.pk)
-            services.sandbox_update(sandbox=original, actor=request.user, **values)
-        else:
-            created = services.sandbox_create(team=obj.team, actor=request.user, **values)
-            obj.pk = created.pk
+        try:
+            if change:
+                original = Sandbox.objects.get(pk=obj.pk)
+                services.sandbox_update(sandbox=original, actor=request.user, **values)
+            else:
+                created = services.sandbox_create(team=obj.team, actor=request.user, **values)
+                obj.pk = created.pk
+        except ValidationError as exc:
+            raise SaveRefused(exc.messages) from exc
         obj.refresh_from_db()
 
     def delete_model(self, request: HttpRequest, obj: Sandbox) -> None:

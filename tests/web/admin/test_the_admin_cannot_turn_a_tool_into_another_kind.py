@@ -20,6 +20,7 @@ from jazzmine_web.catalog.models import Tool, ToolKind
 from jazzmine_web.catalog.selectors import tools_prompt_payload
 from jazzmine_web.catalog.services import script_tool_save, tool_publish
 from tests.scripttools.samples import RSI
+from tests.web.admin.forms import admin_form as page_form
 from tests.web.helpers import staff_browser
 
 pytestmark = pytest.mark.django_db
@@ -50,23 +51,8 @@ def change_url(tool: Tool) -> str:
 
 
 def admin_form(client: Client, tool: Tool, **changes: Any) -> dict[str, Any]:
-    """Return the tool's admin form as its page fills it in (its versions inline too), with
-    `changes` typed over it: what a browser posts."""
-    page = client.get(change_url(tool))
-    assert page.status_code == 200, page.status_code
-    forms = [page.context["adminform"].form]
-    for inline in page.context["inline_admin_formsets"]:
-        forms.extend([inline.formset.management_form, *inline.formset.forms])
-    data: dict[str, Any] = {}
-    for form in forms:
-        for field in form:
-            value = field.value()  # as the widget renders it
-            if value is True:
-                data[field.html_name] = "on"
-            elif value is not None and value is not False:
-                data[field.html_name] = value
-    data.update(changes)
-    return data
+    """Return the tool's admin form as a browser posts it, with `changes` typed over it."""
+    return page_form(client, change_url(tool), **changes)
 
 
 def snapshot(tool: Tool) -> dict[str, Any]:
