@@ -8,6 +8,7 @@ from django.db import models
 from jazzmine.core.tools import SandboxConfig
 from jazzmine.core.tools.registry import DEFAULT_BASE_IMAGE
 
+from ..studio.fields import OrderedJSONField
 from ..studio.hotrows import Rows
 from ..teams.models import Team
 from .code_digest import tool_code_digest
@@ -174,7 +175,7 @@ class Tool(models.Model):
     name = models.CharField(max_length=100)
     description = models.TextField()
     # A list of dicts with all nine ToolParameter attributes (ToolParameter.to_dict()).
-    parameters = models.JSONField(default=list, blank=True)
+    parameters = OrderedJSONField(default=list, blank=True)
     dependencies = models.JSONField(default=list, blank=True)
     secrets = models.JSONField(default=list, blank=True)
     kind = models.CharField(max_length=16, choices=ToolKind.choices, default=ToolKind.PYTHON)
@@ -225,9 +226,10 @@ class Tool(models.Model):
     checksum = models.CharField(max_length=16, editable=False)
     # Script tools (kind "script"): `source` holds the script, these hold the rest of tool.json.
     runtime = models.CharField(max_length=16, blank=True)  # python3 | node
-    schema = models.JSONField(default=dict, blank=True)  # tool.json "parameters"
+    # tool.json "parameters": its properties' order is the positional arguments' order.
+    schema = OrderedJSONField(default=dict, blank=True)
     timeout_seconds = models.FloatField(null=True, blank=True)
-    extra = models.JSONField(default=dict, blank=True)  # unknown tool.json keys, kept for export
+    extra = OrderedJSONField(default=dict, blank=True)  # unknown tool.json keys, kept for export
     # Only published tools are offered to LLMs; a script tool is published after a passed trial.
     published = models.BooleanField(default=True)
     published_at = models.DateTimeField(null=True, blank=True)
@@ -318,11 +320,11 @@ class ToolVersion(models.Model):
     always_allow = models.BooleanField(null=True, blank=True)
     secrets = models.JSONField(null=True, blank=True)
     # The whole tool.json of a script tool at this version (empty for Python tools).
-    tool_json = models.JSONField(default=dict, blank=True)
+    tool_json = OrderedJSONField(default=dict, blank=True)
     # What the LLM read at this version: the fields behind the prompt ({"name", "description",
     # "parameters"}), for rollback, and the `<tool>` XML itself as the core rendered it then,
     # for the diff. None: recorded before prompts were versioned, so unknown.
-    interface = models.JSONField(null=True, blank=True)
+    interface = OrderedJSONField(null=True, blank=True)
     prompt = models.TextField(null=True, blank=True)
     author = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
