@@ -12,7 +12,13 @@ messages, or read the database. Here such sandboxes get a bridge of their own, w
   hook), except the `host:port` pairs the operator allows (the keychain's address);
 - no IPv6 at all (the network is IPv4 only; ip6tables drops the bridge's link-local traffic
   too, and containers get IPv6 turned off);
-- no traffic between two sandboxes on it (`enable_icc=false`).
+- no traffic between two sandboxes on it (`enable_icc=false`);
+- DNS (port 53) to the resolvers the engine forwards names to, which are on a private
+  address more often than not (a cloud's, a LAN's): without it no name resolved at all.
+
+The network and its filter are named after the engine and the allowances both: every
+deployment on one engine writes the chains of its own allowances, so one worker starting
+never rewrites (widens, or empties) the filter another deployment's sandboxes are behind.
 
 The filter lives in the Docker host's kernel, so it can be set only where the engine runs on
 this machine (as root, which starting `dockerd` needs anyway). A worker that cannot set it
@@ -114,9 +120,14 @@ class EgressNetwork:
     chain: str
 
     @classmethod
-    def for_engine(cls, engine_id: str) -> EgressNetwork:
-        """Name the network after the engine: two engines on one host never share a bridge."""
-        digest = hashlib.sha256(engine_id.encode()).hexdigest()[:8]
+    def for_engine(cls, engine_id: str, allowed: Sequence[Allowed] = ()) -> EgressNetwork:
+        """Name the network after the engine and the allowances its filter lets through.
+
+        Two engines on one host never share a bridge, and two deployments with other
+        allowances on one engine never share a filter: each writes its own, whole.
+        """
+        pairs = sorted(f"{pair.address}:{pair.port}" for pair in set(allowed))
+        digest = hashlib.sha256("\n".join([engine_id, *pairs]).encode()).hexdigest()[:8]
         # A bridge name fits Linux's 15 characters; a chain name fits iptables' 28.
         return cls(f"jazzmine-egress-{digest}", f"jzm{digest}", f"JAZZMINE-{digest}")
 
@@ -146,8 +157,8 @@ def egress_network(client: docker.DockerClient) -> str:
         engine_id = str(client.info()["ID"])
     except (*ENGINE_ERRORS, KeyError) as exc:
         raise EgressUnavailable(f"the Docker engine did not say who it is: {exc}") from exc
-    network = EgressNetwork.for_engine(engine_id)
     with _lock:
+        network = EgressNetwork.for_engine(engine_id, _allowed)
         if _ready.get(engine_id) == network and _hooked(network):
             return network.name
         _network_ensure(client, network)
@@ -231,6 +242,37 @@ def _restore(rules: str) -> None:
         raise EgressUnavailable(f"cannot set the sandboxes' filter{hint}: iptables-restore: {why}")
 
 
+# Where the engine reads the resolvers it forwards a container's names to: the host's own
+# file, or systemd-resolved's list of upstream servers when that file names only its stub.
+RESOLV_FILES = ("/etc/resolv.conf", "/run/systemd/resolve/resolv.conf")
+
+
+def resolvers(files: Iterable[str] = RESOLV_FILES) -> list[ipaddress.IPv4Address]:
+    """Return the IPv4 resolvers off this host's loopback that sandboxes' names go to.
+
+    A resolver on loopback is asked from the host's own namespace (the engine's DNS does
+    so), outside the filter; the others are asked from the sandbox's network, and most are
+    on a private address the filter drops.
+    """
+    found: list[ipaddress.IPv4Address] = []
+    for name in files:
+        try:
+            text = Path(name).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        for line in text.splitlines():
+            fields = line.split()
+            if len(fields) < 2 or fields[0] != "nameserver":
+                continue
+            try:
+                address = ipaddress.ip_address(fields[1])
+            except ValueError:
+                continue
+            if isinstance(address, ipaddress.IPv4Address) and not address.is_loopback:
+                found.append(address)
+    return list(dict.fromkeys(found))
+
+
 def _hooks(network: EgressNetwork) -> list[tuple[str, str, str]]:
     # (iptables binary, chain hooked, target): the FORWARD side through Docker's DOCKER-USER,
     # which Docker evaluates before its own rules and never rewrites.
@@ -263,6 +305,10 @@ def _filter_write(network: EgressNetwork, allowed: Sequence[Allowed]) -> None:
         port = f"-p tcp --dport {pair.port}"
         rules.append(f"-A {out} -d {pair.address}/32 {port} -j RETURN")
         rules.append(f"-A {into} -d {pair.address}/32 {port} -j ACCEPT")
+    for resolver in resolvers():
+        # Names, and nothing else, through the resolver the engine's DNS asks from inside
+        # the sandbox's network (the sandbox's own queries go to that DNS, on loopback).
+        rules += [f"-A {out} -d {resolver}/32 -p {p} --dport 53 -j RETURN" for p in ("udp", "tcp")]
     rules += [f"-A {out} -d {cidr} -j DROP" for cidr in BLOCKED_V4]
     rules += [f"-A {into} -j DROP", "COMMIT", ""]
     _restore("\n".join(rules))

@@ -13,7 +13,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.utils import timezone
 
-from jazzmine.sandbox.egress import allowed_from, egress_allow
+from jazzmine.sandbox.egress import Allowed, allowed_from, egress_allow
 
 from ..celery import app as celery_app
 from ..studio.claims import heartbeat_cutoff
@@ -166,17 +166,25 @@ def workers_broadcast(command: str, **arguments: Any) -> bool:
     return True
 
 
-def sandbox_egress_configure() -> None:
-    """Let this worker's network-enabled sandboxes reach the keychain and the listed hosts.
+def sandbox_egress_allowed() -> tuple[Allowed, ...]:
+    """Return what this deployment's network-enabled sandboxes may reach though not public.
 
-    Everything else not public stays out of their reach (`jazzmine.sandbox.egress`). Raises
-    ImproperlyConfigured, and the worker does not start, when an entry names no IPv4 address
-    and port: a typo must not quietly leave a tool without its keychain.
+    The keychain and the listed hosts. Raises ImproperlyConfigured when an entry names no
+    IPv4 address and port: a typo must not quietly leave a tool without its keychain.
     """
     entries = [settings.JAZZMINE_KEYCHAIN_URL, *settings.JAZZMINE_SANDBOX_EGRESS_ALLOW]
     try:
-        egress_allow(allowed_from(entries))
+        return allowed_from(entries)
     except ValueError as exc:
         raise ImproperlyConfigured(
             f"JAZZMINE_KEYCHAIN_URL or JAZZMINE_SANDBOX_EGRESS_ALLOW: {exc}"
         ) from exc
+
+
+def sandbox_egress_configure() -> None:
+    """Let this worker's network-enabled sandboxes reach the keychain and the listed hosts.
+
+    Everything else not public stays out of their reach (`jazzmine.sandbox.egress`); the
+    worker does not start when an entry cannot be read (`sandbox_egress_allowed`).
+    """
+    egress_allow(sandbox_egress_allowed())

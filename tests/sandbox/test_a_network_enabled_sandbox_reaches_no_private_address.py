@@ -33,6 +33,7 @@ from jazzmine.sandbox.egress import (
     allowed_from,
     egress_allow,
     egress_network,
+    resolvers,
 )
 from jazzmine.sandbox.pool import WarmPool
 
@@ -327,3 +328,87 @@ def test_a_worker_that_cannot_set_the_filter_starts_no_networked_sandbox(
     assert events[-1].data["outcome"] == "engine_unavailable"
     assert "not root" in str(events[-1].data)
     assert not [e for e in events if e.type == "result"]
+
+
+def chain_rules(network: EgressNetwork) -> list[str]:
+    return subprocess.run(
+        ["iptables", "-w", "5", "-S", f"{network.chain}-OUT"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+
+
+def test_deployments_with_other_allowances_on_one_engine_never_rewrite_each_others_filter(
+    docker_client,
+):
+    # Two deployments' workers on one engine (a keychain each): each wrote the one filter
+    # whole with its own allowances, so the last to start decided what every sandbox of
+    # both reached, widening one's walls and cutting the other's keychain off.
+    engine = str(docker_client.info()["ID"])
+    first = allowed_from(["127.0.0.1:8101"])
+    second = allowed_from(["127.0.0.1:8102"])
+    egress_allow(first)
+    one = egress_network(docker_client)
+    egress_allow(second)
+    other = egress_network(docker_client)
+    assert one != other
+    egress_allow(first)
+    assert egress_network(docker_client) == one  # written again as it was: the same one
+    ones, others = (
+        chain_rules(EgressNetwork.for_engine(engine, allowed)) for allowed in (first, second)
+    )
+    assert any("127.0.0.1/32" in rule and "8101" in rule for rule in ones), ones
+    assert not any("8102" in rule for rule in ones), ones
+    assert any("127.0.0.1/32" in rule and "8102" in rule for rule in others), others
+    assert not any("8101" in rule for rule in others), others
+
+
+def test_resolvers_are_the_hosts_own_off_loopback(tmp_path):
+    conf = tmp_path / "resolv.conf"
+    conf.write_text(
+        "# written by hand\nnameserver 10.255.255.53\nnameserver 127.0.0.53\n"
+        "nameserver fe80::1\nnameserver not-an-address\nsearch example\n"
+        "nameserver 192.168.1.1 # the router\nnameserver 10.255.255.53\n"
+    )
+    upstream = tmp_path / "upstream.conf"
+    upstream.write_text("nameserver 172.16.0.2\n")
+    assert resolvers([str(conf), str(upstream), str(tmp_path / "missing")]) == [
+        IPv4Address("10.255.255.53"),
+        IPv4Address("192.168.1.1"),
+        IPv4Address("172.16.0.2"),
+    ]
+
+
+def test_names_resolve_in_a_network_enabled_sandbox_as_on_the_default_bridge(
+    hostile_runner, image, limits, docker_client, network
+):
+    # The engine's DNS asks the host's resolver from inside the sandbox's network; that
+    # resolver is on a private address (here 10.255.255.53), which the filter dropped, so
+    # no name resolved at all. Only port 53 of that address is let through.
+    egress_network(docker_client)
+    rules = chain_rules(network)
+    for resolver in resolvers():
+        assert any(f"{resolver}/32" in rule and "--dport 53" in rule for rule in rules), rules
+    lookup = (
+        "import socket\n"
+        "try:\n"
+        "    found = sorted({i[4][0] for i in socket.getaddrinfo('pypi.org', 443, socket.AF_INET)})\n"
+        "    said = 'resolved' if found else 'nothing'\n"
+        "except OSError as exc:\n"
+        "    said = type(exc).__name__\n"
+    )
+    bridged = docker_client.containers.run(
+        image, ["python3", "-c", lookup + "print(said)"], network="bridge", remove=True
+    )
+    script = lookup + "emit_result(said)\n"
+    networked = dataclasses.replace(limits, network=True, timeout_seconds=30)
+    events = asyncio.run(
+        collect(
+            DockerOneShot(hostile_runner, image, networked).run(
+                RunRequest(script=script, unrestricted=True)
+            )
+        )
+    )
+    result = next(e.data for e in events if e.type == "result")
+    assert result == bridged.decode().strip()
