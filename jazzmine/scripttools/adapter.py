@@ -26,7 +26,7 @@ KEYCHAIN_TOKEN_PREFIX = "JAZZMINE_KEYCHAIN_TOKEN_"
 
 _TEMPLATE = '''
 def {name}(*args, **kwargs) -> ToolResponse:
-    """{doc}"""
+    """Run the script tool {name} with its arguments as JSON on stdin."""
     import json as _json
     import os as _os
     import shutil as _shutil
@@ -107,7 +107,11 @@ def runner_fields(tool: ScriptTool) -> dict[str, Any]:
 
     Everything of a script tool that shapes the code a run loads is in here (and its
     dependencies, apart): what an admin's acceptance binds to (the catalog's
-    `Tool.code_digest`), and what stays the same when only the template changes.
+    `Tool.code_digest`), and what stays the same when only the template changes. Not its
+    description: that is the prompt, which a team edits as it debugs how the LLM uses the
+    tool. As the function's docstring it made each such edit new code, taken from the LLMs
+    until a trial passed again and from its secrets until an admin accepted it again, and
+    put text a member wrote into the code itself, one escape away from running.
     """
     if not tool.name.isidentifier() or keyword.iskeyword(tool.name):
         raise ValueError(f"script tool name {tool.name!r} cannot name a Python function")
@@ -117,17 +121,8 @@ def runner_fields(tool: ScriptTool) -> dict[str, Any]:
     # A secret named like the keychain's own variables would pass another tool's token on.
     own = (name for name in tool.secrets if not name.startswith("JAZZMINE_"))
     passed_env = tuple(dict.fromkeys((*PASSED_ENV, *own)))
-    summary = (tool.description.strip().splitlines() or [tool.name])[0]
-    doc = summary.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
-    backslashes = len(doc[:-1]) - len(doc[:-1].rstrip("\\"))
-    if doc.endswith('"') and backslashes % 2 == 0:
-        # A last quote not escaped already would close the docstring early (`Say "hello"`
-        # gives `...hello""""`). Only then is it escaped: every summary that made a function
-        # before makes the same one, so its fields, code digest and acceptance stay as they were.
-        doc = doc[:-1] + '\\"'
     return {
         "name": tool.name,
-        "doc": doc,
         "names": [*required, *optional],
         "runtime": tool.runtime,
         "filename": tool.script_filename,

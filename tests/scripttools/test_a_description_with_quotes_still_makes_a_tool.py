@@ -1,7 +1,10 @@
-"""A script tool whose description ends in a quote, a backslash or triple quotes still registers.
+"""A script tool's description is its prompt, never part of the code generated for it.
 
-The description's first line becomes the docstring of the generated function; one ending in
-`"` (`Say "hello"`) closed the docstring early and the tool could not be registered at all.
+It was the generated function's docstring: one ending in `"` (`Say "hello"`) closed the
+docstring early and the tool could not be registered at all, every edit of it was new code
+(a new trial, an admin's acceptance again), and text a member wrote sat in the code, one
+escape away from running. Any description now makes the same function, which registers,
+runs, and keeps the description as the prompt's.
 """
 
 from __future__ import annotations
@@ -19,20 +22,17 @@ from .samples import RSI
 @pytest.mark.parametrize(
     "description",
     ['Say "hello"', 'Ends in two ""', '"', 'quote then backslash "\\', "a \\", '"""x"""',
-     'x""""', "tab\tand 'single'"],
+     'x""""', "tab\tand 'single'", '""" + __import__("os").system("id") + """',
+     "first\\\nsecond", "{name} {source!r}"],
 )  # fmt: skip
-def test_the_tool_registers_and_runs_with_its_summary_as_written(description):
-    tool = replace(load_tool_dir(RSI), description=description)
+def test_any_description_makes_the_same_function(description):
+    plain = load_tool_dir(RSI)
+    tool = replace(plain, description=description)
+    assert function_source(tool) == function_source(plain)
     namespace = {"ToolResponse": ToolResponse}
     exec(function_source(tool), namespace)
-    function = namespace[tool.name]
-    assert function.__doc__ == description
-    assert function(symbol="AAPL").success
+    assert namespace[tool.name](symbol="AAPL").success
     registered = register_script_tool(ToolRegistry(), tool)
     assert registered.name == tool.name
-
-
-def test_a_summary_without_a_closing_quote_is_generated_as_before():
-    # Its code digest comes from these fields: a tool accepted before keeps its acceptance.
-    tool = replace(load_tool_dir(RSI), description='Compute the "RSI" of a symbol')
-    assert '"""Compute the "RSI" of a symbol"""' in function_source(tool)
+    assert registered.tool.description == description
+    assert registered.checksum == register_script_tool(ToolRegistry(), plain).checksum

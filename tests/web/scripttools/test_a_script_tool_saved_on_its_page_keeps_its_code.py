@@ -103,3 +103,19 @@ def test_the_columns_go_back_and_forth_with_what_they_hold(rsi) -> None:
     # Equal as JSON (on PostgreSQL the way back through jsonb sorted the keys, as before).
     assert (row.schema, row.parameters, row.extra, row.versions.get().tool_json) == held
     assert script_tool_from_row(row) is not None
+
+
+def test_a_description_edit_is_a_version_of_the_same_code(rsi, team_admin, member) -> None:
+    # The prompt is what a team debugs: a better description must not take the tool from
+    # the LLMs (a new trial) nor its secrets (an admin's acceptance), as it does not for a
+    # Python tool. It is a version of the prompt, on the same code.
+    before, versions = code_of(rsi), rsi.versions.count()
+    texts = ('Compute the "RSI"', "RSI of a ticker.\nSecond line.", 'Ends in \\ and """')
+    for who, text in zip((member, team_admin, member), texts, strict=True):
+        client = Client()
+        client.force_login(who)
+        tool_form_post(client, rsi, description=text)
+        assert code_of(rsi) == before  # still published, still accepted
+        rsi.refresh_from_db()
+        assert rsi.description == text
+    assert rsi.versions.count() == versions + 3
