@@ -276,7 +276,8 @@ class AgentClient:
         payload: dict[str, Any] = {
             "sandbox": ref,
             "task": task,
-            "body": body_of(body),
+            # A bash script is all body: only a Python one may come assembled.
+            "body": body_of(body) if language == "python" else body,
             "prompt": prompt,
             "attempt": attempt,
             "language": language,

@@ -10,7 +10,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from jazzmine.core.tools import ScriptGenerator
-from jazzmine.core.tools.generator import assembled_body
+from jazzmine.core.tools.generator import script_body
 from jazzmine.sandbox import Outcome
 
 from ..catalog.models import Sandbox
@@ -187,12 +187,12 @@ def submission_state(submission: Submission) -> dict[str, Any]:
 def submission_review_context(submission: Submission) -> dict[str, Any]:
     """Return what the review page shows beyond the row: marked lines, tools, the diff."""
     marks = violation_body_lines(submission.violations)
-    body = assembled_body(submission.script)
+    body = script_body(submission.script, submission.language)
     previous = submission.previous
     diff = ""
     if previous is not None:
         diff = unified_diff(
-            assembled_body(previous.approved_script or previous.script),
+            script_body(previous.approved_script or previous.script, previous.language),
             body,
             old_name=f"attempt {previous.attempt}",
             new_name=f"attempt {submission.attempt}",
@@ -214,7 +214,7 @@ def submission_review_context(submission: Submission) -> dict[str, Any]:
         "previous_error": submission_retry_error(previous) if previous is not None else None,
         "diff": diff,
         "edit_diff": submission_edit_diff(submission),
-        "approved_body": assembled_body(submission.approved_script),
+        "approved_body": script_body(submission.approved_script, submission.language),
         "tools_reading": tools,
         "secrets": tools["secrets"],
         "needs_review_tools": tools["needs_review"],
@@ -251,8 +251,8 @@ def submission_edit_diff(submission: Submission) -> str:
     if not submission.was_edited:
         return ""
     return unified_diff(
-        assembled_body(submission.script),
-        assembled_body(submission.approved_script),
+        script_body(submission.script, submission.language),
+        script_body(submission.approved_script, submission.language),
         old_name="agent's script",
         new_name="reviewer's edit",
     )

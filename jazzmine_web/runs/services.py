@@ -123,7 +123,7 @@ def run_create(
             task=task,
             body=body,
             script=script,
-            body_offset=body_offset(script),
+            body_offset=body_offset(script) if language == Language.PYTHON else 0,
             code_sha256=code_sha256(script),
             attempt=attempt,
             source=source,

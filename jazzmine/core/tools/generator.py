@@ -50,6 +50,16 @@ def assembled_body(script: str) -> str:
     return body if marker else script
 
 
+def script_body(script: str, language: str) -> str:
+    """Return the body of a stored script of `language`, as a person reads what runs.
+
+    Only a Python script is assembled (a preamble, then the marker): a bash script is all
+    body, and a line in it that reads like the marker is the agent's own. Cut there, a
+    reviewer read, approved and ran only what followed it.
+    """
+    return assembled_body(script) if language == "python" else script
+
+
 def failed_attempt(
     attempt: int, previous_script: str | None, previous_error: str | None
 ) -> dict[str, int | str]:

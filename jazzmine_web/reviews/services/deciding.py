@@ -10,7 +10,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from jazzmine.core.tools.generator import assembled_body
+from jazzmine.core.tools.generator import script_body
 
 from ...runs.models import code_sha256
 from ...runs.services import run_tools_called, script_check
@@ -166,7 +166,7 @@ def submission_approve(
     _check_token_opens(submission=submission)
     _check_submitter_in_team(submission=submission)
     # The reviewer read (and may have edited) the body that runs, not the agent's raw answer.
-    shown = assembled_body(submission.script)
+    shown = script_body(submission.script, submission.language)
     final_body = shown if body is None else normalise_body(edit_body_checked(body))
     edited = not same_body(final_body, shown)
     if edited and not final_body.strip():

@@ -9,7 +9,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from jazzmine.core.tools.generator import assembled_body
+from jazzmine.core.tools.generator import script_body
 
 from ...runs.services import run_tools_called, script_check
 from ...studio.diffs import unified_diff
@@ -45,7 +45,7 @@ class EditReading:
 def submission_edit_read(*, submission: Submission, body: str) -> EditReading:
     """Read a reviewer's edit with the validator and the gate, and diff it against the agent's."""
     body = normalise_body(edit_body_checked(body))
-    shown = assembled_body(submission.script)
+    shown = script_body(submission.script, submission.language)
     if same_body(body, shown):
         # The agent's script: the reading stored at submission is what the policy decided on.
         return EditReading(body, list(submission.violations), submission.tools_called, [], "")

@@ -6,7 +6,7 @@ from jazzmine_web.reviews.models import Submission
 from jazzmine_web.reviews.services import submission_approve
 from jazzmine_web.runs.models import RunStatus
 
-from .conftest import submit
+from .conftest import approve_form, set_policy, submit
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -42,3 +42,30 @@ def test_an_approved_bash_script_runs_in_the_sandbox(api, ecommerce, reviewer, w
     assert run.language == "bash" and run.status == RunStatus.SUCCEEDED, run.error
     assert "Ada Lovelace" in run.result["stdout"]
     assert run.code_sha256 == submission.approved_sha256
+
+
+# A line that reads like the marker the Python preamble ends with, in the agent's own bash.
+MARKED = """\
+echo "step one runs first"
+update_order_status --order_id ORD-1005 --status cancelled
+# --- script body ---
+get_orders --status delivered > /dev/null
+"""
+
+
+def test_a_bash_script_is_read_approved_and_run_whole(api, ecommerce, reviewer_client) -> None:
+    # A bash script is all body: cut at a line like Python's preamble marker, the reviewer
+    # read, approved and ran only what followed it (and an edit diffed against that).
+    set_policy(ecommerce)
+    state = submit(api, ecommerce, body=MARKED, language="bash").json()
+    url = f"/reviews/{state['id']}/"
+    page = reviewer_client.get(url).content.decode()
+    assert "step one runs first" in page and "ORD-1005" in page
+    assert "Markdown code fence" not in page
+    assert reviewer_client.post(f"{url}approve/", approve_form(page)).status_code == 302
+    submission = Submission.objects.get(pk=state["id"])
+    assert submission.status == "approved" and not submission.was_edited
+    assert submission.approved_script == MARKED
+    assert submission.approved_sha256 == submission.code_sha256
+    run = submission.run
+    assert (run.script, run.body_offset) == (MARKED, 0)
