@@ -37,9 +37,12 @@ PLAIN_ABOVE_CHARS = 250_000
 
 @cache
 def _formatter(linenos: bool, marked: tuple[int, ...] = ()) -> HtmlFormatter:
+    # Numbers inline, each in its line: the page wraps a long line (a reviewer must see all
+    # of what runs; text pushed past the box by 400 spaces was read as not there), and a
+    # wrapped line keeps its number, which a table's column of numbers would lose.
     return HtmlFormatter(
         cssclass="highlight",
-        linenos="table" if linenos else False,
+        linenos="inline" if linenos else False,
         hl_lines=list(marked),
         wrapcode=True,
     )

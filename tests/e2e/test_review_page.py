@@ -236,3 +236,38 @@ def test_the_badge_is_live_on_a_page_that_is_not_about_reviews(logged_in_page, a
     )
     assert page.evaluate("window.__notReloaded") is True
     assert "empty" not in (badge.get_attribute("class") or "")
+
+
+def test_text_pushed_far_along_a_line_is_in_sight(logged_in_page, agent) -> None:
+    # Spaces pushed a second assignment past the script's box: the reviewer read line 1 as
+    # `order = "ORD-1003"`, approved, and ORD-1001 was cancelled. Every line now wraps in its
+    # box, the number still on its first row.
+    hidden = '; order = "ORD-1001"'
+    body = 'order = "ORD-1003"' + " " * 400 + hidden + "\nemit_result(order)"
+    state = submit(agent, body=body, task="Cancel the pending order ORD-1003")
+    page = logged_in_page
+    for width in (1920, 800):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.goto(f"/reviews/{state['id']}/")
+        box = page.locator(".review-script .code-scroll").first
+        in_sight = box.evaluate(
+            """(box, needle) => {
+                const walker = document.createTreeWalker(box, NodeFilter.SHOW_TEXT);
+                const frame = box.getBoundingClientRect();
+                let text = "", nodes = [];
+                while (walker.nextNode()) { nodes.push([walker.currentNode, text.length]);
+                                            text += walker.currentNode.data; }
+                const at = text.indexOf(needle);
+                if (at < 0) return "not in the page";
+                const [node, start] = nodes.filter(([, s]) => s <= at).pop();
+                const range = document.createRange();
+                range.setStart(node, at - start);
+                range.setEnd(node, Math.min(node.data.length, at - start + 1));
+                const r = range.getBoundingClientRect();
+                return r.left >= frame.left && r.right <= frame.right ? "in sight"
+                    : `at ${Math.round(r.left)}, the box ends at ${Math.round(frame.right)}`;
+            }""",
+            "ORD-1001",
+        )
+        assert in_sight == "in sight", (width, in_sight)
+        assert box.evaluate("b => b.scrollWidth <= b.clientWidth"), width
