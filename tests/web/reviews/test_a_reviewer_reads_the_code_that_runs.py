@@ -93,7 +93,7 @@ def test_the_page_shows_only_the_fenced_code_of_a_chatty_answer_and_that_is_what
 ) -> None:
     state = submit(api, ecommerce, body=CHATTY).json()
     page = page_of(reviewer_client, state["id"])
-    script = page.split("data-script-scroll>", 1)[1].split("</table>", 1)[0]
+    script = page.split("data-script-scroll>", 1)[1].split("</pre>", 1)[0]
     assert "cancelled" in script and "Here is the script" not in script
     assert "2 lines of python, as it runs" in page
     assert "data-answer-differs" in page and "data-answer-as-sent" in page
