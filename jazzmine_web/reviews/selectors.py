@@ -220,10 +220,31 @@ def submission_review_context(submission: Submission) -> dict[str, Any]:
         "needs_review_tools": tools["needs_review"],
         "body": body,
         "edit_body": body,  # the editor starts from the code that runs
+        "same_script_before": submissions_of_the_same_script(submission),
         # The agent's answer held more than the code that runs (prose, a fence around it).
         "answer_differs": body.strip("\n") != submission.body.strip("\n"),
         "body_lines": max(1, len(body.splitlines())),
     }
+
+
+# How many earlier decisions on the same script the review page lists (newest first).
+SAME_SCRIPT_SHOWN = 5
+
+
+def submissions_of_the_same_script(submission: Submission) -> list[Submission]:
+    """Return earlier submissions of the same script to its sandbox, decided, newest first.
+
+    An agent need not say its script is a retry (`previous`): one rejected with "do not
+    cancel delivered orders", sent again as it was with another task, reached the next
+    reviewer with no history, until one approved it. The same code (its SHA-256) or the
+    same body as sent, whatever the task and whoever's token sent it.
+    """
+    same = Submission.objects.filter(sandbox_id=submission.sandbox_id).exclude(pk=submission.pk)
+    same = same.filter(Q(code_sha256=submission.code_sha256) | Q(body=submission.body))
+    decided = same.exclude(status=SubmissionStatus.PENDING).filter(
+        created_at__lte=submission.created_at
+    )
+    return list(decided.select_related("decided_by").order_by("-created_at")[:SAME_SCRIPT_SHOWN])
 
 
 def tools_reading(

@@ -1,0 +1,51 @@
+"""A script sent again after a rejection reaches the next reviewer with that rejection.
+
+An agent need not say a script is a retry (`previous`): rejected by one reviewer with "Do NOT
+cancel delivered orders", the same body sent again with another task and no `previous`
+reached the next reviewer with no history, who approved it, and the order was cancelled.
+The review page now lists the earlier decisions on the same code in the same sandbox.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from jazzmine_web.reviews.models import Submission
+from jazzmine_web.reviews.services import submission_reject
+
+from .conftest import set_policy, submit
+
+pytestmark = pytest.mark.django_db
+
+CANCEL = (
+    'r = update_order_status(order_id="ORD-1001", status="cancelled")\nemit_result(r.message)\n'
+)
+FEEDBACK = "Do NOT cancel delivered orders"
+
+
+def test_the_same_script_sent_again_shows_the_rejection(api, ecommerce, reviewer, reviewer_client):
+    set_policy(ecommerce)
+    first = submit(api, ecommerce, body=CANCEL, task="Tidy up orders").json()
+    submission_reject(
+        submission=Submission.objects.get(pk=first["id"]), user=reviewer, feedback=FEEDBACK
+    )
+    again = submit(api, ecommerce, body=CANCEL, task="Cancel the stale order").json()
+    assert again["status"] == "pending" and again.get("previous") in (None, "")
+    for _ in range(2):  # and after a reload
+        html = reviewer_client.get(f"/reviews/{again['id']}/").content.decode()
+        assert "This script was sent before" in html
+        assert FEEDBACK in html and first["id"][:8] in html
+
+
+def test_another_script_shows_no_such_history(api, ecommerce, reviewer, reviewer_client):
+    set_policy(ecommerce)
+    first = submit(api, ecommerce, body=CANCEL).json()
+    submission_reject(
+        submission=Submission.objects.get(pk=first["id"]), user=reviewer, feedback=FEEDBACK
+    )
+    other = submit(api, ecommerce, body=CANCEL.replace("ORD-1001", "ORD-1002")).json()
+    html = reviewer_client.get(f"/reviews/{other['id']}/").content.decode()
+    assert "This script was sent before" not in html and FEEDBACK not in html
+    # The first page does not list the later one either: only what came before it.
+    html = reviewer_client.get(f"/reviews/{first['id']}/").content.decode()
+    assert "This script was sent before" not in html
