@@ -68,6 +68,32 @@ def bash_output_limits(limits: RunLimits, bash_limits: BashLimits) -> RunLimits:
     return dataclasses.replace(limits, max_output_bytes=limits.max_output_bytes + protocol)
 
 
+def output_held(result: BashResult, max_bytes: int) -> BashResult:
+    """Hold what a bash script printed to the sandbox's output limit, as a Python run's is.
+
+    The container's cap is sized for the protocol around the output (`bash_output_limits`),
+    so it never held the script itself to the sandbox's number: 50 KB printed under a limit
+    of 10,000 bytes was stored whole, the run a success. Past it, stdout and then stderr are
+    cut (at a character's boundary) and the run ends as an output limit.
+    """
+    out, err = result.stdout.encode(), result.stderr.encode()
+    printed = len(out) + len(err)
+    if printed <= max_bytes:
+        return result
+    kept_out = out[:max_bytes]
+    kept_err = err[: max_bytes - len(kept_out)]
+    message = f"output limit of {max_bytes} bytes reached (the script wrote {printed:,} bytes)"
+    return dataclasses.replace(
+        result,
+        stdout=kept_out.decode("utf-8", "ignore"),
+        stderr=kept_err.decode("utf-8", "ignore"),
+        stdout_truncated=result.stdout_truncated or len(kept_out) < len(out),
+        stderr_truncated=result.stderr_truncated or len(kept_err) < len(err),
+        exit_code=result.exit_code or 1,
+        error=result.error or message,
+    )
+
+
 def _bashkit_files() -> tuple[str, list[tuple[Path, Path]]]:
     """Return bashkit's version and its installed files (source path, path under site/)."""
     dist = importlib.metadata.distribution("bashkit")
@@ -260,6 +286,7 @@ async def run_bash_in_sandbox(
     )
     if final.get("type") == "result":
         result = BashResult.from_dict(final["data"])  # type: ignore[arg-type]
+        result = output_held(result, (limits or RunLimits()).max_output_bytes)
         return dataclasses.replace(result, calls=calls)  # each came as its own event
     if outcome.error is not None:
         message = outcome.error
