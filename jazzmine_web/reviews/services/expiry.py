@@ -63,7 +63,9 @@ def submissions_expire_overdue(
         rows = rows.filter(pk__in=submission_ids)
     count = 0
     for submission in rows.select_related("sandbox"):
-        waited = int((submission.expires_at - submission.created_at).total_seconds())
+        # Rounded: `expires_at` is counted from a moment just before the row was created, so
+        # the time it waited is a few milliseconds short of the whole seconds it was given.
+        waited = round((submission.expires_at - submission.created_at).total_seconds())
         feedback = f"No reviewer decided within {waited} seconds; the script did not run."
         with transaction.atomic():
             changed = Submission.objects.filter(

@@ -89,3 +89,13 @@ def test_the_beat_sweep_expires_without_anyone_reading(api, ecommerce, celery_wo
         message="the sweep never expired the submission",
     )
     assert Submission.objects.get(pk=state["id"]).status == "expired"
+
+
+def test_the_agent_is_told_the_whole_time_it_was_given(api, ecommerce) -> None:
+    # The time was counted from a moment just before the row was created: 10 s read "9".
+    set_policy(ecommerce, timeout=10)
+    state = submit(api, ecommerce).json()
+    submission = Submission.objects.get(pk=state["id"])
+    assert submissions_expire_overdue(now=submission.expires_at, submission_ids=[state["id"]])
+    polled = api.get(f"/api/v1/submissions/{state['id']}/").json()
+    assert polled["feedback"] == "No reviewer decided within 10 seconds; the script did not run."
