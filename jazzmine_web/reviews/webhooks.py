@@ -273,6 +273,7 @@ def webhook_delivery_attempt(
     clock = time.perf_counter()
     status_code: int | None = None
     error = ""
+    max_attempts = settings.JAZZMINE_WEBHOOK_MAX_ATTEMPTS
     own = client is None
     # Connects only to vetted addresses (checked again now: DNS may have changed since the URL
     # was saved), never follows a redirect, never goes through an env proxy. The timeout bounds
@@ -285,7 +286,7 @@ def webhook_delivery_attempt(
             # The body is never read: only the status says whether the receiver took it.
             status_code = response.status_code
         if not 200 <= status_code < 300:
-            error = f"HTTP {status_code}: {_status_sentence(status_code)}"
+            error = f"HTTP {status_code}: {_status_sentence(status_code, number, max_attempts)}"
     except httpx.HTTPError as exc:
         refusal = refusal_in(exc)
         if refusal is not None:
@@ -299,7 +300,6 @@ def webhook_delivery_attempt(
             http.close()
     duration = round((time.perf_counter() - clock) * 1000, 2)
     ok = not error
-    max_attempts = settings.JAZZMINE_WEBHOOK_MAX_ATTEMPTS
     wait = None if ok or number >= max_attempts else backoff_seconds(number)
     with transaction.atomic():
         WebhookAttempt.objects.create(
@@ -358,9 +358,11 @@ _TRANSPORT_SENTENCES: tuple[tuple[type[httpx.HTTPError], str], ...] = (
 )
 
 
-def _status_sentence(status: int) -> str:
+def _status_sentence(status: int, number: int, max_attempts: int) -> str:
     if 300 <= status < 400:
         return "the receiver redirected; redirects are not followed."
+    if status >= 500 and number >= max_attempts:
+        return f"the receiver failed; that was the last of {max_attempts} attempts."
     if status >= 500:
         return "the receiver failed; the delivery is retried."
     return "the receiver refused the delivery."

@@ -137,6 +137,10 @@ def test_a_receiver_that_never_answers_is_given_up_after_the_last_attempt(
         receiver.close()
     assert delivery.status == "failed"
     assert delivery.attempts.count() == 4
+    # Each attempt but the last says the delivery goes on; the last says it was the last.
+    said = [a.error for a in delivery.attempts.order_by("number")]
+    assert all(e.endswith("the delivery is retried.") for e in said[:3]), said
+    assert said[3] == "HTTP 500: the receiver failed; that was the last of 4 attempts.", said
 
 
 @deployment(JAZZMINE_WEBHOOK_MAX_ATTEMPTS="2")
