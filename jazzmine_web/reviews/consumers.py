@@ -113,6 +113,7 @@ def _queue_html(user: Any, filters: dict[str, Any], shown: set[Any] | None) -> t
             "filters": filters,
             "arrived": set() if shown is None else ids - shown,
             "pending_count": selectors.pending_review_count(user),
+            "viewer_id": user.pk,
         },
     )
     return html, ids

@@ -92,12 +92,19 @@ def review_queue(
 
 
 def pending_review_count(user: AnyUser) -> int:
-    """Return how many submissions wait for a decision this user may make."""
+    """Return how many submissions wait for this user's review.
+
+    Not what their own agents sent: they may not approve it, another reviewer must.
+    """
     if not user.is_authenticated:
         return 0
-    return Submission.objects.filter(
-        _waiting(), sandbox__team_id__in=team_ids_with_role(user=user, role=Role.REVIEWER)
-    ).count()
+    return (
+        Submission.objects.filter(
+            _waiting(), sandbox__team_id__in=team_ids_with_role(user=user, role=Role.REVIEWER)
+        )
+        .exclude(submitted_by_id=user.pk)
+        .count()
+    )
 
 
 def submission_is_final(submission: Submission) -> bool:

@@ -51,6 +51,7 @@ def queue(request: HttpRequest) -> HttpResponse:
         "sandboxes": sandboxes_for_user(request.user),
         "ages": [(key, label) for key, (label, _n, _o) in selectors.AGE_FILTERS.items()],
         "pending_count": selectors.pending_review_count(request.user),
+        "viewer_id": request.user.pk,
     }
     template = "reviews/queue.html"
     if request.htmx and request.htmx.target in ("queue-live", "queue-table"):
@@ -243,7 +244,8 @@ def edit_reading(request: HttpRequest, submission_id: UUID) -> HttpResponse:
 def queue_row(request: HttpRequest, submission_id: UUID) -> HttpResponse:
     """Render one queue row (what the live socket sends, for clients that fetch it)."""
     submission = _submission_or_404(request, submission_id)
-    return render(request, "reviews/queue.html#queue-row", {"s": submission})
+    context = {"s": submission, "viewer_id": request.user.pk}
+    return render(request, "reviews/queue.html#queue-row", context)
 
 
 def audit_filters(params: Any) -> dict[str, Any]:
