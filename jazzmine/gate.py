@@ -364,6 +364,7 @@ class _PythonReader(ast.NodeVisitor):
 
 
 def _read_bash(script: str, names: frozenset[str]) -> Reading:
+    names = names - _shell_owned(names)
     calls: dict[str, int | None] = {}
     doubts: list[Doubt] = []
     texts = [script]
@@ -398,6 +399,22 @@ def _read_bash(script: str, names: frozenset[str]) -> Reading:
                 )
             )
     return Reading(calls=calls, uncertain=tuple(_unique(doubts)))
+
+
+def _shell_owned(names: frozenset[str]) -> frozenset[str]:
+    """Return the tools named like a command bashkit's interpreter has (`echo`, `printf`).
+
+    Such a tool is no builtin in bash (the shell's command keeps its meaning: `bash.engine`
+    never registers it), so a bash script can never call it: `echo hi` read as a call of a
+    tool `echo` sent every bash script of the sandbox to a person for a call that never
+    happens. When bashkit cannot tell, none is left out (each may be a call).
+    """
+    from .bash.engine import shell_commands
+
+    try:
+        return shell_commands(tuple(sorted(names)))
+    except RuntimeError:
+        return frozenset()
 
 
 def _read_bash_text(

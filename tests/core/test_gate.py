@@ -338,3 +338,19 @@ def test_a_pattern_compiled_with_re_or_an_attribute_read_by_getattr_is_not_a_dou
 def test_re_compile_and_getattr_stay_doubts_when_they_may_be_something_else(script: str) -> None:
     reading = read_calls(script, language="python", tools=TOOLS)
     assert reading.may_call("get_orders"), reading
+
+
+@pytest.mark.parametrize(
+    "script",
+    ["echo hi", 'x=$(printf "%s-%s" a b); echo "$x"', "test -n x && echo ok", "get_orders"],
+)
+def test_a_tool_named_like_a_shell_command_is_never_read_as_called_from_bash(script) -> None:
+    # bash keeps its own `echo` and `printf`: such a tool is no builtin there, so `echo hi`
+    # cannot call it. Read as a call, it sent every bash script of the sandbox to a person.
+    reading = read_calls(script, language="bash", tools=TOOLS | {"echo", "printf", "test"})
+    assert not {"echo", "printf", "test"} & set(reading.calls), reading
+    assert not reading.uncertain, reading
+    assert set(reading.calls) == ({"get_orders"} if script == "get_orders" else set())
+    # In Python they are tools like any other.
+    python = read_calls("echo(x=1)", language="python", tools=TOOLS | {"echo"})
+    assert set(python.calls) == {"echo"}
