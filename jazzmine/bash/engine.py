@@ -159,6 +159,16 @@ def render(value: Any) -> tuple[bool, str, str | None]:
 ToolFunction = Callable[..., Any]
 CallHook = Callable[[BashCall], None]
 
+# bashkit's prompt says "stdin pipelines are available": between commands, yes; into a tool,
+# nothing is read. Said to the LLM, and to the script by a call that was piped into.
+TOOLS_READ_FLAGS = (
+    "A tool command reads only its --flags: pipe its output on (tool | jq), never input into it."
+)
+_PIPED_IN = (
+    "{name} reads only its --flags, not what is piped into it: pass that text as a flag "
+    '({name} --name "$(...)")'
+)
+
 
 class BashSession:
     """A tool set exposed as bash builtins; each `run` gets a fresh interpreter."""
@@ -246,6 +256,11 @@ class BashSession:
             refused = self.allowed_tools is not None and name not in self.allowed_tools
             if refused:
                 ok, text, error = False, "", refusal_message(name)
+            elif not args and stdin is not None and stdin.strip() and self._takes_flags(name):
+                # Given no flag but text piped in (`echo '{"msg": 1}' | tool`): a tool reads
+                # its --flags only, and the call went on as if given nothing. A call with
+                # flags inside `... | while read x` gets the rest of the loop's input: fine.
+                ok, text, error = False, "", _PIPED_IN.format(name=name)
             elif name in self.unreadable:
                 why = self.unreadable[name]
                 ok, text, error = False, "", f"tool {name!r} cannot be called from bash: {why}"
@@ -276,9 +291,14 @@ class BashSession:
 
         return callback
 
+    def _takes_flags(self, name: str) -> bool:
+        """Tell whether the tool `name` has any parameter (a flag to pass its input as)."""
+        spec = next((s for s in self.specs if s.name == name), None)
+        return bool(spec and (spec.schema.get("properties") or {}))
+
     def system_prompt(self) -> str:
-        """Return the system prompt bashkit writes for this tool set."""
-        return self.tool.system_prompt()
+        """Return the system prompt bashkit writes for this tool set, and what a tool reads."""
+        return f"{self.tool.system_prompt()} {TOOLS_READ_FLAGS}"
 
     def help(self) -> str:
         """Return bashkit's Markdown help for this tool set."""
