@@ -130,6 +130,45 @@ class _Reading:
         return None
 
 
+# bashkit 0.20.1 expands a brace range of at most this many words: a larger one stays the
+# literal `{1..20000}` (a tool was called with it). A product of lists and ranges is cut
+# short at a budget of its own (26^4 words came out 27,694; 200 x 200 came out whole), both
+# without a word on stderr. Past these, the reading cannot rule a cut out.
+BRACE_RANGE_WORDS = 10_000
+BRACE_PRODUCT_WORDS = 40_000
+_BRACE_RANGE = re.compile(r"\{(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])(?:\.\.(-?\d+))?\}")
+_BRACE_LIST = re.compile(r"\{([^{}\s]*,[^{}\s]*)\}")
+_WORD_BREAK = re.compile(r"[\s;|&()<>]+")
+
+
+def _brace_cut(text: str) -> str | None:
+    """Say where a word of `text` expands through its braces past what bashkit expands."""
+    for word in _WORD_BREAK.split(text):
+        if "{" not in word:
+            continue
+        product = 1
+        for found in _BRACE_RANGE.finditer(word):
+            start, end, step = found.groups()
+            if start.isalpha() != end.isalpha():
+                continue  # not a range bash reads: the braces stay as they are
+            low, high = (ord(start), ord(end)) if start.isalpha() else (int(start), int(end))
+            words = abs(high - low) // max(1, abs(int(step or 1))) + 1
+            if words > BRACE_RANGE_WORDS:
+                return (
+                    f"the brace range {found.group(0)} makes {words:,} words, and bashkit "
+                    f"leaves one of more than {BRACE_RANGE_WORDS:,} unexpanded, without a word"
+                )
+            product *= words
+        for found in _BRACE_LIST.finditer(word):
+            product *= found.group(1).count(",") + 1
+        if product > BRACE_PRODUCT_WORDS:
+            return (
+                f"a brace expansion makes {product:,} words, and bashkit cuts one of more "
+                f"than {BRACE_PRODUCT_WORDS:,} short, without a word"
+            )
+    return None
+
+
 def limit_blind_spot(script: str) -> str | None:
     """Return why a limit hit in this script could go unreported, or None when none could."""
     reading = _Reading()
@@ -156,6 +195,9 @@ def _read(text: str, reading: _Reading, depth: int) -> None:
         reading.quiet.append("a coproc reports a limit hit only on its stderr")
     if _PROMPT.search(flat) or _PROMPT.search(bare):
         reading.silent.append("a prompt expansion (${x@P}, PS4) runs text built at run time")
+    cut = _brace_cut(bare)
+    if cut:
+        reading.silent.append(cut)
     parts = _substitutions(flat)
     if parts is None:
         reading.silent.append(_TOO_MANY)
