@@ -67,14 +67,30 @@ def {name}(*args, **kwargs) -> ToolResponse:
             env[{keychain_token!r}] = _os.environ[token_env]
         handed_env = dict(env)
         env.setdefault("TMPDIR", workdir)  # its temporary files go with its work dir
-        try:
-            done = _subprocess.run(
-                [exe, path], input=payload.encode("utf-8"), capture_output=True,
-                timeout=timeout, cwd=workdir, env=env,
+        # Into files, not pipes: a child the script left running (a daemon it forked) held
+        # the pipes open, and reading them to their end waited out the whole timeout. The
+        # script's own end is the call's; what it left in its process group goes with it.
+        with _tempfile.TemporaryFile(dir=workdir) as out, \
+                _tempfile.TemporaryFile(dir=workdir) as err:
+            process = _subprocess.Popen(
+                [exe, path], stdin=_subprocess.PIPE, stdout=out, stderr=err, cwd=workdir,
+                env=env, start_new_session=True,
             )
-        except _subprocess.TimeoutExpired:
-            return ToolResponse(success=False,
-                                message=f"script error: timed out after {{timeout:g}} s")
+            try:
+                process.communicate(payload.encode("utf-8"), timeout=timeout)
+            except _subprocess.TimeoutExpired:
+                return ToolResponse(success=False,
+                                    message=f"script error: timed out after {{timeout:g}} s")
+            finally:
+                try:
+                    _os.killpg(process.pid, 9)
+                except OSError:
+                    pass
+                process.wait()
+            out.seek(0)
+            err.seek(0)
+            done = _subprocess.CompletedProcess([exe, path], process.returncode,
+                                                out.read(), err.read())
     finally:
         _shutil.rmtree(workdir, ignore_errors=True)
     stdout = done.stdout.decode("utf-8", "replace").strip()

@@ -76,3 +76,38 @@ async def test_a_python_script_in_the_sandbox_calls_a_script_tool(
     result = next(e for e in events if e.type == "result")
     assert result.data["ok"] is True and isinstance(result.data["rsi"], float)
     assert result.data["error"] == "script error: missing required parameter: symbol"
+
+
+LEAVES_A_DAEMON = """\
+import json, os, sys, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        time.sleep(30)  # holds the stdout and stderr it was born with
+        os._exit(0)
+    os._exit(0)
+sys.stderr.write("left a child\\n")
+print(json.dumps({"ok": True}))
+"""
+
+
+def test_a_script_that_leaves_a_child_running_answers_when_it_ends():
+    # Its output was read from pipes to their end, which the child held open: the call
+    # waited out the tool's whole timeout and said it timed out.
+    import time
+
+    tool = replace(load_tool_dir(RSI), source=LEAVES_A_DAEMON, timeout=10)
+    started = time.monotonic()
+    response = compiled(tool)()
+    assert time.monotonic() - started < 5
+    assert response.success and response.data == {"ok": True}, response.message
+
+
+def test_a_script_past_its_timeout_is_stopped_with_what_it_left():
+    import time
+
+    tool = replace(load_tool_dir(RSI), source="import time\ntime.sleep(30)\n", timeout=0.5)
+    started = time.monotonic()
+    response = compiled(tool)()
+    assert time.monotonic() - started < 5
+    assert response.message == "script error: timed out after 0.5 s"
