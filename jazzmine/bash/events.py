@@ -29,6 +29,10 @@ def bash_call_event(call: BashCall) -> dict[str, Any]:
     }
 
 
+# How much of a failed run's stderr (and error) its message quotes: the end, where the why is.
+DETAIL_CHARS = 4000
+
+
 def bash_final_events(result: BashResult) -> list[tuple[str, Any]]:
     """Return the result (and error) and exit events that end a bash run."""
 
@@ -57,7 +61,12 @@ def bash_final_events(result: BashResult) -> list[tuple[str, Any]]:
         if result.error and result.error not in detail:
             # Last, so that the cut below keeps it: it says why (a limit whose line was hidden).
             detail = f"{detail}\n{result.error}".strip()
-        detail = detail[-4000:]
+        if len(detail) > DETAIL_CHARS:
+            # From the first whole line of the last DETAIL_CHARS: "eeded: maximum function
+            # depth exceeded" read as a word of its own.
+            kept = detail[-DETAIL_CHARS:]
+            whole = kept.partition("\n")[2]
+            detail = "…\n" + (whole or kept)
         message = f"bash exited with {result.exit_code}" + (f": {detail}" if detail else "")
         events.append(("error", {"kind": outcome.value, "message": message}))
     exit_data = {

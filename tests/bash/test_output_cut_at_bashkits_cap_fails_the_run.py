@@ -93,3 +93,14 @@ async def test_a_sandbox_run_is_held_to_the_sandboxs_output_limit(
         builder.prune(SANDBOX, keep=0)
     assert len(result.stdout) == 10_000 and result.stdout_truncated
     assert dict(bash_final_events(result))["exit"]["outcome"] == Outcome.OUTPUT_LIMIT.value
+
+
+def test_a_long_stderr_is_quoted_from_a_whole_line() -> None:
+    lines = [f"line {n}: maximum function depth exceeded (16)" for n in range(400)]
+    failed = BashResult(stdout="", stderr="\n".join(lines), exit_code=1, error=None)
+    message = dict(bash_final_events(failed))["error"]["message"]
+    quoted = message.split(": ", 1)[1]
+    assert quoted.startswith("…\nline ") and quoted.endswith(
+        "line 399: maximum function depth exceeded (16)"
+    )
+    assert len(quoted) <= 4002
