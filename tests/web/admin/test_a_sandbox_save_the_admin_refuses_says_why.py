@@ -54,6 +54,12 @@ def form_errors(response) -> str:
         ({"base_image": "evil.example/python:3.11-slim"}, "base image"),
         ({"bash_max_commands": "999999999"}, "bash_max_commands"),
         ({"memory_mb": "999999999"}, "memory"),
+        ({"memory_mb": "0"}, "memory"),
+        ({"cpus": "100"}, "cpus"),
+        ({"bash_timeout_seconds": "-1"}, "bash_timeout_seconds"),
+        ({"dependencies": json.dumps(["-r /etc/passwd"])}, "option"),
+        ({"dependencies": json.dumps("six")}, "list"),
+        ({"secrets": json.dumps(["PATH"])}, "PATH"),
     ],
 )
 def test_a_refused_change_shows_the_form_again_and_stores_nothing(

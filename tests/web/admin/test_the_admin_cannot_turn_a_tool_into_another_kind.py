@@ -128,12 +128,12 @@ def test_a_script_tools_description_edited_in_the_admin_is_saved_through_its_ser
     rsi.refresh_from_db()
     assert rsi.description == description
     # Its kind and script stay (edited on its own page only); its new tool.json is a version
-    # and, a new checksum, waits for a trial before the LLMs see it, as on its own page.
+    # of the same code (a description is the prompt, not code), still offered to the LLMs.
     assert (rsi.kind, rsi.source) == (ToolKind.SCRIPT, before["source"])
     assert rsi.versions.count() == before["versions"] + 1
     assert rsi.versions.first().tool_json["tool.json"]["description"] == description
-    assert rsi.checksum != before["checksum"] and not rsi.published
-    works(browser, rsi, offered=False)
+    assert rsi.checksum == before["checksum"] and rsi.published
+    works(browser, rsi, offered=True)
 
 
 def test_a_python_tool_edit_the_service_refuses_is_said_on_the_form(
