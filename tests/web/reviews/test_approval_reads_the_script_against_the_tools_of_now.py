@@ -143,7 +143,7 @@ def test_a_tool_published_after_the_reading_is_not_approved_unseen(
     assert refused(submission, reviewer).appeared == ["wipe_orders"]
 
 
-def test_a_tool_named_like_a_bash_command_is_not_approved_unseen(
+def test_a_tool_named_like_a_shell_command_never_stands_in_for_it(
     api, ecommerce, member, reviewer
 ) -> None:
     submission = pending(api, ecommerce, body="get_orders --status delivered | jq length\n")
@@ -155,7 +155,11 @@ def test_a_tool_named_like_a_bash_command_is_not_approved_unseen(
         author=member,
         actor=member,
     )
-    assert refused(submission, reviewer).appeared == ["jq"]
+    # bash keeps bashkit's own jq: a tool of that name is no builtin there (`bash.engine`
+    # never registers it), so the script cannot call it, and the reading does not count it.
+    approved = submission_approve(submission=submission, user=reviewer)
+    assert approved.status == "approved" and "jq" not in shown(approved)
+    assert "jq" not in (approved.run.allowed_tools or {})
 
 
 def test_a_tool_shown_as_always_allowed_that_no_longer_is_is_not_approved_unasked(
