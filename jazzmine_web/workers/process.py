@@ -39,23 +39,33 @@ class DatabaseOutage:
     """When this process last found the database not answering, and what that says of others.
 
     A worker's silence means it is gone only once this process has seen the database answer
-    for a heartbeat timeout: the same outage stopped every worker's heartbeat, and each needs
-    a moment to reconnect once it answers. Ending their runs then, or removing their
-    sandboxes, would end work that was never lost.
+    for a heartbeat timeout and for as long again as the outage lasted: the same outage
+    stopped every worker's heartbeat, and each needs a moment to reconnect once it answers.
+    That moment grows with the outage: a connection pool tries again after waits that double
+    (1, 2, 4, 8 s...), so after 9 s down a worker's next try came 6 s after the database was
+    back, and a reaper patient for a 6 s timeout alone ended its run. Ending their runs then,
+    or removing their sandboxes, would end work that was never lost.
     """
 
     def __init__(self) -> None:
         self._lost_at: float | None = None  # monotonic; None: never
+        self._began: float = 0.0  # monotonic: when the outage `_lost_at` is part of began
 
     def seen(self) -> None:
         """Note that the database did not answer just now."""
-        self._lost_at = time.monotonic()
+        now = time.monotonic()
+        timeout = settings.JAZZMINE_HEARTBEAT_TIMEOUT_SECONDS
+        if self._lost_at is None or now - self._lost_at >= timeout:
+            self._began = now  # a new outage, not the last one going on
+        self._lost_at = now
 
     def silence_counts(self) -> bool:
         """Tell whether a silent worker may be judged gone now."""
         lost = self._lost_at
-        timeout = settings.JAZZMINE_HEARTBEAT_TIMEOUT_SECONDS
-        return lost is None or time.monotonic() - lost >= timeout
+        if lost is None:
+            return True
+        patience = settings.JAZZMINE_HEARTBEAT_TIMEOUT_SECONDS + (lost - self._began)
+        return time.monotonic() - lost >= patience
 
 
 @dataclass(frozen=True)

@@ -96,3 +96,25 @@ def test_a_process_that_is_no_worker_judges_as_before(ecommerce, member, monkeyp
     assert process.silence_counts()
     assert run_tasks.runs_reap() == {"failed": 1, "requeued": 0}
     assert Run.objects.get(pk=run.pk).status == RunStatus.FAILED
+
+
+def test_after_a_long_outage_the_wait_is_as_long_again(settings, monkeypatch):
+    # A pool tries again after waits that double: after 9 s down, a worker's next try came
+    # 6 s after the database was back, past a 6 s heartbeat timeout, and its run was reaped.
+    settings.JAZZMINE_HEARTBEAT_TIMEOUT_SECONDS = 6.0
+    clock = {"now": 1000.0}
+    monkeypatch.setattr(process.time, "monotonic", lambda: clock["now"])
+    outage = process.DatabaseOutage()
+    assert outage.silence_counts()
+    for second in range(10):  # down from 1000 to 1009, seen every second
+        clock["now"] = 1000.0 + second
+        outage.seen()
+    clock["now"] = 1009.0 + 6.0 + 8.0  # back for a timeout, and not yet as long as it lasted
+    assert not outage.silence_counts()
+    clock["now"] = 1009.0 + 6.0 + 9.0
+    assert outage.silence_counts()
+    # A short blip much later is judged by its own length, not the old outage's.
+    clock["now"] = 2000.0
+    outage.seen()
+    clock["now"] = 2006.0
+    assert outage.silence_counts()
