@@ -44,6 +44,7 @@ import docker
 import docker.errors
 
 from .engine import ENGINE_ERRORS, EngineUnavailable
+from .owner import DEPLOYMENT_LABEL, owner_labels
 
 log = logging.getLogger(__name__)
 
@@ -120,14 +121,23 @@ class EgressNetwork:
     chain: str
 
     @classmethod
-    def for_engine(cls, engine_id: str, allowed: Sequence[Allowed] = ()) -> EgressNetwork:
-        """Name the network after the engine and the allowances its filter lets through.
+    def named(cls, name: str) -> EgressNetwork:
+        """Return the network of a name `for_engine` gave, with its bridge and chain."""
+        digest = name.removeprefix("jazzmine-egress-")
+        return cls(name, f"jzm{digest}", f"JAZZMINE-{digest}")
 
-        Two engines on one host never share a bridge, and two deployments with other
-        allowances on one engine never share a filter: each writes its own, whole.
+    @classmethod
+    def for_engine(
+        cls, engine_id: str, allowed: Sequence[Allowed] = (), deployment: str = ""
+    ) -> EgressNetwork:
+        """Name the network after the engine, the deployment and the allowances it lets by.
+
+        Two engines on one host never share a bridge, and two deployments on one engine
+        never share a filter: each writes its own, whole.
         """
         pairs = sorted(f"{pair.address}:{pair.port}" for pair in set(allowed))
-        digest = hashlib.sha256("\n".join([engine_id, *pairs]).encode()).hexdigest()[:8]
+        named = "\n".join([engine_id, deployment, *pairs])
+        digest = hashlib.sha256(named.encode()).hexdigest()[:8]
         # A bridge name fits Linux's 15 characters; a chain name fits iptables' 28.
         return cls(f"jazzmine-egress-{digest}", f"jzm{digest}", f"JAZZMINE-{digest}")
 
@@ -157,17 +167,56 @@ def egress_network(client: docker.DockerClient) -> str:
         engine_id = str(client.info()["ID"])
     except (*ENGINE_ERRORS, KeyError) as exc:
         raise EgressUnavailable(f"the Docker engine did not say who it is: {exc}") from exc
+    deployment = owner_labels().get(DEPLOYMENT_LABEL, "")
     with _lock:
-        network = EgressNetwork.for_engine(engine_id, _allowed)
+        network = EgressNetwork.for_engine(engine_id, _allowed, deployment)
         if _ready.get(engine_id) == network and _hooked(network):
             return network.name
-        _network_ensure(client, network)
+        _network_ensure(client, network, deployment)
         _filter_write(network, _allowed)
         _ready[engine_id] = network
+        _others_remove(client, network, deployment)
     return network.name
 
 
-def _network_ensure(client: docker.DockerClient, network: EgressNetwork) -> None:
+def _others_remove(client: docker.DockerClient, kept: EgressNetwork, deployment: str) -> None:
+    """Remove this deployment's other sandbox networks that no container is on, and their filter.
+
+    Made for allowances the deployment no longer has (or, unlabelled, by a release that
+    named no deployment): left, each held one of the engine's address pools (some thirty),
+    and a network-enabled sandbox could not start once all were taken. One a container is on
+    stays (the engine refuses); so does another deployment's. A worker whose network went
+    finds its filter's hooks gone, and makes both again.
+    """
+    try:
+        found = client.networks.list(filters={"label": f"{NETWORK_LABEL}=1"})
+    except ENGINE_ERRORS:
+        return
+    for other in found:
+        labels = other.attrs.get("Labels") or {}
+        if labels.get(DEPLOYMENT_LABEL, deployment) != deployment:
+            continue  # another deployment's
+        if other.name == kept.name or not other.name.startswith("jazzmine-egress-"):
+            continue
+        try:
+            other.remove()
+        except ENGINE_ERRORS:
+            continue  # a container is on it, or it went meanwhile
+        _filter_remove(EgressNetwork.named(other.name))
+
+
+def _filter_remove(network: EgressNetwork) -> None:
+    """Unhook a removed network's filter and drop its chains (best effort: it filters nothing)."""
+    for family, chain, target in _hooks(network):
+        _iptables(family, "-D", chain, "-i", network.bridge, "-j", target)
+    for chain in (f"{network.chain}-OUT", f"{network.chain}-IN"):
+        _iptables("iptables", "-F", chain)
+        _iptables("iptables", "-X", chain)
+
+
+def _network_ensure(
+    client: docker.DockerClient, network: EgressNetwork, deployment: str = ""
+) -> None:
     options = {
         "com.docker.network.bridge.name": network.bridge,
         "com.docker.network.bridge.enable_icc": "false",
@@ -180,7 +229,7 @@ def _network_ensure(client: docker.DockerClient, network: EgressNetwork) -> None
                 driver="bridge",
                 options=options,
                 enable_ipv6=False,
-                labels={NETWORK_LABEL: "1"},
+                labels={NETWORK_LABEL: "1", DEPLOYMENT_LABEL: deployment},
             )
             found = client.networks.list(names=[network.name])
     except docker.errors.APIError as exc:

@@ -21,13 +21,15 @@ from ipaddress import IPv4Address
 
 import pytest
 
-from jazzmine.sandbox import RunRequest
+from jazzmine.sandbox import RunRequest, owner
 from jazzmine.sandbox.docker_runner import DockerOneShot
 from jazzmine.sandbox.egress import (
     BLOCKED_V4,
+    NETWORK_LABEL,
     Allowed,
     EgressNetwork,
     EgressUnavailable,
+    _filter_remove,
     _filter_write,
     _network_ensure,
     allowed_from,
@@ -35,6 +37,7 @@ from jazzmine.sandbox.egress import (
     egress_network,
     resolvers,
 )
+from jazzmine.sandbox.owner import owner_labels, owner_set
 from jazzmine.sandbox.pool import WarmPool
 
 from .helpers import collect
@@ -339,29 +342,73 @@ def chain_rules(network: EgressNetwork) -> list[str]:
     ).stdout.splitlines()
 
 
-def test_deployments_with_other_allowances_on_one_engine_never_rewrite_each_others_filter(
-    docker_client,
-):
+@pytest.fixture
+def as_deployment():
+    """Act as a worker of the deployment named, as `owner_set` at a worker's start does."""
+    before = owner_labels()
+
+    def act(name: str) -> None:
+        owner_set("worker1@host", "boot", name)
+
+    yield act
+    owner._owner.clear()
+    owner._owner.update(before)
+
+
+def test_deployments_on_one_engine_never_rewrite_each_others_filter(docker_client, as_deployment):
     # Two deployments' workers on one engine (a keychain each): each wrote the one filter
     # whole with its own allowances, so the last to start decided what every sandbox of
     # both reached, widening one's walls and cutting the other's keychain off.
-    engine = str(docker_client.info()["ID"])
     first = allowed_from(["127.0.0.1:8101"])
     second = allowed_from(["127.0.0.1:8102"])
+    as_deployment("first-deployment")
     egress_allow(first)
-    one = egress_network(docker_client)
+    one = EgressNetwork.named(egress_network(docker_client))
+    as_deployment("second-deployment")
     egress_allow(second)
-    other = egress_network(docker_client)
+    other = EgressNetwork.named(egress_network(docker_client))
     assert one != other
+    as_deployment("first-deployment")
     egress_allow(first)
-    assert egress_network(docker_client) == one  # written again as it was: the same one
-    ones, others = (
-        chain_rules(EgressNetwork.for_engine(engine, allowed)) for allowed in (first, second)
-    )
+    assert egress_network(docker_client) == one.name  # the same one, still there
+    ones, others = chain_rules(one), chain_rules(other)
     assert any("127.0.0.1/32" in rule and "8101" in rule for rule in ones), ones
     assert not any("8102" in rule for rule in ones), ones
     assert any("127.0.0.1/32" in rule and "8102" in rule for rule in others), others
     assert not any("8101" in rule for rule in others), others
+    for network in (one, other):
+        docker_client.networks.get(network.name).remove()
+        _filter_remove(network)
+
+
+def test_a_deployments_network_of_allowances_it_no_longer_has_goes(
+    docker_client, as_deployment, image
+):
+    # Each allowance list made a network of its own, never removed: each held one of the
+    # engine's address pools, and once some thirty were taken no sandbox network could start.
+    as_deployment("changing-deployment")
+    egress_allow(allowed_from(["127.0.0.1:8103"]))
+    old = EgressNetwork.named(egress_network(docker_client))
+    egress_allow(allowed_from(["127.0.0.1:8104"]))
+    busy = EgressNetwork.named(egress_network(docker_client))
+    # One a container is on stays while it is: a sandbox of the old allowances still runs.
+    sleeper = docker_client.containers.run(
+        image, ["sleep", "60"], network=busy.name, detach=True, remove=True
+    )
+    try:
+        egress_allow(allowed_from(["127.0.0.1:8105"]))
+        new = EgressNetwork.named(egress_network(docker_client))
+        names = {n.name for n in docker_client.networks.list()}
+        assert new.name in names and busy.name in names and old.name not in names
+        assert subprocess.run(["iptables", "-w", "5", "-S", f"{old.chain}-OUT"]).returncode != 0
+    finally:
+        sleeper.kill()
+    # And one a release before made, which named no deployment.
+    legacy = docker_client.networks.create("jazzmine-egress-0123abcd", labels={NETWORK_LABEL: "1"})
+    egress_allow(())
+    egress_network(docker_client)  # now it goes too
+    names = {n.name for n in docker_client.networks.list()}
+    assert busy.name not in names and new.name not in names and legacy.name not in names
 
 
 def test_resolvers_are_the_hosts_own_off_loopback(tmp_path):

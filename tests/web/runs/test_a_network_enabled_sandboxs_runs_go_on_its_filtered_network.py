@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import docker
 import pytest
+from django.conf import settings
 
 from jazzmine.sandbox.containers import RUN_LABEL
 from jazzmine.sandbox.egress import EgressNetwork
@@ -44,8 +45,10 @@ def test_two_runs_in_a_row_succeed_and_every_container_is_on_the_filtered_networ
 ) -> None:
     sandbox_update(sandbox=ecommerce, network=True, actor=team_admin)
     client = docker.from_env()
-    # The network of this deployment's allowances (the keychain's address among them).
-    egress = EgressNetwork.for_engine(str(client.info()["ID"]), sandbox_egress_allowed()).name
+    # The network of this deployment and its allowances (the keychain's address among them).
+    egress = EgressNetwork.for_engine(
+        str(client.info()["ID"]), sandbox_egress_allowed(), settings.JAZZMINE_DEPLOYMENT
+    ).name
     seen: set[str] = set()
     for _ in range(2):
         run = run_create(sandbox=ecommerce, user=member, body=BODY)
