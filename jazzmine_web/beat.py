@@ -7,12 +7,6 @@ pages promising an end that never came, until a worker started again. Beat runs 
 instead, on its own database connection: a reaper reads and writes a few rows and touches no
 sandbox (each worker removes what dead workers left on its own Docker host).
 
-A worker's silence means it is gone only once the database has answered for a heartbeat
-timeout (`DatabaseOutage`): an outage stops every worker's heartbeat at once. Beat asks the
-database every heartbeat period for that, not only when a reaper runs: an outage that fell
-between two reapers' runs went unseen, and the first reaper after it ended the runs of
-workers that had not yet had a moment to reconnect ("no heartbeat for 15 s").
-
 Configured as `beat_scheduler` (settings: CELERY_BEAT_SCHEDULER), so `celery beat` needs no
 option of its own.
 """
@@ -21,13 +15,11 @@ from __future__ import annotations
 
 import concurrent.futures
 import logging
-import time
 from collections.abc import Callable
 from typing import Any
 
 from celery.beat import PersistentScheduler, ScheduleEntry
-from django.conf import settings
-from django.db import close_old_connections, connection, connections
+from django.db import close_old_connections, connections
 
 from .catalog.services import image_builds_reap
 from .runs.lifecycle import runs_reap
@@ -57,16 +49,7 @@ class Scheduler(PersistentScheduler):
             max_workers=1, thread_name_prefix="beat-reaper"
         )
         self.closed = False
-        self.probed = 0.0  # monotonic: when the database was last asked whether it answers
         super().__init__(*args, **kwargs)
-
-    def tick(self, *args: Any, **kwargs: Any) -> float:
-        every = settings.JAZZMINE_HEARTBEAT_SECONDS
-        if time.monotonic() - self.probed >= every:
-            self.probed = time.monotonic()
-            self.reaping.submit(probe, self.outage).result()
-        # Awake at least every heartbeat period, whatever the next entry is due.
-        return min(super().tick(*args, **kwargs), every)
 
     def apply_entry(self, entry: ScheduleEntry, producer: Any = None) -> None:
         reaper = REAPERS.get(entry.task)
@@ -82,19 +65,6 @@ class Scheduler(PersistentScheduler):
         self.closed = True
         self.reaping.submit(connections.close_all).result()
         self.reaping.shutdown(wait=True)
-
-
-def probe(outage: DatabaseOutage) -> bool:
-    """Ask the database whether it answers; note an outage when it does not."""
-    close_old_connections()
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
-        return True
-    except DATABASE_UNREACHABLE:
-        outage.seen()
-        close_old_connections()
-        return False
 
 
 def reap(reaper: Callable[..., Any], outage: DatabaseOutage, name: str) -> Any:
