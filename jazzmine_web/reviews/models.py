@@ -78,6 +78,9 @@ class Submission(models.Model):
     body = models.TextField(help_text="The script body exactly as the agent sent it.")
     script = models.TextField(help_text="The assembled script the validator checked.")
     code_sha256 = models.CharField(max_length=64)
+    # The body's own digest: the same body assembles to other code once the sandbox's tools
+    # change, and the review page still finds its earlier decisions by it.
+    body_sha256 = models.CharField(max_length=64, blank=True)
     violations = models.JSONField(default=list, blank=True)
     # [{"name", "always_allow", "secrets"}] of the sandbox's tools the body refers to.
     tools_called = models.JSONField(default=list, blank=True)
@@ -118,7 +121,12 @@ class Submission(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
-        indexes = [models.Index(fields=["status", "expires_at"])]
+        indexes = [
+            models.Index(fields=["status", "expires_at"]),
+            # Every review page looks up the earlier decisions on its script by these.
+            models.Index(fields=["sandbox", "code_sha256"], name="reviews_sub_same_code"),
+            models.Index(fields=["sandbox", "body_sha256"], name="reviews_sub_same_body"),
+        ]
 
     def __str__(self) -> str:
         return f"submission {self.short_id} ({self.status})"

@@ -15,7 +15,7 @@ from jazzmine.sandbox import Outcome
 
 from ..catalog.models import Sandbox
 from ..catalog.selectors import sandboxes_for_user
-from ..runs.models import RunStatus
+from ..runs.models import RunStatus, code_sha256
 from ..runs.selectors import run_state
 from ..studio.diffs import unified_diff
 from ..teams.models import ApiToken, Role
@@ -247,7 +247,9 @@ def submissions_of_the_same_script(submission: Submission) -> list[Submission]:
     same body as sent, whatever the task and whoever's token sent it.
     """
     same = Submission.objects.filter(sandbox_id=submission.sandbox_id).exclude(pk=submission.pk)
-    same = same.filter(Q(code_sha256=submission.code_sha256) | Q(body=submission.body))
+    same = same.filter(
+        Q(code_sha256=submission.code_sha256) | Q(body_sha256=code_sha256(submission.body))
+    )
     decided = same.exclude(status=SubmissionStatus.PENDING).filter(
         created_at__lte=submission.created_at
     )

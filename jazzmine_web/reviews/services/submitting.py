@@ -117,6 +117,7 @@ def submission_create(
             body=body,
             script=script,
             code_sha256=sha,
+            body_sha256=code_sha256(body),
             violations=violations,
             tools_called=tools,
             attempt=attempt,

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import pytest
 
+from jazzmine_web.catalog.services import tool_delete
 from jazzmine_web.reviews.models import Submission
 from jazzmine_web.reviews.services import submission_reject
+from jazzmine_web.runs.models import code_sha256
+from tests.web.helpers import migrate
 
 from .conftest import set_policy, submit
 
@@ -35,6 +38,47 @@ def test_the_same_script_sent_again_shows_the_rejection(api, ecommerce, reviewer
         html = reviewer_client.get(f"/reviews/{again['id']}/").content.decode()
         assert "This script was sent before" in html
         assert FEEDBACK in html and first["id"][:8] in html
+
+
+def test_the_same_body_shows_the_rejection_after_the_tools_changed(
+    api, ecommerce, reviewer, reviewer_client
+):
+    # The same body assembles to other code once the sandbox's tools change: the body's own
+    # digest still finds the decision.
+    set_policy(ecommerce)
+    first = submit(api, ecommerce, body=CANCEL).json()
+    submission_reject(
+        submission=Submission.objects.get(pk=first["id"]), user=reviewer, feedback=FEEDBACK
+    )
+    tool_delete(tool=ecommerce.tools.get(name="get_user"))
+    again = submit(api, ecommerce, body=CANCEL).json()
+    assert again["status"] == "pending", again
+    before, after = Submission.objects.filter(pk__in=[first["id"], again["id"]]).order_by(
+        "created_at"
+    )
+    assert before.code_sha256 != after.code_sha256  # other code, the same body
+    html = reviewer_client.get(f"/reviews/{again['id']}/").content.decode()
+    assert "This script was sent before" in html and FEEDBACK in html
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_upgrade_gives_submissions_of_before_their_body_digest(
+    api, ecommerce, reviewer, reviewer_client
+):
+    set_policy(ecommerce)
+    first = submit(api, ecommerce, body=CANCEL).json()
+    submission_reject(
+        submission=Submission.objects.get(pk=first["id"]), user=reviewer, feedback=FEEDBACK
+    )
+    try:
+        migrate(("reviews", "0012_readings_of_script_tools_without_their_description"))
+    finally:
+        migrate()
+    assert Submission.objects.get(pk=first["id"]).body_sha256 == code_sha256(CANCEL)
+    tool_delete(tool=ecommerce.tools.get(name="get_user"))
+    again = submit(api, ecommerce, body=CANCEL).json()
+    html = reviewer_client.get(f"/reviews/{again['id']}/").content.decode()
+    assert "This script was sent before" in html and FEEDBACK in html
 
 
 def test_another_script_shows_no_such_history(api, ecommerce, reviewer, reviewer_client):
