@@ -37,7 +37,7 @@ def tool_code_digest(row: Any) -> str:
             return ""
     else:
         payload = ["python", row.source, dependencies, {"parameters": _documented(row)}]
-    return _digest(payload)
+    return code_digest_of(payload)
 
 
 def digest_carried_over(row: Any, digest: str) -> str:
@@ -49,7 +49,7 @@ def digest_carried_over(row: Any, digest: str) -> str:
     """
     if row.kind == SCRIPT_KIND or not digest:
         return digest
-    before = _digest(["python", row.source, sorted(set(row.dependencies or []))])
+    before = code_digest_of(["python", row.source, sorted(set(row.dependencies or []))])
     return tool_code_digest(row) if digest == before else digest
 
 
@@ -59,6 +59,7 @@ def _documented(row: Any) -> list[str]:
     return sorted(name for name in names if isinstance(name, str))
 
 
-def _digest(payload: list[Any]) -> str:
+def code_digest_of(payload: list[Any]) -> str:
+    """Return the digest of a code payload (the formula every digest here, old or new, uses)."""
     text = json.dumps(payload, sort_keys=True, ensure_ascii=True)
     return hashlib.sha256(text.encode()).hexdigest()

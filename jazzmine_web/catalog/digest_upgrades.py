@@ -16,7 +16,7 @@ from typing import Any
 from jazzmine.core.tools import ToolRegistry
 from jazzmine.scripttools.adapter import register_script_tool, runner_fields
 
-from .code_digest import _digest, tool_code_digest
+from .code_digest import code_digest_of, tool_code_digest
 from .script_rows import SCRIPT_KIND, script_tool_from_row
 
 Carry = Callable[[Any, str], str]
@@ -45,7 +45,7 @@ def script_digest_carried_over(row: Any, digest: str) -> str:
         return digest
     doc = _summary_before(tool.description, tool.name)
     dependencies = sorted(set(row.dependencies or []))
-    before = _digest(["script", {**fields, "doc": doc}, dependencies])
+    before = code_digest_of(["script", {**fields, "doc": doc}, dependencies])
     return tool_code_digest(row) if digest == before else digest
 
 
