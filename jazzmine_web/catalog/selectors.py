@@ -129,11 +129,13 @@ def sandbox_image_status(sandbox: Sandbox, *, registry: ToolRegistry | None = No
     """Return the image status of a sandbox: up to date, needs rebuild, building or failed."""
     registry = registry or registry_for_sandbox(sandbox)
     checksum = registry.sandbox_checksum(sandbox.name)
-    latest = sandbox.builds.order_by("-created_at", "-pk").first()
-    if latest is not None and latest.is_running:
-        return ImageStatus(ImageStatus.BUILDING, checksum, latest)
+    # The status of the code as it is now: a build of earlier content still running builds
+    # no image of it, so the page offers Build rather than say "building".
     current = _build_of_content(sandbox, registry.sandbox_digest(sandbox.name))
+    if current is not None and current.is_running:
+        return ImageStatus(ImageStatus.BUILDING, checksum, current)
     if current is None:
+        latest = sandbox.builds.order_by("-created_at", "-pk").first()
         return ImageStatus(ImageStatus.NEEDS_REBUILD, checksum, latest)
     if current.status == BuildStatus.SUCCEEDED:
         return ImageStatus(ImageStatus.UP_TO_DATE, checksum, current)

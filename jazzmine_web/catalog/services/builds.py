@@ -53,16 +53,20 @@ def image_build_start(
     user: AbstractBaseUser | None,
     background: bool = True,
 ) -> ImageBuild:
-    """Queue a build of a sandbox's image for a worker; reuse one in progress, never a stale one."""
-    running = sandbox.builds.filter(status__in=[BuildStatus.QUEUED, BuildStatus.BUILDING]).first()
+    """Queue a build of a sandbox's image for a worker; reuse one in progress, never a stale one.
+
+    Only a build of the content as it is now is reused: one of earlier content (a tool or a
+    dependency changed after it was pressed) builds an image no run uses, and the page said
+    "Build #6 is running" of it while the new code got no image.
+    """
+    registry = registry_for_sandbox(sandbox)
+    content = _content_built(registry, sandbox.name)
+    running = sandbox.builds.filter(
+        status__in=[BuildStatus.QUEUED, BuildStatus.BUILDING], digest=content["digest"]
+    ).first()
     if running is not None and not image_build_fail_if_stale(build=running):
         return running
-    registry = registry_for_sandbox(sandbox)
-    build = ImageBuild.objects.create(
-        sandbox=sandbox,
-        **_content_built(registry, sandbox.name),
-        requested_by=user,
-    )
+    build = ImageBuild.objects.create(sandbox=sandbox, **content, requested_by=user)
     if background:
         task_send_after_commit("catalog.image_build", build.pk)
     return build
