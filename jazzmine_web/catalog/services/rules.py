@@ -66,11 +66,16 @@ _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # harness's own switches. A value set there broke every tool of the sandbox, or was silently
 # ignored, far from where the name was declared. (A proxy's or a cloud's variables are real
 # secrets a tool's library reads: they stay allowed.)
+# And what the C library itself loads or obeys in every process: character set converters
+# (GCONV_PATH names shared objects it loads), locale and message catalogues, its own
+# tunables, host aliases and time zone files.
 _RESERVED_NAMES = frozenset(
     {"PATH", "HOME", "TMPDIR", "TMP", "TEMP", "PWD", "OLDPWD", "SHELL", "USER", "IFS", "ENV",
-     "CDPATH", "GLOBIGNORE", "PS4", "SHELLOPTS", "BASHOPTS"}
+     "CDPATH", "GLOBIGNORE", "PS4", "SHELLOPTS", "BASHOPTS",
+     "GCONV_PATH", "LOCPATH", "NLSPATH", "GLIBC_TUNABLES", "HOSTALIASES", "RESOLV_HOST_CONF",
+     "LOCALDOMAIN", "RES_OPTIONS", "TZDIR"}
 )  # fmt: skip
-_RESERVED_PREFIXES = ("LD_", "PYTHON", "NODE_", "BASH_", "JAZZMINE_")
+_RESERVED_PREFIXES = ("LD_", "PYTHON", "NODE_", "BASH_", "JAZZMINE_", "MALLOC_")
 # A tool's source, in characters: a script's limit. Each registry of its sandbox parses it
 # (a prompt, a check, a worker's image), and a source of megabytes took seconds each time.
 MAX_TOOL_SOURCE_CHARS = 100_000

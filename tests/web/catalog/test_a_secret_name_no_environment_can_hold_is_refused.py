@@ -47,6 +47,10 @@ RESERVED = {
     "a call's temporary directory": "TMPDIR",
     "a call's home, lower case": "home",
     "the harness's own switch": "JAZZMINE_HARNESS_SHARED_MACHINE",
+    "the C library's converters, which it loads": "GCONV_PATH",
+    "the C library's tunables": "GLIBC_TUNABLES",
+    "the C library's locales, lower case": "locpath",
+    "the allocator's switches": "MALLOC_ARENA_MAX",
 }
 PING = "def ping(host: str) -> ToolResponse:\n    return ToolResponse(success=True)\n"
 
