@@ -122,3 +122,15 @@ def test_the_loop_stops_when_another_of_its_processes_withdraws(
         thread.join(10)
     assert [a.state["status"] for a in outcome.attempts] == ["withdrawn"]
     assert not outcome.succeeded
+
+
+def test_the_client_sends_a_bash_script_whole(live_server, issued, ecommerce) -> None:
+    # A bash script is all body: a line that reads like Python's preamble marker cuts nothing
+    # (what a reviewer reads and approves is what runs). A Python script is still cut there.
+    bash = 'get_user --user_id 1\n# --- script body ---\nupdate_order_status --order_id ORD-1001 --status cancelled\n'  # fmt: skip
+    python = "emit_result(0)\n# --- script body ---\nemit_result(1)\n"
+    with AgentClient(live_server.url, issued.raw) as client:
+        sent_bash = client.submit(sandbox=ecommerce.pk, task="t", body=bash, language="bash")
+        sent_python = client.submit(sandbox=ecommerce.pk, task="t", body=python)
+    assert Submission.objects.get(pk=sent_bash["id"]).body == bash
+    assert Submission.objects.get(pk=sent_python["id"]).body == "emit_result(1)\n"
