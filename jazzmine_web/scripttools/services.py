@@ -29,7 +29,7 @@ from ..catalog.services.audit import catalog_change_announce
 from ..catalog.services.images import sandbox_builder
 from ..catalog.services.imports import ImportReport
 from ..catalog.services.registry import registry_for_sandbox, script_tool_from_row
-from ..catalog.services.rules import actor_is_admin
+from ..catalog.services.rules import actor_is_admin, upload_name_clash
 from ..catalog.services.script_tools import script_tool_save
 from ..catalog.services.secrets import (
     SecretsGate,
@@ -74,8 +74,14 @@ def script_tools_import(
     """Create or update script tools in a sandbox from loaded layouts; all or nothing."""
     report = ImportReport(changed_note="new version, needs a trial run")
     problems: list[str] = []
+    seen: list[str] = []
     with transaction.atomic():
         for tool in tools:
+            clash = upload_name_clash(seen, tool.name)
+            seen.append(tool.name)
+            if clash is not None:
+                problems.append(f"{tool.name}: {clash}")
+                continue
             existing = Tool.objects.filter(sandbox=sandbox, name=tool.name).first()
             if existing is not None and existing.kind != ToolKind.SCRIPT:
                 problems.append(f"{tool.name}: the sandbox has a Python tool of that name")

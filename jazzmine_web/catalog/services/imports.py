@@ -17,6 +17,7 @@ from ..importer import ImportProblem, ImportRefused, SourceFile, parse_files
 from ..importer.parse import ParsedImport
 from ..importer.sources import max_file_bytes
 from ..models import Sandbox, Tool
+from .rules import upload_name_clash
 from .sandboxes import sandbox_create, sandbox_update
 from .tools import ToolChange, tool_create, tool_update
 
@@ -131,9 +132,15 @@ def tools_import(
             except (ValidationError, PermissionDenied) as exc:
                 where = config.where if config else parsed.first_tool_where(name)
                 problems.append(ImportProblem(where[0], where[1], _messages(exc)))
+        seen: dict[str, list[str]] = {}  # the upload's tool names, by sandbox
         for item in parsed.tools:
             sandbox = sandboxes.get(item.sandbox)
             if sandbox is None:
+                continue
+            clash = upload_name_clash(seen.setdefault(item.sandbox, []), item.name)
+            seen[item.sandbox].append(item.name)
+            if clash is not None:
+                problems.append(ImportProblem(item.filename, item.line, clash))
                 continue
             fields = {
                 "description": item.description,

@@ -173,6 +173,25 @@ def tool_name_checked(name: str) -> str:
     return length_checked(name, limit=max_chars(Tool, "name"), what="the tool's name")
 
 
+def upload_name_clash(names_before: Iterable[str], name: str) -> str | None:
+    """Return why a tool of one upload cannot take `name` beside the upload's earlier ones.
+
+    Checked before the sandbox's own names (`tool_name_free`): the upload's first tool is
+    written in the import's transaction, and the second then read "the sandbox already has a
+    tool named 'Dup_tool'" of a tool it never had (the whole upload is refused).
+    """
+    for before in names_before:
+        if before.lower() != name.lower():
+            continue
+        if before == name:
+            return f"this upload has two tools named {name!r}; keep one"
+        return (
+            f"this upload has tools named {before!r} and {name!r}: tool names that differ "
+            "only in case are one name here; rename one"
+        )
+    return None
+
+
 def tool_name_free(*, sandbox: Any, name: str, other_than: int | None = None) -> None:
     """Refuse a tool name its sandbox holds already, in any case (`Get_Orders`, `get_orders`).
 
