@@ -349,6 +349,7 @@ class BashSession:
         self._started = time.monotonic()
         raw = self.tool.execute_sync(script)
         stderr = _explain_failures(raw.stderr, self._calls)
+        stderr = _flag_errors_placed(stderr, script, [spec.name for spec in self.specs])
         exit_code, error = raw.exit_code, raw.error
         hit = None if raw.error else self._limit_verdict(script, raw)
         if hit:
@@ -436,6 +437,46 @@ def _explain_failures(stderr: str, calls: list[BashCall]) -> str:
         if generic in stderr:
             stderr = stderr.replace(generic, f"{call.name}: {call.error}", 1)
     return stderr
+
+
+# bashkit's refusal of a tool's argument that is not a --flag: it names neither the tool nor
+# the line, and a script calls many tools (the LLM that reads it has to guess which). Two
+# refusals in a row come without a line break between them.
+_FLAG_ERROR = re.compile(r"expected --flag, got: (?P<token>.*?)(?=expected --flag, got: |\n|$)")
+FLAG_HINT = "a tool takes only flags: --name value, or --name=value"
+
+
+def _flag_errors_placed(stderr: str, script: str, tool_names: list[str]) -> str:
+    """Name the line and the tool of each of bashkit's "expected --flag" refusals.
+
+    The calls of the script that could have made it are the lines where a tool's name is
+    followed by the refused word; each refusal takes the next such line, as bash runs them
+    in order. A refusal no line explains still gets the hint.
+    """
+    if "expected --flag" not in stderr:
+        return stderr
+    lines = script.splitlines()
+    # A tool's name where a command starts (not inside `echo "get_user x"`).
+    named = re.compile(
+        r"(?:^|[;&|({`]|\$\(|\b(?:then|do|else|time|!))\s*("
+        + "|".join(map(re.escape, sorted(tool_names, key=len, reverse=True)))
+        + r")(?=\s|$)"
+    ) if tool_names else None  # fmt: skip
+    after = 0  # the script's lines before this one explained an earlier refusal
+
+    def placed(match: re.Match[str]) -> str:
+        nonlocal after
+        token = match.group("token")
+        said = f"expected --flag, got: {token} ({FLAG_HINT})"
+        ends = "" if match.end() == len(stderr) or stderr[match.end()] == "\n" else "\n"
+        for number in range(after, len(lines)):
+            found = named.search(lines[number]) if named is not None else None
+            if found is not None and token and token in lines[number][found.end() :]:
+                after = number + 1
+                return f"line {number + 1}: {found.group(1)}: {said}{ends}"
+        return said + ends
+
+    return _FLAG_ERROR.sub(placed, stderr)
 
 
 def _shown_args(args: dict[str, Any]) -> dict[str, Any]:
