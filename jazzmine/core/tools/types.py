@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 from xml.sax.saxutils import escape, quoteattr
@@ -16,14 +17,25 @@ Source = Literal["context", "history", "all"]
 _SOURCES = ("context", "history", "all")
 
 
+# Characters XML 1.0 allows nowhere, not even escaped (`&#1;` is no character reference):
+# a tool's output or a parameter holding one made the prompt no XML at all.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _xml_chars(text: str) -> str:
+    """Return text with each character XML cannot hold written as its escape (`\\u0001`)."""
+    return _NOT_XML.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def _text(value: Any) -> str:
     """Render a value as XML character data, escaped so that `<`, `&` never break the tree."""
-    return escape(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return escape(_xml_chars(text))
 
 
 def _attr(value: Any) -> str:
     """Render a value as a quoted XML attribute (quotes and `<` included)."""
-    return quoteattr(value if isinstance(value, str) else str(value))
+    return quoteattr(_xml_chars(value if isinstance(value, str) else str(value)))
 
 
 def _ensure_json_safe(value: Any, where: str) -> None:
@@ -67,6 +79,13 @@ class ToolParameter:
     def __post_init__(self) -> None:
         if not self.name or not isinstance(self.name, str):
             raise ValueError("ToolParameter.name must be a non-empty string")
+        if not isinstance(self.required, bool):
+            # "false" is true to Python: the prompt said required="false" and bash's schema
+            # made the parameter required.
+            raise ValueError(
+                f"ToolParameter {self.name!r}: required must be true or false, "
+                f"not {self.required!r}"
+            )
         if self.source is not None and self.source not in _SOURCES:
             raise ValueError(
                 f"ToolParameter {self.name!r}: source must be one of {', '.join(_SOURCES)}, "

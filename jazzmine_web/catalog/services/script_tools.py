@@ -25,6 +25,7 @@ from .rules import (
     code_legibility_checked,
     description_checked,
     parameter_names_checked,
+    prompt_text_checked,
     requirements_checked,
     secret_names_checked,
     tool_name_checked,
@@ -69,9 +70,11 @@ def script_tool_check(*, tool: ScriptTool, sandbox_name: str = "default") -> Reg
     if sandbox_name != "default":
         scratch.register_sandbox(SandboxConfig(name=sandbox_name))
     try:
-        return register_script_tool(scratch, tool, sandbox=sandbox_name)
+        registered = register_script_tool(scratch, tool, sandbox=sandbox_name)
     except (TypeError, ValueError) as exc:
         raise ValidationError(str(exc)) from exc
+    prompt_text_checked(registered.tool, tool_json=tool.to_json_dict())
+    return registered
 
 
 def _script_row_values(tool: ScriptTool, registered: RegisteredTool) -> dict[str, Any]:

@@ -35,6 +35,7 @@ from .rules import (
     length_checked,
     max_chars,
     parameter_names_checked,
+    prompt_text_checked,
     requirements_checked,
     secret_names_checked,
     tool_name_checked,
@@ -124,6 +125,7 @@ def tool_spec_check(
     except CheckerUnavailable as exc:
         raise ValidationError(f"The source could not be checked: {exc.why}; try again.") from None
     tool_name_checked(registered.name)  # the name a script calls it by (its def's, when unsaid)
+    prompt_text_checked(registered.tool)
     length_checked(
         registered.function_name,
         limit=max_chars(Tool, "function_name"),

@@ -35,6 +35,20 @@ _UNSEEN_CATEGORIES = {
 _CANDIDATES = re.compile(r"[^\t\n\r\x20-\x7e]")
 
 
+def unseen_character(text: str) -> str | None:
+    """Return the first character of text that no page draws as it is, or None."""
+    for match in _CANDIDATES.finditer(text):
+        if unicodedata.category(match.group()) in _UNSEEN_CATEGORIES:
+            return match.group()
+    return None
+
+
+def character_named(char: str) -> str:
+    """Return a character as a message names it: `U+200B (ZERO WIDTH SPACE)`."""
+    kind = _UNSEEN_CATEGORIES.get(unicodedata.category(char), "a character")
+    return f"U+{ord(char):04X} ({unicodedata.name(char, kind)})"
+
+
 def unseen_characters(text: str) -> list[tuple[int, str]]:
     """Return (line, problem) for each line holding a character not drawn as it runs."""
     found: dict[int, str] = {}
@@ -50,7 +64,7 @@ def unseen_characters(text: str) -> list[tuple[int, str]]:
         # One per line is enough to refuse, and to find.
         found.setdefault(
             number,
-            f"the character U+{ord(char):04X} ({unicodedata.name(char, kind)}) is not "
+            f"the character {character_named(char)} is not "
             "allowed: a reviewer's page does not show it as it runs. Remove it, or write it "
             "as an escape inside a string",
         )
