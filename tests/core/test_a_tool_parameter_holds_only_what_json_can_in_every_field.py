@@ -19,7 +19,6 @@ PLACES = {
     "nested example": ("examples[0]['a'][0]", lambda v: {"examples": [{"a": [v]}]}),
     "description": ("description", lambda v: {"description": v}),
     "display_name": ("display_name", lambda v: {"display_name": v}),
-    "required": ("required", lambda v: {"required": v}),
     "type": ("type", lambda v: {"type": v}),
     "default": ("default", lambda v: {"default": v}),
 }
@@ -33,6 +32,12 @@ def test_a_non_finite_number_is_refused_naming_the_field(field: str, number: str
     with pytest.raises(ValueError, match="JSON cannot represent") as caught:
         ToolParameter(name="n", **values)
     assert str(caught.value).startswith(f"ToolParameter 'n' {where} is ")
+
+
+@pytest.mark.parametrize("number", NON_FINITE)
+def test_a_non_finite_required_flag_is_refused_as_no_boolean(number: str) -> None:
+    with pytest.raises(ValueError, match="required must be true or false"):
+        ToolParameter(name="n", type="int", required=NON_FINITE[number])
 
 
 def test_finite_values_in_every_field_still_make_a_parameter() -> None:
