@@ -18,7 +18,7 @@ from typing import Any, Literal, TypedDict
 
 import httpx
 
-from jazzmine.core.tools.generator import ScriptGenerator, retry_hint
+from jazzmine.core.tools.generator import ScriptGenerator, body_numbered, retry_hint
 from jazzmine.core.tools.validator import MAX_SCRIPT_CHARS
 from jazzmine.llm.client import stream_chat
 from jazzmine.llm.config import LLMConfig
@@ -343,7 +343,9 @@ def _read_answer(generator: Any, answer: str, sandbox_name: str) -> tuple[str, s
     """Return an answer's body, the script it assembles to, and that script's violations."""
     body = generator.answer_body(answer)
     script = generator.assemble_script(body, sandbox_name)
-    return body, script, generator.validate(script, sandbox_name)
+    violations = generator.validate(script, sandbox_name)
+    # Numbered by body line: the page, the stored attempt and the next prompt quote the body.
+    return body, script, body_numbered(violations, generator.body_line_offset(script))
 
 
 def answer_limit(generator: Any) -> int:

@@ -137,6 +137,11 @@ class BashScriptGenerator:
         """Return the script that runs: the answer without fences (bash runs as written)."""
         return self.answer_body(body) + "\n"
 
+    @staticmethod
+    def body_line_offset(script: str) -> int:
+        """A bash script is all body: its lines are the lines as written."""
+        return 0
+
     def validate(self, script: str, sandbox_name: str) -> list[str]:
         """Return the light check's problems, then the commands nothing answers to."""
         return check_script(script, max_chars=self.max_chars) or unknown_commands(

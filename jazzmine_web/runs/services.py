@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NotRequired, TypedDict
 
@@ -14,7 +13,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from jazzmine.bash.generator import check_script
-from jazzmine.core.tools import body_offset
+from jazzmine.core.tools import body_numbered, body_offset
 from jazzmine.gate import Reading
 from jazzmine.sandbox import Outcome
 
@@ -31,7 +30,6 @@ from .reading import python_script, script_read
 from .signals import run_created, run_finished
 
 logger = logging.getLogger(__name__)
-_LINE = re.compile(r"^Line (\d+):")
 
 
 class RunRefused(ValueError):
@@ -76,11 +74,8 @@ def script_assemble(*, sandbox: Sandbox, body: str) -> tuple[str, list[str]]:
     """
     names = registry_for_sandbox(sandbox).tool_names(sandbox.name)
     script, violations = checked(len(body), python_script, body, sandbox.name, names)
-    offset = body_offset(script)
     # People and LLMs see the body, not the preamble: point at the lines they wrote.
-    return script, [
-        _LINE.sub(lambda m: f"Line {max(1, int(m[1]) - offset)}:", v, count=1) for v in violations
-    ]
+    return script, body_numbered(violations, body_offset(script))
 
 
 def run_create(

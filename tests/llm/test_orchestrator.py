@@ -93,6 +93,17 @@ async def test_a_script_with_violations_never_reaches_run(
     assert attempts[1].hint == VIOLATION_HINT
 
 
+async def test_violations_are_numbered_by_the_line_of_the_body(
+    server: FakeLLMServer, config: LLMConfig, generator: ScriptGenerator
+) -> None:
+    # `open` is on line 3 of what the LLM wrote; the assembled script has a preamble before it.
+    server.script('x = 1\ny = 2\nf = open("x")\nemit_result(1)', GOOD)
+    attempts = await solve(TASK, "shop", generator=generator, llm=config, run=FakeRun())
+    (violation,) = [v for v in attempts[0].violations if "open" in v]
+    assert violation.startswith("Line 3:"), violation
+    assert "Line 3:" in attempts[1].prompt
+
+
 async def test_it_gives_up_after_max_attempts(
     server: FakeLLMServer, config: LLMConfig, generator: ScriptGenerator
 ) -> None:

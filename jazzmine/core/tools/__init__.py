@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .generator import ScriptGenerator, body_offset, failed_attempt, strip_fences
+from .generator import ScriptGenerator, body_numbered, body_offset, failed_attempt, strip_fences
 from .registry import RegisteredTool, SandboxConfig, ToolRegistry, registry, tool
 from .types import Tool, ToolParameter, ToolResponse
 from .validator import validate_script
@@ -15,6 +15,7 @@ __all__ = [
     "ToolParameter",
     "ToolRegistry",
     "ToolResponse",
+    "body_numbered",
     "body_offset",
     "failed_attempt",
     "registry",

@@ -31,8 +31,11 @@ def python_body(answer: str) -> str:
     that fence can only be inside a string literal or a comment, and taking it would run text
     the program never runs while a reviewer reads the program. So a text that parses runs as
     written; only one that does not (prose around a fence, a bare fence) has its fence taken.
+    A program keeps its leading blank lines: each line of the body is the line of that number
+    as sent, in every error and violation (cut, an error on line 6 of what an agent sent
+    said line 4, and the run page drew line 4 beside it).
     """
-    text = answer.strip("\n")
+    text = answer.rstrip("\n")
     return text if _parses(text) else strip_fences(answer)
 
 
@@ -139,6 +142,11 @@ class ScriptGenerator:
         return validate_script(script, self.registry.tool_names(sandbox_name))
 
     @staticmethod
+    def body_line_offset(script: str) -> int:
+        """Return how many lines of an assembled script precede its body (`body_numbered`)."""
+        return body_offset(script)
+
+    @staticmethod
     def validation_error_message(violations: list[str]) -> str:
         """Return the violations as one message an LLM can act on."""
         if not violations:
@@ -148,6 +156,22 @@ class ScriptGenerator:
             f"The script was rejected with {len(violations)} violation(s):\n{lines}\n"
             "Fix every line listed and return the whole corrected script."
         )
+
+
+_LINE = re.compile(r"^Line (\d+):")
+
+
+def body_numbered(violations: list[str], offset: int) -> list[str]:
+    """Return violations of an assembled script with each `Line N:` counted in its body.
+
+    People and LLMs see the body, not the preamble: a violation on line 8 of the script is
+    on line 3 of what they wrote.
+    """
+    if not offset:
+        return list(violations)
+    return [
+        _LINE.sub(lambda m: f"Line {max(1, int(m[1]) - offset)}:", v, count=1) for v in violations
+    ]
 
 
 def body_offset(script: str) -> int:

@@ -108,11 +108,24 @@ def test_an_answer_that_is_a_program_runs_as_written_whatever_fence_it_holds(
         "Here you go:\n```py\nemit_result({'a': 1})\n```\nHope it helps",
         "Sure.\n\n```python\nemit_result({'a': 1})\n```\n\n```python\nprint('usage')\n```",
         "emit_result({'a': 1})",
-        "\n\nemit_result({'a': 1})\n\n",
+        "emit_result({'a': 1})\n\n",
     ],
 )
 def test_an_answer_that_is_not_a_program_gives_its_first_fence(answer: str) -> None:
     assert python_body(answer) == "emit_result({'a': 1})"
+
+
+def test_a_program_keeps_its_leading_blank_lines_so_that_its_lines_keep_their_numbers(
+    generator: ScriptGenerator,
+) -> None:
+    answer = "\n\nd = {}\nemit_result(d['nope'])\n"
+    assert python_body(answer) == "\n\nd = {}\nemit_result(d['nope'])"
+    script = generator.assemble_script(answer, "shop")
+    checked = generator.assemble_script("\n\nimport os\nemit_result(1)\n", "shop")
+    (violation,) = generator.validate(checked, "shop")
+    offset = len(generator.preamble("shop").splitlines())
+    assert violation.startswith(f"Line {offset + 3}:"), violation  # line 3 of what was sent
+    assert script.splitlines()[offset + 3] == "emit_result(d['nope'])"  # line 4 of it
 
 
 def test_an_answer_with_a_nul_or_absurd_nesting_is_not_a_program_and_breaks_nothing() -> None:

@@ -44,6 +44,21 @@ def test_a_failing_script_reports_the_body_line_and_the_traceback(
     assert "line 2 of the script" in run.error
 
 
+def test_a_body_that_starts_with_blank_lines_keeps_its_line_numbers(
+    ecommerce, member, worker
+) -> None:
+    # Its leading blank lines were cut from the code that ran: an error on line 6 of what was
+    # sent said line 4, and the run page drew line 4 beside it.
+    body = '\n\nd = {}\nx = 1\ny = 2\nv = d["nope"]\nemit_result(v)\n'
+    run = run_create(sandbox=ecommerce, user=member, body=body)
+    assert worker.future(run.pk).result(timeout=180) == RunStatus.FAILED
+    run.refresh_from_db()
+    assert "line 6 of the script" in run.error, run.error
+    with pytest.raises(RunRefused) as refused:
+        run_create(sandbox=ecommerce, user=member, body="\n\nimport os\nemit_result(1)\n")
+    assert refused.value.violations[0].startswith("Line 3:"), refused.value.violations
+
+
 def test_a_script_with_violations_never_becomes_a_run(ecommerce, member) -> None:
     with pytest.raises(RunRefused) as refused:
         run_create(sandbox=ecommerce, user=member, body="import os\nemit_result(os.environ)\n")
