@@ -321,6 +321,8 @@ AXES_CLIENT_IP_CALLABLE = "jazzmine_web.teams.throttling.client_address"
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "jazzmine_web.teams.throttling.lockout_response"
 AXES_VERBOSE = False
+# Its rows are every team's: `teams/admin_logins.py` registers them for superusers alone.
+AXES_ENABLE_ADMIN = False
 
 # Script tools and bash
 # Where a network-enabled sandbox reaches this server's /v1/key (e.g. http://172.17.0.1:8000

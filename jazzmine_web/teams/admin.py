@@ -20,7 +20,11 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import ForeignKey, Model, QuerySet
 from django.http import HttpRequest
 
-from . import admin_accounts  # noqa: F401  (registers the people and groups admin)
+from . import (
+    admin_accounts,  # noqa: F401  (registers the people and groups admin)
+    admin_logins,  # noqa: F401  (registers login throttling's admin)
+)
+from .admin_accounts import accounts_in_sight
 from .models import ApiToken, Membership, RevokeReason, Role, Team
 from .selectors import team_ids_with_role, user_has_team_role
 from .services import api_token_revoke
@@ -107,10 +111,21 @@ def _team_admin(request: HttpRequest, team: Team | None) -> bool:
     return user_has_team_role(user=user, team=team, role=Role.ADMIN)
 
 
+def _people_field(db_field: Any, request: HttpRequest, kwargs: dict[str, Any]) -> None:
+    """Offer (and take) only the accounts the staff user sees (`accounts_in_sight`): any
+    account of any team was enlisted in one's own, as its admin, without that person."""
+    if db_field.name == "user" and not _superuser(request):
+        kwargs["queryset"] = accounts_in_sight(request)
+
+
 class MembershipInline(admin.TabularInline):
     model = Membership
     extra = 1
     autocomplete_fields = ["user"]
+
+    def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        _people_field(db_field, request, kwargs)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
     # `obj` is the team whose page this is.
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
@@ -166,6 +181,7 @@ class MembershipAdmin(TeamRowsAdmin):
         return ["team", "user"] if obj is not None else []
 
     def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        _people_field(db_field, request, kwargs)
         if db_field.name == "team" and not _superuser(request):
             kwargs["queryset"] = Team.objects.filter(
                 pk__in=team_ids_with_role(user=request.user, role=Role.ADMIN)

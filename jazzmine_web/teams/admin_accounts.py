@@ -8,7 +8,15 @@ may do, or changes (or deletes) a superuser's account. Nor does a staff user cha
 delete) another staff account: setting its password and signing in as it would hand them its
 permissions, a grant in all but name. Staff keep the rest: adding people, names, emails,
 passwords and deactivating ordinary accounts of no team or of teams they administer, and
-their own name, email and password.
+their own name and email.
+
+A staff user sees the accounts of their own teams, accounts in no team (people to add) and
+their own: the list, its filters, the people picker of memberships and each account's page
+named every account of every team, superusers included, to any team's staff. Nobody sets
+their own password here: Django's form for setting another person's asks for no current
+one, so a session left open (or stolen) changed the password, locked its owner out, and
+minted API tokens with it. The page that asks for the current one, and counts the guesses,
+takes its place (`teams:password`).
 """
 
 from __future__ import annotations
@@ -16,11 +24,14 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin
+from django.contrib.admin.utils import unquote
 from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import GroupAdmin, UserAdmin
 from django.contrib.auth.models import Group
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Q, QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.urls import reverse
 
 from .models import Membership, Role
 from .selectors import team_ids_with_role
@@ -54,7 +65,49 @@ def _teams_administered_cover(staff: Any, account: Any) -> bool:
     return theirs <= set(team_ids_with_role(user=staff, role=Role.ADMIN))
 
 
+def accounts_in_sight(request: HttpRequest) -> QuerySet[Any]:
+    """Return the accounts a staff user sees: their own, of their teams, or of no team.
+
+    A superuser sees every account. Another team's people, and superusers, are not listed,
+    offered or shown: to add such a person to a team, a superuser does it.
+    """
+    accounts = get_user_model().objects.all()
+    if _superuser(request):
+        return accounts
+    ours = team_ids_with_role(user=request.user)
+    return accounts.filter(
+        Q(pk=request.user.pk)
+        | Q(is_superuser=False) & (Q(memberships__isnull=True) | Q(memberships__team_id__in=ours))
+    ).distinct()
+
+
 class StudioUserAdmin(UserAdmin):
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        return super().get_queryset(request).filter(pk__in=accounts_in_sight(request).values("pk"))
+
+    def get_object(
+        self, request: HttpRequest, object_id: str, from_field: str | None = None
+    ) -> Any:
+        # An account out of sight is refused (403), as one in sight but out of reach is: not
+        # shown as missing, which would read as "deleted".
+        account = super().get_object(request, object_id, from_field)
+        if account is None and from_field is None:
+            accounts = get_user_model().objects
+            try:
+                exists = accounts.filter(pk=unquote(object_id)).exists()
+            except (ValueError, ValidationError):
+                exists = False
+            if exists:
+                raise PermissionDenied
+        return account
+
+    def user_change_password(
+        self, request: HttpRequest, id: str, form_url: str = ""
+    ) -> HttpResponse:
+        if unquote(id) == str(request.user.pk):
+            return HttpResponseRedirect(reverse("teams:password"))
+        return super().user_change_password(request, id, form_url)
+
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
         fields = list(super().get_readonly_fields(request, obj))
         return fields if _superuser(request) else [*fields, *POWERS]
