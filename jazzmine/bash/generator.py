@@ -26,11 +26,7 @@ RETRY = """\
 Your previous bash script for this task failed (attempt {previous_attempt}). Fix it and return
 a corrected script.
 
-Previous script:
-{previous_script}
-
-Error:
-{previous_error}
+{quoted_attempt}
 
 Return the corrected bash script only: no markdown, no code fences, no explanations.
 """

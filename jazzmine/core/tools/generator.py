@@ -11,7 +11,8 @@ from .safety import EMIT_HELPERS
 from .validator import validate_script
 
 # A fenced block anywhere in the answer: LLMs wrap code in ```python ... ``` despite being told.
-_FENCE = re.compile(r"```[ \t]*[\w+-]*[ \t]*\n(.*?)(?:\n[ \t]*```|\Z)", re.DOTALL)
+# Lines may end "\r\n" (an answer typed or sent from Windows): its fence is a fence too.
+_FENCE = re.compile(r"```[ \t]*[\w+-]*[ \t]*\r?\n(.*?)(?:\r?\n[ \t]*```|\Z)", re.DOTALL)
 # `KeyError: 0`, `KeyError: '0'` and friends in a traceback or message.
 _KEY_ERROR = re.compile(r"KeyError:\s*(?P<key>'[^'\n]*'|\"[^\"\n]*\"|-?\d+)")
 BODY_MARKER = "# --- script body ---"
@@ -21,7 +22,7 @@ def strip_fences(text: str) -> str:
     """Return the code inside Markdown fences, or the text itself when it has none."""
     match = _FENCE.search(text)
     body = match.group(1) if match else text
-    return body.strip("\n")
+    return body.strip("\r\n")
 
 
 def python_body(answer: str) -> str:
@@ -68,13 +69,28 @@ def failed_attempt(
 ) -> dict[str, int | str]:
     """Return how a retry prompt quotes the attempt that failed: its number, script and error.
 
-    Python and bash retries quote it the same way: an empty script or error is named, not blank.
+    Python and bash retries quote it the same way: an empty script or error is named, not blank;
+    each between tags (`prompts.QUOTED_ATTEMPT`) that no text inside can close or open again.
     """
+    script = _quoted((previous_script or "(none)").strip("\n"))
+    error = _quoted((previous_error or "(no error text)").strip("\n"))
     return {
         "previous_attempt": attempt - 1,
-        "previous_script": (previous_script or "(none)").strip("\n"),
-        "previous_error": (previous_error or "(no error text)").strip("\n"),
+        "quoted_attempt": prompts.QUOTED_ATTEMPT.format(
+            previous_script=script, previous_error=error
+        ),
     }
+
+
+# A tag of the quoted attempt, opening or closing, however spelt (`< / ERROR >`).
+_QUOTE_TAG = re.compile(r"<(\s*/?\s*)(previous_script|error)(?=[\s>/])", re.IGNORECASE)
+
+
+def _quoted(text: str) -> str:
+    """Return text to quote between the attempt's tags: any of those tags in it written
+    `<\\/error>`-like, broken by a backslash, so that it can neither end its block early
+    nor start another (a script's own `"<error>"` string reads as it was, but for that)."""
+    return _QUOTE_TAG.sub(lambda m: "<\\" + m.group(1) + m.group(2), text)
 
 
 def retry_hint(previous_error: str | None) -> str:

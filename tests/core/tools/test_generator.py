@@ -109,6 +109,8 @@ def test_an_answer_that_is_a_program_runs_as_written_whatever_fence_it_holds(
         "Sure.\n\n```python\nemit_result({'a': 1})\n```\n\n```python\nprint('usage')\n```",
         "emit_result({'a': 1})",
         "emit_result({'a': 1})\n\n",
+        "```python\r\nemit_result({'a': 1})\r\n```",
+        "Here:\r\n```py\r\nemit_result({'a': 1})\r\n```\r\n",
     ],
 )
 def test_an_answer_that_is_not_a_program_gives_its_first_fence(answer: str) -> None:
