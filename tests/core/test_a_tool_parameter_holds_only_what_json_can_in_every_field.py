@@ -1,6 +1,6 @@
 """Every field of a ToolParameter holds only what JSON can: NaN or an infinity in its examples,
-options, description, display name, type or required flag is refused when it is made, as in its
-default. A parameter is stored in a JSON column, which refuses them: the save failed with a
+options or default is refused when it is made (and in its description, display name, type or
+required flag, which hold text or a boolean, as no number). A parameter is stored in a JSON column, which refuses them: the save failed with a
 database error (a 500) after every other check had passed."""
 
 from __future__ import annotations
@@ -17,9 +17,6 @@ PLACES = {
     "examples": ("examples[1]", lambda v: {"examples": [1, v]}),
     "options": ("options[0]", lambda v: {"options": [v]}),
     "nested example": ("examples[0]['a'][0]", lambda v: {"examples": [{"a": [v]}]}),
-    "description": ("description", lambda v: {"description": v}),
-    "display_name": ("display_name", lambda v: {"display_name": v}),
-    "type": ("type", lambda v: {"type": v}),
     "default": ("default", lambda v: {"default": v}),
 }
 
@@ -35,9 +32,20 @@ def test_a_non_finite_number_is_refused_naming_the_field(field: str, number: str
 
 
 @pytest.mark.parametrize("number", NON_FINITE)
-def test_a_non_finite_required_flag_is_refused_as_no_boolean(number: str) -> None:
-    with pytest.raises(ValueError, match="required must be true or false"):
-        ToolParameter(name="n", type="int", required=NON_FINITE[number])
+@pytest.mark.parametrize(
+    "field, said",
+    [
+        ("required", "required must be true or false"),
+        ("type", "type must be a non-empty string"),
+        ("description", "description must be a string"),
+        ("display_name", "display_name must be a string"),
+    ],
+)
+def test_a_non_finite_number_where_no_number_goes_is_refused_as_such(
+    field: str, said: str, number: str
+) -> None:
+    with pytest.raises(ValueError, match=said):
+        ToolParameter(name="n", **{"type": "int", field: NON_FINITE[number]})
 
 
 def test_finite_values_in_every_field_still_make_a_parameter() -> None:

@@ -362,8 +362,10 @@ def check_types(params: Iterable[ToolParameter]) -> tuple[bool, str]:
     return True, "ok"
 
 
-def type_known(text: str) -> bool:
+def type_known(text: object) -> bool:
     """Tell whether a type string is built only of known type names (`Optional[List[str]]`)."""
+    if not isinstance(text, str):
+        return False  # a row stored before types were checked: read, never a crash
     try:
         tree = ast.parse(text.strip(), mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import unicodedata
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 from xml.sax.saxutils import escape, quoteattr
@@ -17,14 +18,27 @@ Source = Literal["context", "history", "all"]
 _SOURCES = ("context", "history", "all")
 
 
-# Characters XML 1.0 allows nowhere, not even escaped (`&#1;` is no character reference):
-# a tool's output or a parameter holding one made the prompt no XML at all.
-_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+# Anything but printable ASCII, tab and line ends: the characters worth a look.
+_ODD = re.compile(r"[^\t\n\r\x20-\x7e]")
+# Control, format, surrogate, private-use and unassigned characters, and line separators:
+# XML 1.0 allows the controls and surrogates nowhere (a tool's output holding one made the
+# prompt no XML at all), and no page draws the rest as they are (tag characters spelt
+# instructions no one saw). The catalog refuses them in a tool's text; whatever still
+# carries one (a tool's output, a row of before) is written as its escape.
+_UNSEEN = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+
+
+def _escape_unseen(match: re.Match[str]) -> str:
+    char = match.group()
+    if unicodedata.category(char) not in _UNSEEN:
+        return char
+    point = ord(char)
+    return f"\\u{point:04x}" if point <= 0xFFFF else f"\\U{point:08x}"
 
 
 def _xml_chars(text: str) -> str:
-    """Return text with each character XML cannot hold written as its escape (`\\u0001`)."""
-    return _NOT_XML.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    """Return text with each character XML cannot hold, or no page draws, as its escape."""
+    return _ODD.sub(_escape_unseen, text)
 
 
 def _text(value: Any) -> str:
@@ -79,6 +93,25 @@ class ToolParameter:
     def __post_init__(self) -> None:
         if not self.name or not isinstance(self.name, str):
             raise ValueError("ToolParameter.name must be a non-empty string")
+        # Each field is what its prompt and pages read it as: a number as `type` was saved and
+        # then broke the tool's page (a 500), and `options: "pending"` became seven options.
+        if not isinstance(self.type, str) or not self.type.strip():
+            raise ValueError(
+                f"ToolParameter {self.name!r}: type must be a non-empty string such as "
+                f"'str' or 'int', not {self.type!r}"
+            )
+        for key in ("description", "display_name"):
+            value = getattr(self, key)
+            if value is not None and not isinstance(value, str):
+                raise ValueError(
+                    f"ToolParameter {self.name!r}: {key} must be a string, not {value!r}"
+                )
+        for key in ("options", "examples"):
+            value = getattr(self, key)
+            if value is not None and not isinstance(value, (list, tuple)):
+                raise ValueError(
+                    f"ToolParameter {self.name!r}: {key} must be a list, not {value!r}"
+                )
         if not isinstance(self.required, bool):
             # "false" is true to Python: the prompt said required="false" and bash's schema
             # made the parameter required.

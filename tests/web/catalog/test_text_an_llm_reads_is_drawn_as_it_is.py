@@ -149,10 +149,11 @@ def test_required_must_be_true_or_false(ecommerce, member, value) -> None:
 def test_the_prompt_is_xml_whatever_a_tool_returns() -> None:
     from xml.dom.minidom import parseString
 
-    prompt = ToolResponse(success=False, message="bad \x01 \x0b \ufffe", data={"k": "\x02"})
+    message = "bad \x01 \x0b \ufffe, hidden \u200b\U000e0041 but é, 注文 and 📦 drawn"
+    prompt = ToolResponse(success=False, message=message, data={"k": "\x02"})
     text = prompt.build_prompt()
     parseString(text)  # raises on a character XML cannot hold
-    assert "bad \\u0001 \\u000b \\ufffe" in text
+    assert "bad \\u0001 \\u000b \\ufffe, hidden \\u200b\\U000e0041 but é, 注文 and 📦" in text
 
 
 @pytest.mark.django_db(transaction=True)
