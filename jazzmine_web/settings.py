@@ -90,7 +90,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.auth.middleware.LoginRequiredMiddleware",
+    # Django's, with an htmx request sent to the login page whole (`studio/login.py`).
+    "jazzmine_web.studio.login.StudioLoginRequired",
     "django.contrib.messages.middleware.MessageMiddleware",
     # An empty 405 becomes the API's JSON error under /api/, and a page saying why elsewhere.
     "jazzmine_web.studio.methods.MethodNotAllowedMiddleware",
