@@ -13,7 +13,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from ..studio.http import bearer_token
-from .models import ApiToken
+from .models import ApiToken, RevokeReason
 from .services import api_token_touch, hash_token, password_mac_matches
 
 View = Callable[..., HttpResponse]
@@ -80,17 +80,37 @@ def _authenticate(request: HttpRequest) -> HttpResponse | None:
     """Set `request.user` and `request.api_token` from the bearer token; else return the 401."""
     token = token_from_request(request)
     if token is None:
-        response = json_error(
-            "unauthorized",
-            "Send a valid API token as 'Authorization: Bearer <token>'.",
-            status=401,
-        )
+        response = json_error("unauthorized", _why_not(request), status=401)
         response["WWW-Authenticate"] = 'Bearer realm="jazzmine"'
         return response
     api_token_touch(token=token)
     request.user = token.user
     request.api_token = token  # type: ignore[attr-defined]
     return None
+
+
+def _why_not(request: HttpRequest) -> str:
+    """Say why a request's token opens nothing: an agent whose token was revoked (by a
+    password change, say) read only "send a valid token" and could not tell its own fault
+    from the server's. Only the holder of the token's raw value learns its state."""
+    usage = "Send a valid API token as 'Authorization: Bearer <token>'."
+    raw = bearer_token(request.headers.get("Authorization", ""))
+    if not raw:
+        return usage
+    token = ApiToken.objects.select_related("user").filter(token_hash=hash_token(raw)).first()
+    if token is None:
+        return f"No such API token. {usage}"
+    if token.revoked_at is not None:
+        reason = token.revoked_reason
+        why = RevokeReason(reason).label if reason in RevokeReason.values else "revoked"
+        when = token.revoked_at.strftime("%Y-%m-%d %H:%M UTC")
+        return f"This API token was revoked on {when} ({why}): make a new one at /account/tokens/."
+    if not token.user.is_active:
+        return "This API token's account is deactivated."
+    return (
+        "This API token no longer matches its account's password (it was changed): "
+        "make a new one at /account/tokens/."
+    )
 
 
 def api_token_required(view: View) -> View:

@@ -124,3 +124,32 @@ def test_on_a_shared_database_it_refuses_the_passwords_the_readme_prints(
     assert "Kept demo sandbox" in seed(capsys)
     with pytest.raises(CommandError, match="JAZZMINE_DEMO_PASSWORD"):
         seed(capsys, "--reset")  # a reset sets them again: the README's are refused
+
+
+def test_reset_keeps_the_tokens_of_a_password_it_did_not_change(capsys) -> None:
+    """A new hash of the same password revoked every demo token, said "the password was
+    changed", and withdrew what their agents had sent; a reset that puts back a password
+    someone did change still ends the tokens made with the other one, and says why."""
+    from django.test import Client
+
+    from jazzmine_web.teams.services import api_token_create
+
+    seed(capsys)
+    demo = Membership.objects.get(user__username="demo").user
+    agent = Client(
+        headers={"Authorization": f"Bearer {api_token_create(user=demo, name='ci').raw}"}
+    )
+    for _ in range(2):
+        seed(capsys, "--reset")
+        assert agent.get("/api/v1/sandboxes/").status_code == 200
+    demo.refresh_from_db()
+    demo.set_password("our own password")
+    demo.save()
+    token = api_token_create(user=demo, name="after").raw
+    seed(capsys, "--reset")
+    answer = Client(headers={"Authorization": f"Bearer {token}"}).get("/api/v1/sandboxes/")
+    assert answer.status_code == 401
+    said = answer.json()["error"]["message"]
+    assert "This API token was revoked on" in said and "(the password was changed)" in said
+    unknown = Client(headers={"Authorization": "Bearer jzm_nothing"}).get("/api/v1/sandboxes/")
+    assert unknown.json()["error"]["message"].startswith("No such API token.")

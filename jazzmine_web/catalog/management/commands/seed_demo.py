@@ -172,7 +172,11 @@ class Command(BaseCommand):
         user_model = get_user_model()
         user, created = user_model.objects.get_or_create(username=person.username)
         if created or reset:
-            user.set_password(person.password)
+            # Only a password that differs is set again: a new hash of the same password
+            # revoked every token of the person (tokens are bound to it), and withdrew what
+            # their agents had sent for review, for a reset that changed nothing of theirs.
+            if created or not user.check_password(person.password):
+                user.set_password(person.password)
             user.is_staff = user.is_superuser = person.superuser
             user.save()
             membership_set(team=team, user=user, role=person.role)
