@@ -19,7 +19,7 @@
     lastFailed: root.dataset.lastFailed === "1",
     language: root.dataset.language || "python", // "python" or "bash"
     autoRuns: new Set(), // runs of auto mode: its own messages tell how they ended
-    heldReason: null, // why auto mode stopped before running a script (it needs a person)
+    heldReason: null, // why the loop stopped short: a script needs a person, the LLM failed
   };
   const buttons = {
     generate: $("generate-button"),
@@ -173,10 +173,12 @@
     },
     generation_started() {
       clearPane();
+      state.heldReason = null;
       setBusy(true, "generating…");
     },
     auto_started() {
       state.auto = true;
+      state.heldReason = null;
       setBusy(true, "auto mode…");
     },
     attempt_started(m) {
@@ -204,7 +206,9 @@
     },
     llm_error(m) {
       state.lastFailed = true;
-      status(`LLM error: ${m.error}`);
+      // Kept for `finished`: Auto's summary ("no success in 1 attempt(s)") hid why.
+      state.heldReason = `LLM error: ${m.error}`;
+      status(state.heldReason);
       refreshAttempts();
     },
     generation_finished() {
