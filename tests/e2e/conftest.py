@@ -264,6 +264,19 @@ def logged_in_page(page, studio_server: StudioServer) -> object:
 
 
 @contextlib.contextmanager
+def sized_page(browser, server: StudioServer, width: int, height: int) -> Iterator[object]:
+    """Open a page of a window this size, in a context of its own, logged in as the demo user."""
+    context = browser.new_context(base_url=server.url, viewport={"width": width, "height": height})
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    login(page, server)
+    try:
+        yield page
+    finally:
+        context.close()
+
+
+@contextlib.contextmanager
 def browser_page(browser, server: StudioServer) -> Iterator[object]:
     """Open a page in a context of its own (another browser profile) with the server as base."""
     context = csp_watched(browser.new_context(base_url=server.url))

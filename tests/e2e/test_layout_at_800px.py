@@ -7,7 +7,7 @@ import pytest
 
 from jazzmine.agent_client import AgentClient
 
-from .conftest import agent_token, login
+from .conftest import agent_token, sized_page
 
 pytestmark = [pytest.mark.e2e]
 
@@ -58,16 +58,8 @@ def submission(studio_server) -> dict:
 
 @pytest.fixture
 def narrow(browser, studio_server):
-    context = browser.new_context(
-        base_url=studio_server.url, viewport={"width": 800, "height": 900}
-    )
-    context.set_default_timeout(15_000)
-    page = context.new_page()
-    login(page, studio_server)
-    try:
+    with sized_page(browser, studio_server, 800, 900) as page:
         yield page
-    finally:
-        context.close()
 
 
 def assert_no_page_overflow(page) -> None:
@@ -136,12 +128,7 @@ def test_the_review_page_gives_the_script_the_width_and_cuts_nothing(narrow, sub
 
 
 def test_at_1400_px_the_script_is_full_width(browser, studio_server, submission) -> None:
-    context = browser.new_context(
-        base_url=studio_server.url, viewport={"width": 1400, "height": 900}
-    )
-    page = context.new_page()
-    try:
-        login(page, studio_server)
+    with sized_page(browser, studio_server, 1400, 900) as page:
         page.goto(f"/reviews/{submission['id']}/")
         lines = page.evaluate(LINES_OF, ".topbar .brand, .topbar nav a, .topbar .user > *")
         assert lines == 1
@@ -150,5 +137,3 @@ def test_at_1400_px_the_script_is_full_width(browser, studio_server, submission)
         assert script["right"] - script["left"] >= 0.9 * (main["clientWidth"] - 2 * 19)
         tools = page.evaluate(OVERFLOW, "#tools-panel")
         assert tools["left"] >= script["left"] and tools["right"] <= script["right"] + 1
-    finally:
-        context.close()

@@ -13,7 +13,7 @@ import pytest
 
 from jazzmine.agent_client import AgentClient
 
-from .conftest import agent_token, login
+from .conftest import agent_token, sized_page
 from .test_layout_at_800px import OVERFLOW
 
 pytestmark = [pytest.mark.e2e]
@@ -35,16 +35,8 @@ PAGES = (
 
 @pytest.fixture
 def phone(browser, studio_server):
-    context = browser.new_context(
-        base_url=studio_server.url, viewport={"width": WIDTH, "height": 844}
-    )
-    context.set_default_timeout(15_000)
-    page = context.new_page()
-    login(page, studio_server)
-    try:
+    with sized_page(browser, studio_server, WIDTH, 844) as page:
         yield page
-    finally:
-        context.close()
 
 
 @pytest.fixture

@@ -120,13 +120,28 @@ def sandbox_form_post(client, sandbox, **changes) -> None:
 
 def form_post(client, url: str, **changes) -> None:
     """Post the form of a page as it fills it in, with `changes` typed over it; expect a save."""
+    response = client.post(url, form_data(client, url, **changes))
+    assert response.status_code == 302, (
+        response.context["form"].errors if response.context else response.status_code
+    )
+
+
+def form_refused(client, url: str, **changes):
+    """Post the form of a page with `changes` typed over it; expect a refusal (422), returned."""
+    response = client.post(url, form_data(client, url, **changes))
+    assert response.status_code == 422, response.status_code
+    return response
+
+
+def form_data(client, url: str, **changes) -> dict[str, Any]:
+    """Return the form of a page as it fills it in, with `changes` typed over it, as posted."""
     import json
 
     page = client.get(url)
     assert page.status_code == 200, page.status_code
     data = {k: v for k, v in page.context["form"].initial.items() if v is not None}
     data.update(changes)
-    posted = {}
+    posted: dict[str, Any] = {}
     for key, value in data.items():
         if isinstance(value, bool):
             if value:
@@ -139,10 +154,14 @@ def form_post(client, url: str, **changes) -> None:
             posted[key] = "\n".join(map(str, value))
         else:
             posted[key] = value
-    response = client.post(url, posted)
-    assert response.status_code == 302, (
-        response.context["form"].errors if response.context else response.status_code
-    )
+    return posted
+
+
+def signed_in(user) -> Client:
+    """Return a browser signed in as the user."""
+    client = Client()
+    client.force_login(user)
+    return client
 
 
 def ws_headers(user) -> list[tuple[bytes, bytes]]:

@@ -19,22 +19,16 @@ from __future__ import annotations
 import pytest
 from axes.models import AccessAttempt, AccessLog
 from django.contrib.auth.models import Permission
-from django.test import Client
 from django.utils import timezone
 
 from jazzmine_web.teams.models import Membership, Role
 from jazzmine_web.teams.services import membership_set, team_create
+from tests.web.helpers import signed_in
 
 pytestmark = pytest.mark.django_db
 
 PASSWORD = "a-long-enough-password-1"
 TAKEN = "taken-over-password-9"
-
-
-def browser(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 @pytest.fixture
@@ -67,7 +61,7 @@ def people(django_user_model):
 @pytest.mark.parametrize("who", ["staff", "superuser"])
 def test_ones_own_password_is_not_set_without_the_current_one(people, who) -> None:
     me = people[who]
-    client = browser(me)
+    client = signed_in(me)
     url = f"/admin/auth/user/{me.pk}/password/"
     for _ in range(2):
         response = client.post(url, {"password1": TAKEN, "password2": TAKEN})
@@ -80,13 +74,13 @@ def test_ones_own_password_is_not_set_without_the_current_one(people, who) -> No
 def test_a_superuser_still_sets_another_persons_password(people) -> None:
     person = people["ledger reviewer"]
     url = f"/admin/auth/user/{person.pk}/password/"
-    assert browser(people["superuser"]).post(url, {"password1": TAKEN, "password2": TAKEN}).status_code == 302  # fmt: skip
+    assert signed_in(people["superuser"]).post(url, {"password1": TAKEN, "password2": TAKEN}).status_code == 302  # fmt: skip
     person.refresh_from_db()
     assert person.check_password(TAKEN)
 
 
 def test_staff_list_only_their_teams_people_and_people_of_no_team(people) -> None:
-    client = browser(people["staff"])
+    client = signed_in(people["staff"])
     for query in ("", "?is_superuser__exact=1", "?q=e", "?q=root"):
         page = client.get(f"/admin/auth/user/{query}").content.decode()
         for hidden in ("lea", "rex", "root"):
@@ -105,7 +99,7 @@ def test_staff_list_only_their_teams_people_and_people_of_no_team(people) -> Non
 
 
 def test_staff_enlist_no_other_teams_person(people) -> None:
-    client = browser(people["staff"])
+    client = signed_in(people["staff"])
     reviewer = people["ledger reviewer"]
     response = client.post(
         "/admin/teams/membership/add/",
@@ -127,7 +121,7 @@ def test_the_login_throttles_rows_are_a_superusers_alone(people) -> None:
         http_accept="", path_info="/login/", failures_since_start=9,
     )  # fmt: skip
     AccessLog.objects.create(username="rex", ip_address="10.0.0.9", attempt_time=timezone.now())
-    staff = browser(people["staff"])
+    staff = signed_in(people["staff"])
     for url in ("/admin/axes/accessattempt/", "/admin/axes/accesslog/",
                 f"/admin/axes/accessattempt/{lock.pk}/change/"):  # fmt: skip
         assert staff.get(url).status_code == 403, url
@@ -135,7 +129,7 @@ def test_the_login_throttles_rows_are_a_superusers_alone(people) -> None:
     staff.post("/admin/axes/accessattempt/", action)
     assert staff.post(f"/admin/axes/accessattempt/{lock.pk}/delete/", {"post": "yes"}).status_code == 403  # fmt: skip
     assert AccessAttempt.objects.filter(pk=lock.pk).exists()
-    root = browser(people["superuser"])
+    root = signed_in(people["superuser"])
     assert root.get("/admin/axes/accessattempt/").status_code == 200
     root.post(f"/admin/axes/accessattempt/{lock.pk}/delete/", {"post": "yes"})
     assert not AccessAttempt.objects.filter(pk=lock.pk).exists()

@@ -9,16 +9,13 @@ rows stored before as they were meant, so that no sandbox stops loading.
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from django.core.exceptions import ValidationError
-from django.test import Client
 
 from jazzmine_web.catalog.importer import ImportRefused
 from jazzmine_web.catalog.models import Tool
 from jazzmine_web.catalog.services import registry_for_sandbox, tool_update, tools_import
-from tests.web.helpers import migrate, source_file
+from tests.web.helpers import form_refused, migrate, signed_in, source_file
 
 pytestmark = pytest.mark.django_db
 
@@ -49,22 +46,15 @@ def test_the_edit_refuses_it_and_the_tool_page_stays(ecommerce, member, case) ->
     assert words in str(refused.value)
     tool.refresh_from_db()
     assert tool.parameters == before
-    client = Client()
-    client.force_login(member)
-    assert client.get(f"/catalog/tools/{tool.pk}/").status_code == 200
+    assert signed_in(member).get(f"/catalog/tools/{tool.pk}/").status_code == 200
 
 
 def test_the_edit_form_answers_422_naming_the_field(ecommerce, member) -> None:
     tool = ecommerce.tools.get(name="get_orders")
-    client = Client()
-    client.force_login(member)
+    client = signed_in(member)
     url = f"/catalog/tools/{tool.pk}/edit/"
-    form = client.get(url).context["form"].initial
-    posted = {k: v for k, v in form.items() if v is not None and not isinstance(v, (list, bool))}
-    posted["parameters"] = json.dumps(parameters_with(tool, type=5))
     for _ in range(2):
-        response = client.post(url, posted)
-        assert response.status_code == 422
+        response = form_refused(client, url, parameters=parameters_with(tool, type=5))
         assert "type must be a non-empty string" in response.content.decode()
     assert client.get(f"/catalog/tools/{tool.pk}/").status_code == 200
 
@@ -104,6 +94,4 @@ def test_an_upgrade_reads_rows_of_before_as_meant(ecommerce, member) -> None:
         True,
     )
     registry_for_sandbox(ecommerce).build_tools_prompt(ecommerce.name)  # loads
-    client = Client()
-    client.force_login(member)
-    assert client.get(f"/catalog/tools/{tool.pk}/").status_code == 200
+    assert signed_in(member).get(f"/catalog/tools/{tool.pk}/").status_code == 200

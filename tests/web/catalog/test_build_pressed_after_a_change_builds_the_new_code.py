@@ -14,6 +14,7 @@ from django.test import Client
 from jazzmine_web.catalog.models import BuildStatus, ImageBuild
 from jazzmine_web.catalog.selectors import ImageStatus, sandbox_image_status
 from jazzmine_web.catalog.services import image_build_set_status, image_build_start
+from tests.web.helpers import signed_in
 
 from .test_a_build_counts_for_the_whole_digest_of_the_content_it_built import change_the_code
 
@@ -27,9 +28,7 @@ def press_build(client: Client, sandbox) -> str:
 
 @pytest.fixture
 def client(admin) -> Client:
-    browser = Client()
-    browser.force_login(admin)
-    return browser
+    return signed_in(admin)
 
 
 @pytest.fixture

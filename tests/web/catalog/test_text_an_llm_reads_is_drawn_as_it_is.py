@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import pytest
 from django.core.exceptions import ValidationError
-from django.test import Client
 
 from jazzmine.core.tools import ToolResponse
 from jazzmine_web.catalog.models import Tool
 from jazzmine_web.catalog.services import registry_for_sandbox, tool_update
 from jazzmine_web.catalog.services.rules import MAX_TOOL_PROMPT_CHARS
-from tests.web.helpers import migrate, script_tools_zip_post
+from tests.web.helpers import form_refused, migrate, script_tools_zip_post, signed_in
 
 pytestmark = pytest.mark.django_db
 
@@ -79,17 +78,9 @@ def test_a_parameters_text_holding_it_is_refused(ecommerce, member, field, value
 
 def test_the_edit_page_says_so_and_keeps_the_tool(ecommerce, member) -> None:
     tool = ecommerce.tools.get(name="get_orders")
-    client = Client()
-    client.force_login(member)
     url = f"/catalog/tools/{tool.pk}/edit/"
-    form = client.get(url).context["form"].initial
-    posted = {k: v for k, v in form.items() if v is not None and not isinstance(v, (list, bool))}
-    import json
-
-    posted["parameters"] = json.dumps(tool.parameters)
-    posted["description"] = "Get orders." + "\u200b" + HIDDEN
-    response = client.post(url, posted)
-    assert response.status_code == 422, response.status_code
+    text = "Get orders.\u200b" + HIDDEN
+    response = form_refused(signed_in(member), url, description=text)
     assert "U+200B (ZERO WIDTH SPACE)" in response.content.decode()
     tool.refresh_from_db()
     assert HIDDEN not in tool.description
