@@ -22,9 +22,13 @@ FORM_PARAMETERS = {
     "options": ('[{"name": "n", "type": "int", "options": [Infinity]}]', "options[0]"),
     "nested example": ('[{"name": "n", "type": "int", "examples": [{"a": -Infinity}]}]',
                        "examples[0]['a']"),
-    "description": ('[{"name": "n", "type": "int", "description": NaN}]', "description"),
-    "display_name": ('[{"name": "n", "type": "int", "display_name": 1e999}]', "display_name"),
-    "required": ('[{"name": "n", "type": "int", "required": NaN}]', "required"),
+    # Fields of text or a boolean refuse any number, NaN too, as no text or boolean.
+    "description": ('[{"name": "n", "type": "int", "description": NaN}]',
+                    "description must be a string"),
+    "display_name": ('[{"name": "n", "type": "int", "display_name": 1e999}]',
+                     "display_name must be a string"),
+    "required": ('[{"name": "n", "type": "int", "required": NaN}]',
+                 "required must be true or false"),
 }  # fmt: skip
 
 
@@ -45,7 +49,8 @@ def test_the_tool_form_answers_422_naming_the_field(admin, empty_sandbox, case: 
     )
     assert response.status_code == 422
     errors = " ".join(response.context["form"].non_field_errors())
-    assert f"ToolParameter 'n' {where} is " in errors, errors
+    said = where if " must be " in where else f"{where} is "
+    assert f"ToolParameter 'n' {said}" in errors or f"ToolParameter 'n': {said}" in errors, errors
     assert not Tool.objects.exists()
 
 
