@@ -522,11 +522,12 @@ def _run_attempt(
     session = services.session_open(user=user, sandbox=sandbox, session_id=session_id, task=task)
     attempt = None
     if attempt_id is not None:
-        attempt = session.attempts.filter(
-            pk=attempt_id, run__isnull=True, language=language
-        ).first()
+        attempt = session.attempts.filter(pk=attempt_id, language=language).first()
     if attempt is not None and attempt.body == body:
-        return services.attempt_run(attempt=attempt, user=user, checked=sandbox)
+        if attempt.run_id is None:
+            return services.attempt_run(attempt=attempt, user=user, checked=sandbox)
+        # The LLM's script, unedited, run again: still the LLM's.
+        return services.attempt_run_again(attempt=attempt, user=user, checked=sandbox)
     # Edited or typed by a person: a new attempt of its own.
     return services.human_attempt_create(
         session=session, user=user, body=body, language=language, checked=sandbox

@@ -275,6 +275,34 @@ def human_attempt_create(
     return attempt
 
 
+# What an LLM's attempt run again carries over: its generation, for the prompt debugger.
+_GENERATION_FIELDS = (
+    "prompt", "hint", "previous_error", "raw_answer", "finish_reason", "prompt_tokens",
+    "completion_tokens", "generation_seconds", "first_token_seconds",
+)  # fmt: skip
+
+
+def attempt_run_again(
+    *, attempt: Attempt, user: AbstractBaseUser, checked: Sandbox | None = None
+) -> Attempt:
+    """Run an LLM's attempt that ran already, unedited, as the session's next attempt.
+
+    Still the LLM's script, with its prompt and answer: pressed Run a second time, it was
+    recorded as "Written by a person", and the prompt debugger compared a person's attempt
+    where the LLM's had run twice. `checked`: as `attempt_run`'s.
+    """
+    with transaction.atomic():
+        again = attempt_record(
+            session=attempt.session,
+            language=attempt.language,
+            source=attempt.source,
+            body=attempt.body,
+            **{name: getattr(attempt, name) for name in _GENERATION_FIELDS},
+        )
+        attempt_run(attempt=again, user=user, checked=checked)
+    return again
+
+
 def attempt_prompt_record(*, attempt: Attempt, retry: bool) -> None:
     """Store the prompt a person's attempt answers, as the prompt debugger shows it.
 

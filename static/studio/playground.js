@@ -219,8 +219,9 @@
     run_created(m) {
       if (state.auto) state.autoRuns.add(m.run_id);
       setSession(m.session);
-      state.attemptId = null;
-      state.generatedBody = null;
+      // The editor still holds the attempt until someone edits it: Run again runs the LLM's
+      // script again, as the LLM's (it was recorded as a person's).
+      if (m.attempt_id && state.generatedBody !== null) state.attemptId = m.attempt_id;
       setBusy(true, "running…");
       refreshAttempts();
     },
