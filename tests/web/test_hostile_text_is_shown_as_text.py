@@ -58,6 +58,9 @@ HOSTILE = (
     '<div data-pwn hx-get="/logout/" hx-trigger="load">htmx</div>'
     " javascript:window.__pwned=1 \u2028\u2029 {{ 7|add:1 }}{% now 'Y' %}"
 )
+# A tool's text, which an LLM reads, holds no character a page does not draw (the catalog
+# refuses the line separators): the rest of the spellings, there.
+HOSTILE_TOOL = HOSTILE.replace("\u2028", "").replace("\u2029", "")
 # For short fields (names, labels) and truncated columns.
 SHORT = '"><img data-pwn src=x onerror=__pwned=1>'
 
@@ -68,12 +71,12 @@ from jazzmine.core.tools import ToolParameter, ToolResponse, tool
 
 
 @tool(
-    description={"Look an order up by id. " + HOSTILE!r},
-    parameters=[ToolParameter("order_id", "str", {HOSTILE!r})],
+    description={"Look an order up by id. " + HOSTILE_TOOL!r},
+    parameters=[ToolParameter("order_id", "str", {HOSTILE_TOOL!r})],
     sandbox="ecommerce",
 )
 def hostile_lookup(order_id: str) -> ToolResponse:
-    # {HOSTILE.replace(chr(0x2028), "").replace(chr(0x2029), "")}
+    # {HOSTILE_TOOL}
     return ToolResponse(success=True, data={{"note": {HOSTILE!r}}})
 """
 
@@ -207,7 +210,7 @@ def planted(team, member, ecommerce) -> Planted:
         description="Answer hostile questions for tests. Use when a test needs hostile text.",
         parameters={
             "type": "object",
-            "properties": {"q": {"type": "string", "description": HOSTILE, "default": SHORT}},
+            "properties": {"q": {"type": "string", "description": HOSTILE_TOOL, "default": SHORT}},
         },
         source=f"# {SHORT}\nimport json, sys\nprint(json.dumps({{'q': 1}}))\n",
     )
@@ -329,16 +332,16 @@ def test_the_catalog_pages_show_imported_text_as_text(planted: Planted) -> None:
     assert_sound(_page(member, "/catalog/"), "Look an order up by id.")
     assert_sound(_page(member, f"/catalog/sandboxes/{planted.sandbox.pk}/"), HOSTILE)
     python_tool = _page(member, f"/catalog/tools/{planted.python_tool.pk}/")
-    assert_sound(python_tool, HOSTILE)
+    assert_sound(python_tool, HOSTILE_TOOL)
     script_tool = _page(member, f"/catalog/tools/{planted.script_tool.pk}/")
-    assert_sound(script_tool, HOSTILE)  # the trial form's help text, its stdout and stderr
+    assert_sound(script_tool, HOSTILE_TOOL)  # the trial form's help text, stdout and stderr
     diff = _page(member, f"/catalog/tools/{planted.python_tool.pk}/versions/1/diff/")
     assert_sound(diff, "Look an order up by id.")
 
 
 def test_the_tool_edit_pages_carry_no_code(planted: Planted) -> None:
     admin = _as(planted.admin)
-    assert_sound(_page(admin, f"/catalog/tools/{planted.python_tool.pk}/edit/"), HOSTILE)
+    assert_sound(_page(admin, f"/catalog/tools/{planted.python_tool.pk}/edit/"), HOSTILE_TOOL)
     script_form = _page(admin, f"/catalog/tools/{planted.script_tool.pk}/script/edit/")
     assert_sound(script_form, f"# {SHORT}")
 
@@ -397,6 +400,6 @@ def test_every_planted_field_really_holds_the_text(planted: Planted) -> None:
     # The pages above are only proof if the hostile text was stored as sent, not refused.
     assert planted.pending.task == HOSTILE and planted.pending.prompt == HOSTILE
     assert planted.rejected.feedback == HOSTILE
-    assert HOSTILE in planted.python_tool.description
-    assert planted.python_tool.parameters[0]["description"] == HOSTILE
+    assert HOSTILE_TOOL in planted.python_tool.description
+    assert planted.python_tool.parameters[0]["description"] == HOSTILE_TOOL
     assert planted.pending.agent_user_agent == f"agent/1 {SHORT}"
