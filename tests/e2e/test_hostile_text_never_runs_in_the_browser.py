@@ -40,6 +40,9 @@ HOSTILE = (
 )
 # As pages show what a script printed or an agent wrote: the line separators as escapes.
 SHOWN = visible(HOSTILE)
+# A tool's text, which an LLM reads, holds no character a page does not draw (the catalog
+# refuses the line separators): the rest of the spellings, there.
+HOSTILE_TOOL = HOSTILE.replace("\u2028", "").replace("\u2029", "")
 SHORT = '"><img data-pwn src=x onerror=__pwn(7)>'
 
 HOSTILE_MODULE = f"""
@@ -47,8 +50,8 @@ from jazzmine.core.tools import ToolParameter, ToolResponse, tool
 
 
 @tool(
-    description={"Look an order up by id. " + HOSTILE!r},
-    parameters=[ToolParameter("order_id", "str", {HOSTILE!r})],
+    description={"Look an order up by id. " + HOSTILE_TOOL!r},
+    parameters=[ToolParameter("order_id", "str", {HOSTILE_TOOL!r})],
     sandbox="hostile",
 )
 def hostile_lookup(order_id: str) -> ToolResponse:
@@ -61,7 +64,7 @@ TOOL_JSON = {
     "description": "Answer hostile questions for tests. Use when a test needs hostile text.",
     "parameters": {
         "type": "object",
-        "properties": {"q": {"type": "string", "description": HOSTILE, "default": SHORT}},
+        "properties": {"q": {"type": "string", "description": HOSTILE_TOOL, "default": SHORT}},
     },
 }
 
@@ -212,7 +215,7 @@ def test_imported_tools_show_their_text_in_the_catalog(watched) -> None:
     watch.assert_clean(page, "Look an order up by id.")
     page.locator("a", has_text="hostile_lookup").click()
     page.wait_for_url(re.compile(r"/catalog/tools/\d+/$"))
-    watch.assert_clean(page, HOSTILE, f"# {SHORT}")
+    watch.assert_clean(page, HOSTILE_TOOL, f"# {SHORT}")
     page.locator("#versions button", has_text="Diff").first.click()
     page.locator("#version-diff h3").wait_for()
     watch.assert_clean(page, "Look an order up by id.")
@@ -220,7 +223,7 @@ def test_imported_tools_show_their_text_in_the_catalog(watched) -> None:
     page.goto("/catalog/?q=hostile_script")
     page.locator("a", has_text="hostile_script").click()
     page.wait_for_url(re.compile(r"/catalog/tools/\d+/$"))
-    watch.assert_clean(page, HOSTILE, f"# {SHORT}")  # the trial form's help text, the script
+    watch.assert_clean(page, HOSTILE_TOOL, f"# {SHORT}")  # the trial form's help text, script
     page.goto("/")
     watch.assert_clean(page, f"Demo {SHORT}")
 
