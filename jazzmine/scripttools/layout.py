@@ -167,15 +167,15 @@ def load_zip(data: bytes | str | Path) -> list[ScriptTool]:
             raise ScriptToolError(
                 "<zip>", f"too many entries: {len(members)} (limit {MAX_ZIP_MEMBERS})"
             )
+        entries = [(m, parts) for m in members if (parts := _safe_parts(m)) is not None]
         groups: dict[str, dict[str, bytes]] = {}
         total = 0
-        for member in members:
-            parts = _safe_parts(member)
-            if parts is None:
-                continue
+        for member, parts in _without_one_top_folder(entries):
             if len(parts) > 2:
                 raise ScriptToolError(
-                    member.filename, "nested too deep: expected <tool_name>/<file> or <file>"
+                    member.filename,
+                    "nested too deep: expected <tool_name>/<file> or <file> (zip the tool "
+                    "folders themselves, or one folder that holds them)",
                 )
             folder, name = ("", parts[0]) if len(parts) == 1 else (parts[0], parts[1])
             limit = MAX_TOOL_JSON_BYTES if name == "tool.json" else MAX_SCRIPT_BYTES
@@ -200,6 +200,20 @@ def load_zip(data: bytes | str | Path) -> list[ScriptTool]:
         raise ScriptToolError("<zip>", "holds no tool (expected <tool_name>/tool.json)")
     tools = [tool_from_files(files, where=folder) for folder, files in sorted(groups.items())]
     return _unique(tools, "<zip>")
+
+
+def _without_one_top_folder(
+    entries: list[tuple[zipfile.ZipInfo, list[str]]],
+) -> list[tuple[zipfile.ZipInfo, list[str]]]:
+    """Return a zip's entries without the one folder that holds them all, when it holds tool
+    folders: a folder of tools compressed as it is (macOS's Compress, Windows' Send to) is
+    `tools/<tool_name>/tool.json`. A zip of one tool's folder (`<tool_name>/tool.json`) keeps
+    its folder: it is the tool's."""
+    tops = {parts[0] for _, parts in entries}
+    deeper = any(len(parts) > 2 for _, parts in entries)
+    if len(tops) != 1 or not deeper or any(len(parts) < 3 for _, parts in entries):
+        return entries
+    return [(member, parts[1:]) for member, parts in entries]
 
 
 def _read_member(archive: zipfile.ZipFile, member: zipfile.ZipInfo, size: int) -> bytes:

@@ -156,10 +156,30 @@ def test_it_refuses_what_is_not_a_zip():
         load_zip(b"PK nope")
 
 
-def test_it_refuses_tools_nested_too_deep():
-    data = make_zip({"tools/calculate_rsi/tool.json": "{}", "tools/calculate_rsi/script.py": ""})
-    with pytest.raises(ScriptToolError, match="nested too deep"):
-        load_zip(data)
+def test_it_loads_a_folder_of_tools_compressed_as_it_is():
+    # What macOS's Compress (or Windows' Send to) makes of a folder of tools: was refused as
+    # "nested too deep".
+    data = make_zip({
+        "tools/calculate_rsi/tool.json": json.dumps(rsi_json()),
+        "tools/calculate_rsi/script.py": rsi_script(),
+        "__MACOSX/tools/calculate_rsi/._tool.json": b"\x00",
+        "tools/.DS_Store": b"\x00",
+    })  # fmt: skip
+    assert [t.name for t in load_zip(data)] == ["calculate_rsi"]
+
+
+@pytest.mark.parametrize(
+    "entries",
+    [
+        {"a/tools/calculate_rsi/tool.json": "{}", "a/tools/calculate_rsi/script.py": ""},
+        {"tools/calculate_rsi/tool.json": "{}", "other/calculate_rsi/script.py": ""},
+        {"tools/calculate_rsi/tool.json": "{}", "tools/script.py": ""},
+    ],
+)
+def test_it_refuses_tools_nested_too_deep(entries):
+    with pytest.raises(ScriptToolError, match="nested too deep") as caught:
+        load_zip(make_zip(entries))
+    assert "or one folder that holds them" in caught.value.problem
 
 
 def test_broken_json_names_the_file_and_the_line(tmp_path):
