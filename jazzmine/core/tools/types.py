@@ -18,19 +18,29 @@ Source = Literal["context", "history", "all"]
 _SOURCES = ("context", "history", "all")
 
 
-# Anything but printable ASCII, tab and line ends: the characters worth a look.
-_ODD = re.compile(r"[^\t\n\r\x20-\x7e]")
-# Control, format, surrogate, private-use and unassigned characters, and line separators:
-# XML 1.0 allows the controls and surrogates nowhere (a tool's output holding one made the
-# prompt no XML at all), and no page draws the rest as they are (tag characters spelt
-# instructions no one saw). The catalog refuses them in a tool's text; whatever still
-# carries one (a tool's output, a row of before) is written as its escape.
-_UNSEEN = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+# Everything but printable ASCII, tab, newline and "\r": the only characters worth a look
+# (a text is nearly always ASCII). Shared with the validator's rule (`validator.legible`).
+UNSEEN_CANDIDATES = re.compile(r"[^\t\n\r\x20-\x7e]")
+# Control, format, surrogate, private-use and unassigned characters, and line separators,
+# each with how a message names it. XML 1.0 allows the controls and surrogates nowhere (a
+# tool's output holding one made the prompt no XML at all), and no page draws the rest as
+# they are (tag characters spelt instructions no one saw). The catalog refuses them in a
+# tool's text; whatever still carries one (a tool's output, a row of before) is written as
+# its escape in the prompt.
+UNSEEN_CATEGORIES = {
+    "Cc": "a control character",
+    "Cf": "a format character",
+    "Cs": "a surrogate",
+    "Co": "a private-use character",
+    "Cn": "an unassigned character",
+    "Zl": "a line separator",
+    "Zp": "a paragraph separator",
+}
 
 
 def _escape_unseen(match: re.Match[str]) -> str:
     char = match.group()
-    if unicodedata.category(char) not in _UNSEEN:
+    if unicodedata.category(char) not in UNSEEN_CATEGORIES:
         return char
     point = ord(char)
     return f"\\u{point:04x}" if point <= 0xFFFF else f"\\U{point:08x}"
@@ -38,7 +48,7 @@ def _escape_unseen(match: re.Match[str]) -> str:
 
 def _xml_chars(text: str) -> str:
     """Return text with each character XML cannot hold, or no page draws, as its escape."""
-    return _ODD.sub(_escape_unseen, text)
+    return UNSEEN_CANDIDATES.sub(_escape_unseen, text)
 
 
 def _text(value: Any) -> str:

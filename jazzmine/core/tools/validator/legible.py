@@ -18,21 +18,8 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
-# Control, format, surrogate, private-use and unassigned characters, and line separators.
-_UNSEEN_CATEGORIES = {
-    "Cc": "a control character",
-    "Cf": "a format character",
-    "Cs": "a surrogate",
-    "Co": "a private-use character",
-    "Cn": "an unassigned character",
-    "Zl": "a line separator",
-    "Zp": "a paragraph separator",
-}
-
-
-# Everything but printable ASCII, tab, newline and "\r": the only characters worth a look
-# (a script is nearly always ASCII, and the editor checks on every keystroke).
-_CANDIDATES = re.compile(r"[^\t\n\r\x20-\x7e]")
+from ..types import UNSEEN_CANDIDATES as _CANDIDATES
+from ..types import UNSEEN_CATEGORIES as _UNSEEN_CATEGORIES
 
 
 def unseen_character(text: str) -> str | None:
