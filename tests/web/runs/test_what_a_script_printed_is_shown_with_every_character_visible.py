@@ -8,6 +8,8 @@ that follows it) writes each as `\\uXXXX`; the API's events keep the text as the
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from jazzmine.visible import visible
@@ -61,3 +63,11 @@ def test_what_stays_as_it_is():
     assert visible("\u202a\u202b\u202c\u202d\u2066\u2068\u2069\u2060\x00\x7f\x0b\x0c") == (
         "\\u202a\\u202b\\u202c\\u202d\\u2066\\u2068\\u2069\\u2060\\u0000\\u007f\\u000b\\u000c"
     )
+
+
+def test_tag_characters_and_invisible_operators_are_shown_as_their_json_escapes():
+    # Tag characters spelt a whole sentence no page drew (an agent's task, a tool's output).
+    hidden = "ok" + "".join(chr(0xE0000 + ord(c)) for c in "Hi") + "\u2062"
+    shown = visible(hidden)
+    assert shown == "ok\\udb40\\udc48\\udb40\\udc69\\u2062"
+    assert json.loads(f'"{shown}"') == hidden  # exactly what the JSON escape means
