@@ -16,8 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin, messages
-from django.core.exceptions import PermissionDenied, ValidationError
-from django.db.models import ForeignKey, Model, QuerySet
+from django.db.models import ForeignKey, QuerySet
 from django.http import HttpRequest
 
 from . import (
@@ -25,6 +24,7 @@ from . import (
     admin_logins,  # noqa: F401  (registers login throttling's admin)
 )
 from .admin_accounts import accounts_in_sight
+from .admin_rows import RefusedNotMissing
 from .models import ApiToken, Membership, RevokeReason, Role, Team
 from .selectors import team_ids_with_role, user_has_team_role
 from .services import api_token_revoke
@@ -34,7 +34,7 @@ def _superuser(request: HttpRequest) -> bool:
     return bool(getattr(request.user, "is_superuser", False))
 
 
-class ScopedRowsAdmin(admin.ModelAdmin):
+class ScopedRowsAdmin(RefusedNotMissing, admin.ModelAdmin):
     """An admin whose staff users (superusers aside) reach only some rows (`scoped`).
 
     A row outside them is refused (403) by its pages (change, history, delete), as a row one
@@ -47,24 +47,6 @@ class ScopedRowsAdmin(admin.ModelAdmin):
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
         rows = super().get_queryset(request)
         return rows if _superuser(request) else self.scoped(request, rows)
-
-    def get_object(
-        self, request: HttpRequest, object_id: str, from_field: str | None = None
-    ) -> Any:
-        row = super().get_object(request, object_id, from_field)
-        if row is None and _exists(self.model, object_id, from_field):
-            raise PermissionDenied
-        return row
-
-
-def _exists(model: type[Model], object_id: str, from_field: str | None) -> bool:
-    """Tell whether any row of the model has this id (or value of `from_field`)."""
-    field = model._meta.pk if from_field is None else model._meta.get_field(from_field)
-    try:
-        value = field.to_python(object_id)
-    except (ValidationError, ValueError):
-        return False  # no row has it: Django's own "does not exist"
-    return model._default_manager.filter(**{field.name: value}).exists()
 
 
 class TeamRowsAdmin(ScopedRowsAdmin):

@@ -28,11 +28,11 @@ from django.contrib.admin.utils import unquote
 from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import GroupAdmin, UserAdmin
 from django.contrib.auth.models import Group
-from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Q, QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 
+from .admin_rows import RefusedNotMissing
 from .models import Membership, Role
 from .selectors import team_ids_with_role
 
@@ -81,25 +81,9 @@ def accounts_in_sight(request: HttpRequest) -> QuerySet[Any]:
     ).distinct()
 
 
-class StudioUserAdmin(UserAdmin):
+class StudioUserAdmin(RefusedNotMissing, UserAdmin):
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
         return super().get_queryset(request).filter(pk__in=accounts_in_sight(request).values("pk"))
-
-    def get_object(
-        self, request: HttpRequest, object_id: str, from_field: str | None = None
-    ) -> Any:
-        # An account out of sight is refused (403), as one in sight but out of reach is: not
-        # shown as missing, which would read as "deleted".
-        account = super().get_object(request, object_id, from_field)
-        if account is None and from_field is None:
-            accounts = get_user_model().objects
-            try:
-                exists = accounts.filter(pk=unquote(object_id)).exists()
-            except (ValueError, ValidationError):
-                exists = False
-            if exists:
-                raise PermissionDenied
-        return account
 
     def user_change_password(
         self, request: HttpRequest, id: str, form_url: str = ""
