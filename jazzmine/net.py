@@ -78,6 +78,14 @@ class OutboundURLRefused(ValueError):
     """The URL may not be used as an outbound endpoint; the message says why."""
 
 
+class OutboundHostNotPublic(OutboundURLRefused):
+    """The URL is sound but leads to a host that is not public: one an operator may allow.
+
+    Kept apart from the other refusals so that only this one points at the deployment's list
+    of allowed hosts: a host name that does not resolve, say, is not fixed by allowing it.
+    """
+
+
 class OutboundAddressRefused(httpcore.ConnectError):
     """A connection was about to open to a refused address (httpx reports it as ConnectError)."""
 
@@ -197,12 +205,12 @@ def connect_addresses(host: str, port: int, *, policy: OutboundPolicy) -> list[s
     if policy.allows(name, port):
         return [host.removeprefix("[").removesuffix("]")]
     if name in BLOCKED_NAMES or name.endswith(BLOCKED_SUFFIXES):
-        raise OutboundURLRefused(f"{name} is a local or metadata host name")
+        raise OutboundHostNotPublic(f"{name} is a local or metadata host name")
     literal = ip_literal(name)
     if literal is not None:
         reason = address_refusal(literal)
         if reason is not None:
-            raise OutboundURLRefused(f"{name} is {_article(reason)} address")
+            raise OutboundHostNotPublic(f"{name} is {_article(reason)} address")
         return [str(literal)]
     try:
         addresses = resolve(name, port)
@@ -217,7 +225,7 @@ def connect_addresses(host: str, port: int, *, policy: OutboundPolicy) -> list[s
             reason = "unreadable"
         # One bad address refuses the name: a mix of public and internal is a rebinding trick.
         if reason is not None:
-            raise OutboundURLRefused(f"{name} resolves to {_article(reason)} address")
+            raise OutboundHostNotPublic(f"{name} resolves to {_article(reason)} address")
     return addresses
 
 
@@ -254,12 +262,12 @@ def url_check(url: object, *, policy: OutboundPolicy, resolve_names: bool = True
         return parsed
     if not resolve_names and ip_literal(name) is None:
         if name in BLOCKED_NAMES or name.endswith(BLOCKED_SUFFIXES):
-            raise OutboundURLRefused(f"The URL leads to {name}, a local or metadata host name.")
+            raise OutboundHostNotPublic(f"The URL leads to {name}, a local or metadata host name.")
         return parsed
     try:
         connect_addresses(host, port, policy=policy)
     except OutboundURLRefused as exc:
-        raise OutboundURLRefused(f"The URL is refused: {exc}.") from None
+        raise type(exc)(f"The URL is refused: {exc}.") from None
     return parsed
 
 

@@ -4,7 +4,7 @@ from django import forms
 
 from jazzmine.llm import LLMConfigError
 from jazzmine.llm.config import base_url_check
-from jazzmine.net import OutboundURLRefused, url_check
+from jazzmine.net import OutboundHostNotPublic, OutboundURLRefused, url_check
 
 from ..studio.outbound import outbound_policy
 from .models import LLMSettings
@@ -44,11 +44,13 @@ class LLMSettingsForm(forms.Form):
             raise forms.ValidationError(str(exc)) from None
         try:
             url_check(url, policy=outbound_policy())
-        except OutboundURLRefused as exc:
+        except OutboundHostNotPublic as exc:
             raise forms.ValidationError(
                 f"{exc} A local model server can be allowed by the deployment "
                 "(JAZZMINE_OUTBOUND_ALLOWED_HOSTS, e.g. 127.0.0.1:11434)."
             ) from None
+        except OutboundURLRefused as exc:
+            raise forms.ValidationError(str(exc)) from None
         return url
 
     def clean(self) -> dict:

@@ -30,7 +30,13 @@ from django.db.models import Q
 from django.dispatch import receiver
 from django.utils import timezone
 
-from jazzmine.net import OutboundURLRefused, outbound_client, refusal_in, url_check
+from jazzmine.net import (
+    OutboundHostNotPublic,
+    OutboundURLRefused,
+    outbound_client,
+    refusal_in,
+    url_check,
+)
 
 from ..catalog.crypto import decrypt, encrypt
 from ..catalog.selectors import sandbox_for_user
@@ -88,11 +94,13 @@ def webhook_set(*, token: ApiToken, url: object) -> tuple[WebhookEndpoint, str]:
     try:
         url_check(url, policy=webhook_policy())
     except OutboundURLRefused as exc:
-        raise SubmissionInvalid(
-            "invalid_field",
-            f"'url' is refused. {exc} (An operator may allow a host that is not public with "
-            "JAZZMINE_WEBHOOK_ALLOWED_HOSTS.)",
-        ) from None
+        hint = (
+            " (An operator may allow a host that is not public with "
+            "JAZZMINE_WEBHOOK_ALLOWED_HOSTS.)"
+            if isinstance(exc, OutboundHostNotPublic)
+            else ""
+        )
+        raise SubmissionInvalid("invalid_field", f"'url' is refused. {exc}{hint}") from None
     secret = SECRET_PREFIX + secrets.token_urlsafe(32)
     endpoint, _ = WebhookEndpoint.objects.update_or_create(
         api_token=token,

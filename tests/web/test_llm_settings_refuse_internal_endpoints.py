@@ -68,3 +68,36 @@ def test_an_allowed_local_model_server_is_accepted(logged_in, settings) -> None:
     response = save(logged_in, "http://127.0.0.1:11434/v1")
     assert response.status_code == 302
     assert LLMSettings.objects.get().base_url == "http://127.0.0.1:11434/v1"
+
+
+@pytest.mark.parametrize(
+    ("url", "reason"),
+    [
+        ("http://llm.nowhere.invalid/v1", "does not resolve"),  # a typo in a public name
+        ("ftp://llm.example.com/v1", "must start with http:// or https://"),
+        ("http://llm.example.com:99999/v1", ""),  # a port out of range
+    ],
+)
+def test_an_error_allowing_a_host_would_not_fix_does_not_suggest_it(
+    logged_in, url: str, reason: str
+) -> None:
+    # Allowing a host that does not resolve changes nothing: the advice sent the operator
+    # to the deployment's settings for a typo.
+    response = save(logged_in, url)
+    html = response.content.decode()
+    assert response.status_code == 422 and reason in html
+    assert "JAZZMINE_OUTBOUND_ALLOWED_HOSTS" not in html
+    assert not LLMSettings.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "url", ["http://localhost:11434/v1", "http://[::1]:11434/v1", "http://10.0.0.5/v1"]
+)
+def test_every_host_that_is_not_public_gets_the_advice(logged_in, url: str) -> None:
+    assert "JAZZMINE_OUTBOUND_ALLOWED_HOSTS" in save(logged_in, url).content.decode()
+
+
+def test_a_name_resolving_to_a_private_address_gets_the_advice(logged_in, monkeypatch) -> None:
+    monkeypatch.setattr(net, "resolve", lambda host, port: ["192.168.1.20"])
+    html = save(logged_in, "http://llm.example.com/v1").content.decode()
+    assert "resolves to a private address" in html and "JAZZMINE_OUTBOUND_ALLOWED_HOSTS" in html

@@ -158,3 +158,20 @@ def test_what_a_failing_receiver_answers_is_never_stored_or_shown(
     page.force_login(member)
     html = page.get("/reviews/webhooks/").content.decode()
     assert "HTTP 500" in html and "internal secret page" not in html
+
+
+@pytest.mark.parametrize(
+    ("url", "advised"),
+    [
+        ("http://hooks.nowhere.invalid/hook", False),  # a typo: allowing it fixes nothing
+        ("ftp://example.com/", False),
+        ("http://metadata.google.internal/", True),
+        ("http://[::1]/", True),
+        ("http://10.1.2.3/hook", True),
+    ],
+)
+def test_only_a_host_that_is_not_public_gets_the_operators_setting(
+    api, url: str, advised: bool
+) -> None:
+    message = put(api, url).json()["error"]["message"]
+    assert ("JAZZMINE_WEBHOOK_ALLOWED_HOSTS" in message) is advised, message
