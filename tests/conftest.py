@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from django.test import TransactionTestCase
 
-from tests.database import flush_again_after_a_deadlock
+from tests.database import PoolHolders, flush_again_after_a_deadlock
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -21,6 +21,17 @@ REPO = Path(__file__).resolve().parents[1]
 TransactionTestCase._fixture_teardown = flush_again_after_a_deadlock(
     TransactionTestCase._fixture_teardown
 )
+
+
+POOL_HOLDERS = PoolHolders()
+POOL_HOLDERS.install()
+
+
+@pytest.fixture(autouse=True)
+def _pool_connections_of_ended_threads_returned():
+    """Give the pool back what a test's ended threads held (PostgreSQL; `PoolHolders`)."""
+    yield
+    POOL_HOLDERS.return_what_ended_threads_held()
 
 
 @pytest.fixture(autouse=True)
