@@ -65,9 +65,27 @@
     window.history.replaceState(null, "", url);
   }
 
+  // One read of the attempts at a time, and one more after it if any was asked meanwhile.
+  // htmx queued a read asked during another aimed at the list the first then replaced, and
+  // dropped it: the run that had ended meanwhile stayed "Running" until a reload.
+  let attemptsReading = false;
+  let attemptsAgain = false;
   function refreshAttempts() {
     if (!root.dataset.attemptsUrl || !window.htmx) return;
-    window.htmx.ajax("GET", root.dataset.attemptsUrl, { target: "#attempt-list", swap: "outerHTML" });
+    if (attemptsReading) {
+      attemptsAgain = true;
+      return;
+    }
+    attemptsReading = true;
+    window.htmx
+      .ajax("GET", root.dataset.attemptsUrl, { target: "#attempt-list", swap: "outerHTML" })
+      .finally(() => {
+        attemptsReading = false;
+        if (attemptsAgain) {
+          attemptsAgain = false;
+          refreshAttempts();
+        }
+      });
   }
 
   function refreshPrompt() {
@@ -146,12 +164,20 @@
       $("output-card").hidden = false;
     },
     run_html(m) {
+      // The last words of a run the pane no longer shows (Auto's next attempt cleared it):
+      // their regions are gone, and its end reaches the attempts list through `status`.
+      const current = pane();
+      if (!current || current.dataset.runId !== m.run_id) return;
       // Out-of-band fragments: each names the region of the pane it appends to or replaces.
       window.htmx.swap(document.body, m.html, { swapStyle: "none" });
     },
     status(m) {
+      if (!finished(m.status)) return;
       const current = pane();
-      if (!current || current.dataset.runId !== m.run_id || !finished(m.status)) return;
+      if (!current || current.dataset.runId !== m.run_id) {
+        refreshAttempts(); // a run of an earlier attempt ended: its row says so
+        return;
+      }
       state.lastFailed = m.status === "failed";
       // A run's status may come after the auto loop's last word: it must not hide it.
       const said = m.status === "failed" && m.outcome === "cancelled" ? "cancelled" : m.status;
