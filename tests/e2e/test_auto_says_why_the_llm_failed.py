@@ -36,6 +36,15 @@ ENDED = """(() => {
 })()"""
 
 
+def auto_ready(page, server: StudioServer, *, attempts: int) -> None:
+    """Log in, open the playground and set Auto for a task and a number of attempts."""
+    login(page, server)
+    page.goto("/playground/")
+    page.wait_for_selector("#playground[data-socket=open]")
+    page.locator("#task").fill("Count the users")
+    page.locator("#max-attempts").fill(str(attempts))
+
+
 def press_auto(page) -> str:
     page.evaluate("document.querySelector('#playground-status').textContent = ''")
     page.click("#auto-button")
@@ -46,11 +55,7 @@ def test_auto_ends_saying_why_the_llm_failed(
     browser, studio_server_with_llm: StudioServer, fake_llm: FakeLLM
 ) -> None:
     with browser_page(browser, studio_server_with_llm) as page:
-        login(page, studio_server_with_llm)
-        page.goto("/playground/")
-        page.wait_for_selector("#playground[data-socket=open]")
-        page.locator("#task").fill("Count the users")
-        page.locator("#max-attempts").fill("1")
+        auto_ready(page, studio_server_with_llm, attempts=1)
         queue(fake_llm, {"status": 400, "message": "the model is not loaded"})
         said = press_auto(page)
         assert said.startswith("LLM error:") and "answered 400" in said, said

@@ -13,8 +13,8 @@ import time
 
 import pytest
 
-from .conftest import FakeLLM, StudioServer, browser_page, login
-from .test_auto_says_why_the_llm_failed import press_auto, queue
+from .conftest import FakeLLM, StudioServer, browser_page
+from .test_auto_says_why_the_llm_failed import auto_ready, press_auto, queue
 from .waiting import wait_until
 
 pytestmark = [pytest.mark.e2e, pytest.mark.docker]
@@ -34,14 +34,10 @@ def test_every_attempt_says_how_its_run_ended(
     browser, studio_server_with_llm: StudioServer, fake_llm: FakeLLM
 ) -> None:
     with browser_page(browser, studio_server_with_llm) as page:
-        login(page, studio_server_with_llm)
-        page.goto("/playground/")
-        page.wait_for_selector("#playground[data-socket=open]")
+        auto_ready(page, studio_server_with_llm, attempts=2)
         errors: list[str] = []
         page.on("console", lambda m: m.type == "error" and errors.append(m.text))
         page.route("**/playground/sessions/*/attempts/", slowed)
-        page.locator("#task").fill("Count the users")
-        page.locator("#max-attempts").fill("2")
         queue(fake_llm, {"text": "emit_result(1 / 0)"}, {"text": "emit_result(1)"})
         assert press_auto(page) == "succeeded after 2 attempt(s)"
         badges = wait_until(
