@@ -124,6 +124,7 @@ class GeneratedEvent(TypedDict):
     prompt_tokens: int | None
     completion_tokens: int | None
     seconds: float
+    first_token_seconds: float | None
 
 
 class LLMErrorEvent(TypedDict):
@@ -261,6 +262,7 @@ async def generate_attempt(
             prompt_tokens=attempt.prompt_tokens,
             completion_tokens=attempt.completion_tokens,
             seconds=attempt.generation_seconds,
+            first_token_seconds=attempt.first_token_seconds,
         )
     )
     await emit(

@@ -40,6 +40,10 @@ from .recorder import AttemptRecorder
 
 MAX_BODY_CHARS = 200_000
 MAX_AUTO_ATTEMPTS = 10
+# Why a generation ended before the LLM's answer did, as its attempt says.
+STOPPED_BY_CANCEL = "stopped with Cancel"
+STOPPED_BY_LEAVING = "the page was closed or reloaded"
+STOPPED_BY_NEWER = "a newer request of the page replaced it"
 # A sandbox's pools are asked to fill at most once in this long by this process. Each ask is
 # a broadcast to every worker (one at a time per process, as cancels are), and each worker
 # answers it with a read on the thread that stores its runs' events; a pool keeps itself full
@@ -108,9 +112,10 @@ class PlaygroundConsumer(RunFollowMixin, SessionBoundJsonWebsocketConsumer):
         await self.accept()
 
     async def disconnect(self, code: int) -> None:
-        for task in (getattr(self, "task", None), getattr(self, "_checker", None)):
-            if task is not None:
-                task.cancel()
+        self._stop_task(STOPPED_BY_LEAVING)
+        checker = getattr(self, "_checker", None)
+        if checker is not None:
+            checker.cancel()
         await self.unfollow_run()
 
     async def receive(
@@ -203,7 +208,7 @@ class PlaygroundConsumer(RunFollowMixin, SessionBoundJsonWebsocketConsumer):
             )
             await self.send_json({"type": "generation_finished", "session": loop.session_id})
 
-        self._start(work())
+        self._start(work(), loop.recorder)
 
     async def auto(self, content: dict[str, Any]) -> None:
         attempts = min(max(id_number(content.get("max_attempts")) or 3, 1), MAX_AUTO_ATTEMPTS)
@@ -223,7 +228,7 @@ class PlaygroundConsumer(RunFollowMixin, SessionBoundJsonWebsocketConsumer):
                 **loop.previous,
             )
 
-        self._start(work())
+        self._start(work(), loop.recorder)
 
     async def _loop_setup(self, content: dict[str, Any], *, retry: bool) -> _Loop:
         """Open the session and gather what generating its next attempt needs."""
@@ -328,8 +333,7 @@ class PlaygroundConsumer(RunFollowMixin, SessionBoundJsonWebsocketConsumer):
         A page reloaded mid-run shows a run this socket never started: it names it, and the
         run page's own rule applies (a run its user may see and stop).
         """
-        if self.task is not None:
-            self.task.cancel()
+        self._stop_task(STOPPED_BY_CANCEL)
         run_id = self.following or uuid_text(content.get("run_id"))
         if run_id is not None:
             stopped = await database_sync_to_async(_cancel_run)(run_id=run_id, user=self.user)
@@ -338,9 +342,15 @@ class PlaygroundConsumer(RunFollowMixin, SessionBoundJsonWebsocketConsumer):
 
     # Helpers
 
-    def _start(self, work: Any) -> None:
-        if self.task is not None and not self.task.done():
-            self.task.cancel()
+    def _stop_task(self, reason: str) -> None:
+        """Stop the generation or loop this page started, saying why (see `_start`)."""
+        task = getattr(self, "task", None)
+        if task is not None and not task.done():
+            self._stop_reason = reason
+            task.cancel()
+
+    def _start(self, work: Any, recorder: AttemptRecorder | None = None) -> None:
+        self._stop_task(STOPPED_BY_NEWER)
 
         async def guarded() -> None:
             try:
@@ -349,6 +359,12 @@ class PlaygroundConsumer(RunFollowMixin, SessionBoundJsonWebsocketConsumer):
                 async with _own_database_thread():
                     await work
             except asyncio.CancelledError:
+                # An answer cut short is kept, with why: a reload no longer loses the prompt
+                # and what the LLM had sent. Shielded: the cancel must not cancel its store.
+                if recorder is not None:
+                    reason = getattr(self, "_stop_reason", STOPPED_BY_CANCEL)
+                    with contextlib.suppress(Exception):
+                        await asyncio.shield(recorder.stopped(reason))
                 with contextlib.suppress(Exception):
                     await self.send_json({"type": "cancelled"})
                 raise

@@ -75,6 +75,9 @@ class Attempt(models.Model):
     body = models.TextField(blank=True)
     violations = models.JSONField(default=list, blank=True)
     llm_error = models.TextField(blank=True)
+    # Why the generation ended before the LLM finished (Cancel, a reload, a newer request):
+    # `raw_answer` holds what had come, and no script was taken from it.
+    stopped = models.CharField(max_length=120, blank=True)
     finish_reason = models.CharField(max_length=40, blank=True)
     prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
     completion_tokens = models.PositiveIntegerField(null=True, blank=True)
@@ -94,9 +97,11 @@ class Attempt(models.Model):
 
     @property
     def status(self) -> str:
-        """Return where the attempt ended: llm error, violations, run status, or drafted."""
+        """Return where the attempt ended: llm error, stopped, violations, run status, or drafted."""
         if self.llm_error:
             return "llm_error"
+        if self.stopped:
+            return "stopped"
         if self.violations:
             return "violations"
         if self.run_id is not None:

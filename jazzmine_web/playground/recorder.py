@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -55,6 +56,10 @@ class AttemptRecorder:
         self.prompts: dict[int, tuple[str, str]] = {}
         self.previous_error = ""
         self.raw: dict[int, list[str]] = {}
+        # The attempt the LLM is answering now, since when, and when its first token came
+        # (`stopped` stores it if the generation ends before the answer does).
+        self.generating: tuple[int, float] | None = None
+        self.first_token_at: float | None = None
 
     async def on_event(self, event: dict[str, Any]) -> None:
         """Persist what an event settles, then forward it to the browser."""
@@ -67,12 +72,18 @@ class AttemptRecorder:
             event = {**event, "finish_reason": finish_reason_storable(event["finish_reason"])}
         if kind == "token":
             self.raw.setdefault(event["attempt"], []).append(event["text"])
+            if self.first_token_at is None:
+                self.first_token_at = time.monotonic()
         elif kind == "attempt_started":
             self.prompts[event["attempt"]] = (event["prompt"], event["hint"])
+            self.generating = (event["attempt"], time.monotonic())
+            self.first_token_at = None
         elif kind == "generated":
+            self.generating = None
             self.current = await self._store(event, llm_error="")
             event = {**event, "attempt_id": self.current.pk, "number": self.current.number}
         elif kind == "llm_error":
+            self.generating = None
             self.current = await self._store(event, llm_error=event["error"])
             event = {**event, "attempt_id": self.current.pk}
         elif kind == "validated" and self.current is not None and event["violations"]:
@@ -95,6 +106,32 @@ class AttemptRecorder:
             prompt_tokens=event.get("prompt_tokens"),
             completion_tokens=event.get("completion_tokens"),
             generation_seconds=event.get("seconds"),
+            first_token_seconds=event.get("first_token_seconds"),
+        )
+
+    async def stopped(self, reason: str) -> Attempt | None:
+        """Store the attempt whose generation ended before the LLM's answer did, if any.
+
+        What the LLM had sent is its `raw_answer`; it has no script (nothing was taken from a
+        half answer), so it is neither run nor quoted by a retry. None: no answer was coming.
+        """
+        if self.generating is None:
+            return None
+        number, since = self.generating
+        self.generating = None
+        first = self.first_token_at
+        prompt, hint = self.prompts.get(number, ("", ""))
+        return await database_sync_to_async(attempt_record)(
+            session=self.session,
+            source=AttemptSource.LLM,
+            language=self.language,
+            prompt=prompt,
+            hint=hint,
+            previous_error=self.previous_error,
+            raw_answer="".join(self.raw.get(number, [])),
+            stopped=reason,
+            generation_seconds=round(time.monotonic() - since, 3),
+            first_token_seconds=None if first is None else round(first - since, 3),
         )
 
     async def run(self, _script: str) -> RunOutcome:

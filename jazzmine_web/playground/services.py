@@ -154,9 +154,11 @@ def prompt_for(
     generator = script_generator_for(sandbox=sandbox, language=language)
     last = None
     if session is not None:
-        earlier = (
-            session.attempts.all() if before is None else session.attempts.filter(number__lt=before)
-        )
+        # A generation stopped before the LLM finished is no attempt to retry from: the retry
+        # quotes the one before it, as though it had never started.
+        earlier = session.attempts.filter(stopped="")
+        if before is not None:
+            earlier = earlier.filter(number__lt=before)
         last = earlier.order_by("-number").first()
     previous_script = previous_error = ""
     number = 1

@@ -277,6 +277,8 @@
     cancelled() {
       state.auto = false;
       setBusy(false, "cancelled");
+      // A generation cut short is an attempt of its own now ("stopped"), stored before this.
+      refreshAttempts();
     },
     run_cancelling() {
       status("stopping the run…");
