@@ -91,15 +91,8 @@ class AttemptRecorder:
         await self.send(event)
 
     async def _store(self, event: dict[str, Any], *, llm_error: str) -> Attempt:
-        prompt, hint = self.prompts.get(event["attempt"], ("", ""))
-        return await database_sync_to_async(attempt_record)(
-            session=self.session,
-            source=AttemptSource.LLM,
-            language=self.language,
-            prompt=prompt,
-            hint=hint,
-            previous_error=self.previous_error,
-            raw_answer="".join(self.raw.get(event["attempt"], [])),
+        return await self._record(
+            event["attempt"],
             body=event.get("body", ""),
             llm_error=llm_error,
             finish_reason=event.get("finish_reason", ""),
@@ -107,6 +100,20 @@ class AttemptRecorder:
             completion_tokens=event.get("completion_tokens"),
             generation_seconds=event.get("seconds"),
             first_token_seconds=event.get("first_token_seconds"),
+        )
+
+    async def _record(self, number: int, **fields: Any) -> Attempt:
+        """Store the LLM's attempt `number`: its prompt, its answer as it came, and `fields`."""
+        prompt, hint = self.prompts.get(number, ("", ""))
+        return await database_sync_to_async(attempt_record)(
+            session=self.session,
+            source=AttemptSource.LLM,
+            language=self.language,
+            prompt=prompt,
+            hint=hint,
+            previous_error=self.previous_error,
+            raw_answer="".join(self.raw.get(number, [])),
+            **fields,
         )
 
     async def stopped(self, reason: str) -> Attempt | None:
@@ -120,15 +127,8 @@ class AttemptRecorder:
         number, since = self.generating
         self.generating = None
         first = self.first_token_at
-        prompt, hint = self.prompts.get(number, ("", ""))
-        return await database_sync_to_async(attempt_record)(
-            session=self.session,
-            source=AttemptSource.LLM,
-            language=self.language,
-            prompt=prompt,
-            hint=hint,
-            previous_error=self.previous_error,
-            raw_answer="".join(self.raw.get(number, [])),
+        return await self._record(
+            number,
             stopped=reason,
             generation_seconds=round(time.monotonic() - since, 3),
             first_token_seconds=None if first is None else round(first - since, 3),

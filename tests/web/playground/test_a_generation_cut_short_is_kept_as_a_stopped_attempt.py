@@ -8,6 +8,9 @@ before it, as though it had never started.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 from channels.db import database_sync_to_async
@@ -47,6 +50,32 @@ async def tokens_then(ws, count: int) -> tuple[str, str]:
     return session, text
 
 
+def generate(sandbox: Any, **more: Any) -> dict[str, Any]:
+    """Return the page's Generate message for the task "Count orders"."""
+    return {"type": "generate", "sandbox": sandbox.pk, "task": "Count orders", **more}
+
+
+@contextlib.asynccontextmanager
+async def held_generation(
+    llm: Any, user: Any, sandbox: Any, *then: Any, tokens: int = 2, **more: Any
+) -> AsyncIterator[tuple[Any, str, str]]:
+    """Start a generation whose answer is held before its end (then the replies `then`).
+
+    Yields the page's socket, its session and the answer's first `tokens` tokens; the answer
+    is let go and the page closed on the way out.
+    """
+    reply = held_reply()
+    llm.script(reply, *then)
+    ws = await playground_socket(user)
+    try:
+        await ws.send_json_to(generate(sandbox, **more))
+        session, so_far = await tokens_then(ws, tokens)
+        yield ws, session, so_far
+    finally:
+        reply.release_last.set()
+        await ws.disconnect()
+
+
 def attempts_of(session_id: str) -> list[Attempt]:
     return list(Attempt.objects.filter(session_id=session_id).order_by("number"))
 
@@ -62,17 +91,9 @@ async def stored(session_id: str, count: int) -> list[Attempt]:
 
 
 async def test_cancel_keeps_the_prompt_and_the_answer_so_far(ecommerce, member, llm) -> None:
-    reply = held_reply()
-    llm.script(reply)
-    ws = await playground_socket(member)
-    try:
-        await ws.send_json_to({"type": "generate", "sandbox": ecommerce.pk, "task": "Count orders"})
-        session, so_far = await tokens_then(ws, 3)
+    async with held_generation(llm, member, ecommerce, tokens=3) as (ws, session, so_far):
         await ws.send_json_to({"type": "cancel"})
         messages = await collect_until(ws, "cancelled", timeout=10)
-    finally:
-        reply.release_last.set()
-        await ws.disconnect()
     assert not [m for m in messages if m["type"] == "generated"]
     (attempt,) = await stored(session, 1)
     assert attempt.stopped == STOPPED_BY_CANCEL and attempt.status == "stopped"
@@ -88,7 +109,7 @@ async def test_a_reload_mid_answer_keeps_it(ecommerce, member, llm) -> None:
     llm.script(reply)
     ws = await playground_socket(member)
     try:
-        await ws.send_json_to({"type": "generate", "sandbox": ecommerce.pk, "task": "Count orders"})
+        await ws.send_json_to(generate(ecommerce))
         session, so_far = await tokens_then(ws, 2)
     finally:
         await ws.disconnect()  # the page goes away: nobody is told anything
@@ -101,24 +122,9 @@ async def test_a_reload_mid_answer_keeps_it(ecommerce, member, llm) -> None:
 
 
 async def test_a_newer_generate_replaces_it_and_both_are_numbered(ecommerce, member, llm) -> None:
-    reply = held_reply()
-    llm.script(reply, ANSWER)
-    ws = await playground_socket(member)
-    try:
-        await ws.send_json_to({"type": "generate", "sandbox": ecommerce.pk, "task": "Count orders"})
-        session, _ = await tokens_then(ws, 2)
-        await ws.send_json_to(
-            {
-                "type": "generate",
-                "sandbox": ecommerce.pk,
-                "task": "Count orders",
-                "session": session,
-            }
-        )
+    async with held_generation(llm, member, ecommerce, ANSWER) as (ws, session, _):
+        await ws.send_json_to(generate(ecommerce, session=session))
         await collect_until(ws, "generation_finished", timeout=20)
-    finally:
-        reply.release_last.set()
-        await ws.disconnect()
     first, second = await stored(session, 2)
     assert (first.number, first.stopped, first.body) == (1, STOPPED_BY_NEWER, "")
     assert (second.number, second.stopped, second.status) == (2, "", "drafted")
@@ -127,7 +133,9 @@ async def test_a_newer_generate_replaces_it_and_both_are_numbered(ecommerce, mem
 
 async def test_a_retry_quotes_the_attempt_before_the_stopped_one(ecommerce, member, llm) -> None:
     def failed_attempt() -> str:
-        session = PlaygroundSession.objects.create(user=member, sandbox=ecommerce, task="t")
+        session = PlaygroundSession.objects.create(
+            user=member, sandbox=ecommerce, task="Count orders"
+        )
         Attempt.objects.create(
             session=session,
             number=1,
@@ -137,20 +145,12 @@ async def test_a_retry_quotes_the_attempt_before_the_stopped_one(ecommerce, memb
         return str(session.pk)
 
     session = await database_sync_to_async(failed_attempt)()
-    reply = held_reply()
-    llm.script(reply, ANSWER)
-    ws = await playground_socket(member)
-    try:
-        start = {"type": "generate", "sandbox": ecommerce.pk, "task": "t", "session": session}
-        await ws.send_json_to({**start, "retry": True})
-        await tokens_then(ws, 2)
+    retry = {"session": session, "retry": True}
+    async with held_generation(llm, member, ecommerce, ANSWER, **retry) as (ws, _, _):
         await ws.send_json_to({"type": "cancel"})
         await collect_until(ws, "cancelled", timeout=10)
-        await ws.send_json_to({**start, "retry": True})
+        await ws.send_json_to(generate(ecommerce, **retry))
         messages = await collect_until(ws, "generation_finished", timeout=20)
-    finally:
-        reply.release_last.set()
-        await ws.disconnect()
     _failed, stopped, retried = await stored(session, 3)
     assert stopped.stopped == STOPPED_BY_CANCEL
     assert stopped.previous_error == retried.previous_error != ""
@@ -161,7 +161,7 @@ async def test_a_retry_quotes_the_attempt_before_the_stopped_one(ecommerce, memb
     view = await database_sync_to_async(
         lambda: prompt_for(
             sandbox=ecommerce,
-            task="t",
+            task="Count orders",
             session=PlaygroundSession.objects.get(pk=session),
             retry=True,
             before=3,
@@ -174,7 +174,7 @@ async def test_a_cancel_with_nothing_generating_stores_nothing(ecommerce, member
     llm.script(ANSWER)
     ws = await playground_socket(member)
     try:
-        await ws.send_json_to({"type": "generate", "sandbox": ecommerce.pk, "task": "Count orders"})
+        await ws.send_json_to(generate(ecommerce))
         messages = await collect_until(ws, "generation_finished", timeout=20)
         await ws.send_json_to({"type": "cancel"})
         await ws.send_json_to({"type": "cancel"})
@@ -187,29 +187,13 @@ async def test_a_cancel_with_nothing_generating_stores_nothing(ecommerce, member
 
 
 async def test_its_script_cannot_be_run_as_the_llms(ecommerce, member, llm) -> None:
-    reply = held_reply()
-    llm.script(reply)
-    ws = await playground_socket(member)
-    try:
-        await ws.send_json_to({"type": "generate", "sandbox": ecommerce.pk, "task": "Count orders"})
-        session, _ = await tokens_then(ws, 2)
+    async with held_generation(llm, member, ecommerce) as (ws, session, _):
         await ws.send_json_to({"type": "cancel"})
         await collect_until(ws, "cancelled", timeout=10)
         (attempt,) = await stored(session, 1)
-        await ws.send_json_to(
-            {
-                "type": "run",
-                "sandbox": ecommerce.pk,
-                "task": "Count orders",
-                "session": session,
-                "attempt_id": attempt.pk,
-                "body": "",
-            }
-        )
+        run = {"type": "run", "session": session, "attempt_id": attempt.pk, "body": ""}
+        await ws.send_json_to({**generate(ecommerce), **run})
         refused = await ws.receive_json_from(timeout=10)
-    finally:
-        reply.release_last.set()
-        await ws.disconnect()
     assert refused == {"type": "error", "message": "there is no script to run"}
     assert [a.number for a in await database_sync_to_async(attempts_of)(session)] == [1]
 
@@ -217,26 +201,11 @@ async def test_its_script_cannot_be_run_as_the_llms(ecommerce, member, llm) -> N
 async def test_the_pages_show_why_it_stopped_and_what_had_come(
     ecommerce, member, llm, client
 ) -> None:
-    reply = held_reply()
-    llm.script(reply, ANSWER)
-    ws = await playground_socket(member)
-    try:
-        await ws.send_json_to({"type": "generate", "sandbox": ecommerce.pk, "task": "Count orders"})
-        session, _ = await tokens_then(ws, 3)
+    async with held_generation(llm, member, ecommerce, ANSWER, tokens=3) as (ws, session, _):
         await ws.send_json_to({"type": "cancel"})
         await collect_until(ws, "cancelled", timeout=10)
-        await ws.send_json_to(
-            {
-                "type": "generate",
-                "sandbox": ecommerce.pk,
-                "task": "Count orders",
-                "session": session,
-            }
-        )
+        await ws.send_json_to(generate(ecommerce, session=session))
         await collect_until(ws, "generation_finished", timeout=20)
-    finally:
-        reply.release_last.set()
-        await ws.disconnect()
     stopped, _second = await stored(session, 2)
 
     def pages() -> tuple[str, str]:
