@@ -16,6 +16,7 @@ from jazzmine.core.tools import Tool as ToolInterface
 from jazzmine.core.tools.registry import secret_names_problem
 from jazzmine.core.tools.validator.legible import (
     character_named,
+    names_read_otherwise,
     unseen_character,
     unseen_characters,
 )
@@ -321,16 +322,20 @@ def prompt_text_checked(tool: ToolInterface, *, tool_json: dict[str, Any] | None
         )
 
 
-def code_legibility_checked(source: str, *, what: str) -> str:
+def code_legibility_checked(source: str, *, what: str, python: bool = True) -> str:
     """Return tool code whose every character a page draws as the interpreter reads it.
 
     Secrets reach only code a team admin accepted, and the admin accepts what the tool page
     shows: a form feed in an indentation (Python puts the line at column 0, a page draws it
     inside the block above), bidi controls (Trojan Source) or a line separator (it ends a
-    JavaScript comment) would have the admin accept other code than runs. The rule scripts
-    already follow (`validator.legible`); raise ValidationError naming the first such line.
+    JavaScript comment) would have the admin accept other code than runs. In `python` code,
+    a name Python reads in another form than it is spelt (`ᵒrder_id` runs as `order_id`)
+    too. The rules scripts already follow (`validator.legible`); raise ValidationError
+    naming the first such line.
     """
     found = unseen_characters(source)
+    if not found and python and not source.isascii():
+        found = names_read_otherwise(source)
     if found:
         line, problem = found[0]
         raise ValidationError(f"{what}, line {line}: {problem}")

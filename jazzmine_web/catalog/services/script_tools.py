@@ -57,7 +57,9 @@ def script_tool_check(*, tool: ScriptTool, sandbox_name: str = "default") -> Reg
     field = nul_field({**tool.to_json_dict(), tool.script_filename: tool.source})
     if field is not None:
         raise ValidationError(nul_message(field))
-    code_legibility_checked(tool.source, what=tool.script_filename)
+    code_legibility_checked(
+        tool.source, what=tool.script_filename, python=tool.script_filename.endswith(".py")
+    )
     tool_name_checked(tool.name)
     description_checked(tool.description)
     requirements_checked(tool.dependencies)

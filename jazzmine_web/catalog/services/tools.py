@@ -441,7 +441,9 @@ def tool_code_accept(
         )
     try:
         # A row stored before the rule: its page does not show the code that would run.
-        code_legibility_checked(tool.source, what=f"Tool {tool.name}'s code")
+        code_legibility_checked(
+            tool.source, what=f"Tool {tool.name}'s code", python=tool.runtime != "node"
+        )
     except ValidationError as exc:
         raise ValidationError(f"{exc.messages[0]}; nothing was accepted.") from None
     if tool.code_accepted:

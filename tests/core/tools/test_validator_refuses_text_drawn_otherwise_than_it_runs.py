@@ -1,8 +1,9 @@
 """The validator refuses text a page draws otherwise than Python reads it, and nothing else.
 
 The editor's live check, the API, a reviewer's edit and a run all ask `validate_script`, so
-what the editor marks is what a run refuses. Escapes in strings, plain emoji, tabs and
-names that Python reads as ASCII (NFKC) stay fine; the sandbox's own tool names stay callable.
+what the editor marks is what a run refuses. Escapes in strings, plain emoji and tabs stay
+fine, and so do the sandbox's own tool names. A name Python reads otherwise than it is spelt
+(NFKC: `ᵒrder_id` runs as `order_id`) is refused: a page draws it as a name of its own.
 """
 
 from __future__ import annotations
@@ -32,6 +33,16 @@ TOOLS = ["get_orders", "größe_berechnen"]
         ("emit_result(get_orders(st\u0430tus=1))\n", 1, "U+0430"),
         ("r = get_orders()\nemit_result(r.d\u0430ta)\n", 2, "U+0430"),
         ("größe = 1\nemit_result(größe)\n", 1, "U+00F6"),
+        # Read as `order_id` and `status` (NFKC), drawn as names of their own.
+        ('order_id = "A"\n\u1d52rder_id = "B"\nemit_result(order_id)\n', 2, "U+1D52"),
+        ("status = 1\n\u02e2tatus = 2\nemit_result(get_orders(status=status))\n", 2, "U+02E2"),
+        ('emit_result(get_orders(\u02e2tatus="x"))\n', 1, "U+02E2"),
+        ("r = get_orders()\nemit_result(r.\ufb01eld)\n", 2, "U+FB01"),
+        ("def \uff46(x):\n    return x\nemit_result(1)\n", 1, "U+FF46"),
+        ("emit_result(\uff47et_orders())\n", 1, "U+FF47"),
+        ("s = 1\nemit_result(f'{\u02e2}')\n", 2, "U+02E2"),
+        ('s = 1\nemit_result(rf"""\n{\u02e2}""")\n', 3, "U+02E2"),
+        ("emit_result(\U0001d628et_orders())\n", 1, "U+1D628"),
     ],
 )
 def test_it_refuses_a_character_or_a_name_drawn_otherwise_than_it_runs(script, line, marked):
@@ -47,7 +58,8 @@ def test_it_refuses_a_character_or_a_name_drawn_otherwise_than_it_runs(script, l
         "# a comment in 日本語, with émoji \U0001f600\nemit_result(1)\n",
         "for i in range(2):\n\temit_log(str(i))\nemit_result(1)\n",
         "x = 1\r\nemit_result(x)\r\n",
-        "emit_result(ｇet_orders())\n",  # NFKC: get_orders, as it runs
+        'emit_result("\u2167 \ufb01 \uff47")  # \ufb01 \u1d52\n',  # strings, comments
+        "emit_result(f'{1} and {2}' + '\u2167')\n",
         "emit_result(größe_berechnen())\n",  # the team's own tool, by its name
     ],
 )

@@ -3,19 +3,20 @@
 Python takes letters of every alphabet in names: `stаtus` (with a Cyrillic `а`) and `status`
 are two variables that look the same. A reviewer reading `status = "pending"` just above
 `update_order_status(order_id=..., status=stаtus)` approved setting the order to pending; the
-run cancelled it. Names must be ASCII as the interpreter reads them (a fullwidth `ｇet_orders`
-is `get_orders`, as it runs); text in other alphabets stays welcome in strings and comments.
+run cancelled it. And Python reads names in NFKC: `ᵒrder_id` (a modifier letter) is drawn as
+a variable of its own below `order_id = "ORD-1001"`, and runs as `order_id`. Names must be
+ASCII as they are spelt; text in other alphabets stays welcome in strings and comments.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from jazzmine_web.reviews.models import Submission, SubmissionStatus
+from jazzmine_web.reviews.models import ReviewPolicy, Submission, SubmissionStatus
 from jazzmine_web.reviews.services import EditRefused, submission_approve
 from jazzmine_web.runs.models import Run
 
-from .conftest import submit
+from .conftest import set_policy, submit
 
 pytestmark = pytest.mark.django_db
 
@@ -36,6 +37,17 @@ SPELLINGS = {
     "an attribute": (f"r = get_orders()\nemit_result(r.d{CYRILLIC_A}ta)\n", [2]),
     "a parameter": (f"f = lambda {CYRILLIC_A}: 1\nemit_result(f(1))\n", [1]),
     "a Greek letter": ("\u03bc = 1\nemit_result(\u03bc)\n", [1, 2]),
+    # Read as the ASCII name (NFKC), drawn as another.
+    "a modifier letter": (
+        'order_id = "ORD-1001"\n'
+        '\u1d52rder_id = "ORD-1003"  # ORD-1003 was refunded already\n'
+        'r = update_order_status(order_id=order_id, status="cancelled")\n'
+        'emit_result({"cancelled": order_id, "ok": r.success})\n',
+        [2],
+    ),
+    "a fullwidth tool name": ('emit_result(\uff47et_orders(status="delivered").data)\n', [1]),
+    "a ligature in an attribute": ("r = get_orders()\nemit_result(r.\ufb01eld)\n", [2]),
+    "a field of an f-string": ('status = "x"\nemit_result(f"{\u02e2tatus}")\n', [2]),
 }
 
 
@@ -59,11 +71,17 @@ def test_a_reviewer_edit_with_one_is_refused(api, gated, reviewer) -> None:
     assert Run.objects.count() == 0
 
 
-def test_a_look_alike_that_runs_as_the_name_it_looks_like_is_fine(api, gated) -> None:
-    # NFKC makes the fullwidth letter the ASCII one, in the reading and in the run alike.
-    body = 'emit_result(\uff47et_orders(status="delivered").data)\n'
+def test_a_policy_that_lets_scripts_through_refuses_them_too(api, gated) -> None:
+    # Under `unlisted_tools` a script calling only always-allowed tools runs unread: the name
+    # it reads as `status` must not pass for another either.
+    set_policy(gated, ReviewPolicy.UNLISTED_TOOLS)
+    body = (
+        'status = "shipped"\n\u02e2tatus = "cancelled"\n'
+        "emit_result(get_orders(status=status).data)\n"
+    )
     state = submit(api, gated, body=body).json()
-    assert state["status"] == SubmissionStatus.PENDING and not state["violations"], state
+    assert state["status"] == SubmissionStatus.REJECTED_BY_VALIDATOR, state
+    assert Run.objects.count() == 0
 
 
 def test_other_alphabets_in_strings_and_comments_are_fine(api, gated) -> None:

@@ -124,9 +124,11 @@ def test_a_python_spelling_of_a_reviewed_tool_never_runs_unreviewed(api, auto, b
     assert Run.objects.count() == 0
 
 
-def test_a_fenced_look_alike_call_is_valid_and_read_as_the_real_tool(api, auto) -> None:
+def test_a_fenced_look_alike_call_is_refused_and_read_as_the_real_tool(api, auto) -> None:
+    # Python runs `ｇet_user` as get_user (NFKC), which a page draws as another name.
     state = submit(api, auto, body=PYTHON_SPELLINGS[0]).json()
-    assert state["status"] == "pending"
+    assert state["status"] == "rejected_by_validator"
+    assert any("U+FF47" in v and "reads it as 'get_user'" in v for v in state["violations"])
     assert _listed(state)["get_user"]["certain"] is True
 
 

@@ -35,7 +35,7 @@ from collections.abc import Iterable
 from . import messages
 from .allowed import FORBIDDEN_CALLS, context, tool_names
 from .checker import Checker
-from .legible import look_alike_names, unseen_characters
+from .legible import look_alike_names, names_read_otherwise, unseen_characters
 from .source import MAX_SCRIPT_CHARS, parse_script
 
 __all__ = ["FORBIDDEN_CALLS", "MAX_SCRIPT_CHARS", "validate_script"]
@@ -53,6 +53,7 @@ def validate_script(script: str, allowed_tools: Iterable[str]) -> list[str]:
         text = script if type(script) is str else str.__str__(script)  # as parse_script read it
         if not text.isascii():  # ASCII text is drawn as it runs, bar a few control characters
             checker.violations.extend(look_alike_names(tree, names))
+            checker.violations.extend(names_read_otherwise(text, names))
         checker.violations.extend(unseen_characters(text))
         return checker.run(tree)
     except Exception as exc:  # a validator that crashes would let nothing through: report it

@@ -6,15 +6,19 @@ name spelt with a letter that looks like another, what a person read is not what
 a form feed in a line's indentation resets Python's column to 0 (a call drawn inside an
 `if` runs unconditionally); bidi controls draw code in another order than it runs (Trojan
 Source); zero-width characters and line separators make text differ from what is shown;
-`stаtus` (a Cyrillic `а`) and `status` are two names drawn alike. Shared by the Python
-validator and the bash check, since both texts reach the same pages.
+`stаtus` (a Cyrillic `а`) and `status` are two names drawn alike, and `ᵒrder_id` (a
+modifier letter) is drawn as a name of its own but runs as `order_id` (Python reads names
+in NFKC). Shared by the Python validator and the bash check, since both texts reach the
+same pages.
 """
 
 from __future__ import annotations
 
 import ast
 import bisect
+import io
 import re
+import tokenize
 import unicodedata
 from collections.abc import Iterable
 
@@ -61,10 +65,10 @@ def unseen_characters(text: str) -> list[tuple[int, str]]:
 def look_alike_names(tree: ast.AST, tool_names: Iterable[str] = ()) -> list[tuple[int, str]]:
     """Return (line, problem) for each line naming something in letters beyond ASCII.
 
-    Names are read as the interpreter reads them (NFKC: a fullwidth `ｇet_orders` is
-    `get_orders`, in the reading and the run alike). The sandbox's own tool names are the
-    team's, shown by name in the review's list of tools, and stay callable whatever their
-    letters; text beyond ASCII belongs in strings and comments, drawn as they run.
+    Names as the interpreter reads them (after NFKC); `names_read_otherwise` refuses those
+    whose spelling NFKC changes. The sandbox's own tool names are the team's, shown by name
+    in the review's list of tools, and stay callable whatever their letters; text beyond
+    ASCII belongs in strings and comments, drawn as they run.
     """
     tools = frozenset(tool_names)
     lines: dict[int, str] = {}
@@ -83,3 +87,63 @@ def look_alike_names(tree: ast.AST, tool_names: Iterable[str] = ()) -> list[tupl
                     "another name's. Use ASCII names; other text belongs in strings",
                 )
     return sorted(lines.items())
+
+
+def names_read_otherwise(text: str, tool_names: Iterable[str] = ()) -> list[tuple[int, str]]:
+    """Return (line, problem) for each line whose code holds a character Python reads otherwise.
+
+    Python reads every name in NFKC: `ᵒrder_id`, `ｏrder_id` and `order_id` are one
+    variable, which a page draws as three, so a reviewer reads `order_id = "ORD-1001"` and
+    the line `ᵒrder_id = "ORD-1003"` below it as two (the run cancels ORD-1003). The
+    parsed tree holds the names already normalised, so the source's tokens are read: names
+    and the rest of the code, and f-strings whole (their fields are code, which a tokenizer
+    of Python 3.11 does not split out). Plain strings and comments keep any text. A sandbox's
+    tool, spelt exactly as named, is its own name. Text no tokenizer reads is read whole.
+    """
+    tools = frozenset(tool_names)
+    found: dict[int, str] = {}
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError):
+        tokens = [tokenize.TokenInfo(tokenize.OP, text, (1, 0), (1, 0), text)]
+    for token in tokens:
+        if token.string.isascii() or token.type == tokenize.COMMENT:
+            continue
+        if token.type == tokenize.STRING and "f" not in _prefix(token.string):
+            continue
+        if token.type == tokenize.NAME and token.string in tools:
+            continue
+        for offset, char in enumerate(token.string):
+            if not char.isascii() and unicodedata.normalize("NFKC", char) != char:
+                line = token.start[0] + token.string.count("\n", 0, offset)
+                found.setdefault(line, _read_otherwise(token, char))
+                break
+    return sorted(found.items())
+
+
+def _prefix(literal: str) -> str:
+    """Return a string literal's prefix, lowercased (`rb`, `f`, `Rf`...)."""
+    return literal[: len(literal) - len(literal.lstrip("rRbBuUfF"))].lower()
+
+
+def _read_otherwise(token: tokenize.TokenInfo, char: str) -> str:
+    named = f"U+{ord(char):04X} ({unicodedata.name(char, 'a character')})"
+    if token.type == tokenize.NAME:
+        return (
+            f"the name {token.string!r} is spelt with a letter beyond ASCII, {named}, and "
+            "Python reads it as "
+            f"{unicodedata.normalize('NFKC', token.string)!r}: a reviewer's page draws it as "
+            "another name than the one that runs. Use ASCII names; other text belongs in "
+            "strings and comments"
+        )
+    if token.type == tokenize.STRING:
+        return (
+            f"the character {named}, beyond ASCII, in an f-string, whose fields Python reads "
+            "as code, with names in another form than a page draws them. Write it as an escape "
+            f"('\\N{{{unicodedata.name(char, '...')}}}') or in a plain string"
+        )
+    return (
+        f"the character {named}, beyond ASCII, in code, which Python reads as "
+        f"{unicodedata.normalize('NFKC', char)!r}: a reviewer's page draws it otherwise. "
+        "Use ASCII in code; other text belongs in strings and comments"
+    )
