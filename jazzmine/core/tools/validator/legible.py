@@ -100,6 +100,10 @@ def names_read_otherwise(text: str, tool_names: Iterable[str] = ()) -> list[tupl
     of Python 3.11 does not split out). Plain strings and comments keep any text. A sandbox's
     tool, spelt exactly as named, is its own name. Text no tokenizer reads is read whole.
     """
+    if unicodedata.is_normalized("NFKC", text):
+        # No character of it reads otherwise (the common case: other alphabets in strings
+        # and comments), so its tokens need no reading, which is the slow part.
+        return []
     tools = frozenset(tool_names)
     found: dict[int, str] = {}
     try:
