@@ -36,6 +36,7 @@ def tool_rollback(
             )
         except ScriptToolError as exc:
             raise ValidationError(str(exc)) from exc
+        told = _review_remarks(tool, version, old.always_allow, list(old.secrets))
         _, change = script_tool_save(
             sandbox=tool.sandbox,
             tool=old,
@@ -44,7 +45,7 @@ def tool_rollback(
             note=f"Rolled back to v{version.number}",
             actor=actor,
         )
-        return change
+        return replace(change, remarks=change.remarks + told) if change.changed else change
     restored: dict[str, Any] = {
         "source": version.source,
         "dependencies": list(version.dependencies),
@@ -54,11 +55,11 @@ def tool_rollback(
         restored["always_allow"] = version.always_allow
     if version.secrets is not None:
         restored["secrets"] = list(version.secrets)
-    remarks: tuple[str, ...] = ()
+    remarks = _review_remarks(tool, version, version.always_allow, version.secrets)
     if version.interface is not None:
         restored.update({k: version.interface[k] for k in PROMPT_FIELDS if k in version.interface})
     else:
-        remarks = (
+        remarks += (
             f"v{version.number} was recorded before prompts were versioned: the name, "
             "description and parameters were kept as they are",
         )
@@ -70,3 +71,20 @@ def tool_rollback(
         **restored,
     )
     return replace(change, remarks=remarks) if remarks else change
+
+
+def _review_remarks(
+    tool: Tool, version: ToolVersion, always_allow: bool | None, secrets: list[str] | None
+) -> tuple[str, ...]:
+    """Say what of review and secrets a rollback puts back: more than code and prompt."""
+    said: list[str] = []
+    if always_allow is not None and always_allow != tool.always_allow:
+        said.append(
+            f"always-allow is {'on' if always_allow else 'off'} again, as v{version.number} "
+            f"had it: {'scripts call' if always_allow else 'a script calling'} {tool.name} "
+            f"{'without review' if always_allow else 'it waits for review'}"
+        )
+    if secrets is not None and sorted(secrets) != sorted(tool.secrets):
+        names = ", ".join(sorted(secrets)) or "none"
+        said.append(f"its secrets are as v{version.number} had them again: {names}")
+    return tuple(said)

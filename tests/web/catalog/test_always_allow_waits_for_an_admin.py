@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import html
+import re
+
 import pytest
 from django.core.exceptions import PermissionDenied
 
@@ -80,3 +83,30 @@ def test_always_allow_and_secrets_changes_are_versions_with_a_diff_and_rollback(
     client.post(f"/catalog/tools/{allowed.pk}/versions/1/rollback/")
     allowed.refresh_from_db()
     assert allowed.always_allow and allowed.secrets == [] and tool_is_always_allowed(allowed)
+
+
+def test_a_rollback_says_it_puts_review_and_secrets_back_before_and_after(
+    client, allowed, team_admin
+) -> None:
+    # The dialog said "code, needs and prompt" only: always-allow went off again unsaid.
+    tool_update(tool=allowed, always_allow=False, secrets=["API_KEY"], actor=team_admin)
+    client.force_login(team_admin)
+    page = html.unescape(client.get(f"/catalog/tools/{allowed.pk}/").content.decode())
+    asked = re.search(r'/versions/1/rollback/" data-confirm="([^"]+)"', page)
+    assert asked is not None, page
+    assert "Always-allow turns on, as v1 had it." in asked[1]
+    assert "Its secrets become v1's: none." in asked[1]
+    answer = client.post(f"/catalog/tools/{allowed.pk}/versions/1/rollback/", follow=True)
+    said = html.unescape(answer.content.decode())
+    assert "Always-allow is on again, as v1 had it: scripts call" in said
+    assert "Its secrets are as v1 had them again: none" in said
+    # Back to v2: the dialog and the message say it the other way round.
+    page = html.unescape(client.get(f"/catalog/tools/{allowed.pk}/").content.decode())
+    asked = re.search(r'/versions/2/rollback/" data-confirm="([^"]+)"', page)
+    assert "Always-allow turns off" in asked[1] and "secrets become v2's: API_KEY" in asked[1]
+    said = html.unescape(
+        client.post(
+            f"/catalog/tools/{allowed.pk}/versions/2/rollback/", follow=True
+        ).content.decode()
+    )
+    assert "Always-allow is off again, as v2 had it: a script calling" in said
