@@ -96,7 +96,7 @@ class PlaygroundConsumer(RunFollowMixin, SessionBoundJsonWebsocketConsumer):
     """Serve one playground page."""
 
     # The messages a page sends, by their "type": each is handled by the method of that name.
-    MESSAGES = ("validate", "prewarm", "generate", "auto", "run", "cancel", "follow")
+    MESSAGES = ("validate", "prewarm", "generate", "auto", "run", "cancel", "follow", "watch")
 
     async def connect(self) -> None:
         user = await connecting_user(self)
@@ -109,6 +109,7 @@ class PlaygroundConsumer(RunFollowMixin, SessionBoundJsonWebsocketConsumer):
         self._tool_access: dict[int, AccessRecheck] = {}
         self._pending_check: tuple[int, str, str, list[str]] | None = None
         self._checker: asyncio.Task[None] | None = None
+        self.watching: str | None = None  # the group of the session the page shows
         await self.accept()
 
     async def disconnect(self, code: int) -> None:
@@ -116,6 +117,8 @@ class PlaygroundConsumer(RunFollowMixin, SessionBoundJsonWebsocketConsumer):
         checker = getattr(self, "_checker", None)
         if checker is not None:
             checker.cancel()
+        if getattr(self, "watching", None):
+            await self.channel_layer.group_discard(self.watching, self.channel_name)
         await self.unfollow_run()
 
     async def receive(
@@ -326,6 +329,33 @@ class PlaygroundConsumer(RunFollowMixin, SessionBoundJsonWebsocketConsumer):
     async def run_access_lost(self, run_id: str) -> None:
         # The mixin stopped streaming it: the user left the sandbox's team (or was deactivated).
         await self.send_json({"type": "error", "message": "no such run"})
+
+    async def watch(self, content: dict[str, Any]) -> None:
+        """Hear when the attempts of the page's session change elsewhere, then say "watching".
+
+        A page reloaded during a generation was rendered before the old page's socket closed
+        and stored the generation as stopped: it reads its list again at "watching" (what
+        was stored before) and at each "attempts_changed" (what is stored after).
+        """
+        session_id = _session_id(content)
+        owned = (
+            session_id is not None
+            and await database_sync_to_async(
+                PlaygroundSession.objects.filter(pk=session_id, user=self.user).exists
+            )()
+        )
+        if not owned:
+            raise PlaygroundError("that playground session is not one of yours")
+        group = services.session_group(session_id)
+        if group != self.watching:
+            if self.watching:
+                await self.channel_layer.group_discard(self.watching, self.channel_name)
+            await self.channel_layer.group_add(group, self.channel_name)
+            self.watching = group
+        await self.send_json({"type": "watching", "session": str(session_id)})
+
+    async def attempts_changed(self, event: dict[str, Any]) -> None:
+        await self.send_json({"type": "attempts_changed", "session": event["session"]})
 
     async def cancel(self, content: dict[str, Any]) -> None:
         """Stop what this page started: a generation or auto loop, and the run it follows.

@@ -13,10 +13,10 @@ from jazzmine.orchestrator import RunOutcome
 from ..reviews.services import NeedsPerson
 from ..runs.models import Run, RunStatus
 from ..runs.services import run_group
-from ..studio.live import GroupWaiter
+from ..studio.live import GroupWaiter, group_send
 from ..studio.storable import storable_json
 from .models import Attempt, AttemptSource, PlaygroundSession
-from .services import attempt_record, attempt_run
+from .services import attempt_record, attempt_run, session_group
 
 FINISH_REASON_CHARS = Attempt._meta.get_field("finish_reason").max_length
 
@@ -127,12 +127,16 @@ class AttemptRecorder:
         number, since = self.generating
         self.generating = None
         first = self.first_token_at
-        return await self._record(
+        attempt = await self._record(
             number,
             stopped=reason,
             generation_seconds=round(time.monotonic() - since, 3),
             first_token_seconds=None if first is None else round(first - since, 3),
         )
+        # A reloaded page was rendered before this page's socket closed: it hears it here.
+        session = str(self.session.pk)
+        group_send(session_group(session), {"type": "attempts.changed", "session": session})
+        return attempt
 
     async def run(self, _script: str) -> RunOutcome:
         """Run the current attempt's body, unread (the loop's), and wait for the run to end."""

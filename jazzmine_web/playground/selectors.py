@@ -50,6 +50,11 @@ class Comparison:
     script_diff: str
     prompt_diff: str
 
+    @property
+    def pair(self) -> tuple[Attempt, Attempt]:
+        """Return both attempts, for the rows a template draws the same way for each."""
+        return self.a, self.b
+
 
 def attempts_compare(session: PlaygroundSession, a: int, b: int) -> Comparison | None:
     """Compare two attempts of a session by number, or None if either is missing."""

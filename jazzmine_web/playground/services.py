@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -173,6 +174,11 @@ def prompt_for(
     )
     hint = retry_hint(previous_error).strip() if number > 1 and language != Language.BASH else ""
     return PromptView(text, hint, number, previous_script, previous_error)
+
+
+def session_group(session_id: object) -> str:
+    """Return the channel group of the pages showing one playground session."""
+    return f"playground-session-{uuid.UUID(str(session_id)).hex}"
 
 
 def attempt_next_number(session: PlaygroundSession) -> int:

@@ -20,7 +20,10 @@
     language: root.dataset.language || "python", // "python" or "bash"
     autoRuns: new Set(), // runs of auto mode: its own messages tell how they ended
     heldReason: null, // why the loop stopped short: a script needs a person, the LLM failed
+    generating: false, // an answer is coming (a cancel now leaves half of it in the editor)
+    numbers: new Map(), // the loop's count of an attempt → its number in the list
   };
+  const numbered = (attempt) => state.numbers.get(attempt) ?? attempt;
   const buttons = {
     generate: $("generate-button"),
     run: $("run-button"),
@@ -63,6 +66,13 @@
     const url = new URL(window.location.href);
     url.search = `?session=${id}`;
     window.history.replaceState(null, "", url);
+    watchSession();
+  }
+
+  // Hear of the session's attempts changing elsewhere: a page reloaded during a generation was
+  // rendered before the old page's socket closed and stored it as stopped.
+  function watchSession() {
+    if (state.session && state.opened) socket.send({ type: "watch", session: state.session });
   }
 
   // One read of the attempts at a time, and one more after it if any was asked meanwhile.
@@ -200,16 +210,21 @@
     generation_started() {
       clearPane();
       state.heldReason = null;
+      state.numbers.clear();
       setBusy(true, "generating…");
     },
     auto_started() {
       state.auto = true;
       state.heldReason = null;
+      state.numbers.clear();
       setBusy(true, "auto mode…");
     },
     attempt_started(m) {
       clearPane();
-      status(`attempt ${m.attempt}: generating…`);
+      // The list numbers attempts once they are stored (`number` in `generated`): the loop's
+      // own count (`m.attempt`) starts again at each Generate.
+      status("generating…");
+      state.generating = true;
       state.attemptId = null;
       state.generatedBody = null;
       editor.value = "";
@@ -221,16 +236,19 @@
       state.generatedBody = m.body;
       editor.value = m.body;
       state.attemptId = m.attempt_id;
-      status(`attempt ${m.attempt} generated in ${m.seconds.toFixed(2)} s`);
+      state.generating = false;
+      state.numbers.set(m.attempt, m.number);
+      status(`attempt ${m.number} generated in ${m.seconds.toFixed(2)} s`);
       refreshAttempts();
     },
     validated(m) {
       if (m.violations.length) {
         state.lastFailed = true;
-        status(`attempt ${m.attempt} has ${m.violations.length} violation(s)`);
+        status(`attempt ${numbered(m.attempt)} has ${m.violations.length} violation(s)`);
       }
     },
     llm_error(m) {
+      state.generating = false;
       state.lastFailed = true;
       // Kept for `finished`: Auto's summary ("no success in 1 attempt(s)") hid why.
       state.heldReason = `LLM error: ${m.error}`;
@@ -258,7 +276,7 @@
       refreshAttempts();
     },
     run_finished(m) {
-      status(`attempt ${m.attempt}: ${m.success ? "succeeded" : "failed"}`);
+      status(`attempt ${numbered(m.attempt)}: ${m.success ? "succeeded" : "failed"}`);
     },
     held(m) {
       // The loop stopped before running a script that needs a person: it stays in the
@@ -276,9 +294,17 @@
     },
     cancelled() {
       state.auto = false;
-      setBusy(false, "cancelled");
+      // Stopped mid-answer: the editor holds what the LLM had sent, which is no whole script.
+      setBusy(false, state.generating ? "cancelled: the editor holds the LLM's unfinished answer" : "cancelled");
+      state.generating = false;
       // A generation cut short is an attempt of its own now ("stopped"), stored before this.
       refreshAttempts();
+    },
+    watching() {
+      refreshAttempts();  // what was stored before the socket heard of the session
+    },
+    attempts_changed(m) {
+      if (m.session === state.session) refreshAttempts();
     },
     run_cancelling() {
       status("stopping the run…");
@@ -299,6 +325,7 @@
         socket.send({ type: "follow", run_id: current.dataset.runId, after: Number(current.dataset.runSeq) || 0 });
       }
       state.opened = true;
+      watchSession();
       socket.send({ type: "prewarm", sandbox: state.sandbox });
       validate(editor.version, editor.value);
     },

@@ -220,4 +220,50 @@ async def test_the_pages_show_why_it_stopped_and_what_had_come(
     assert "(first " in index  # the time to the first token, for both attempts
     assert f"stopped: {STOPPED_BY_CANCEL}" in compare
     assert "No script: the generation stopped before the LLM finished" in compare
+    assert f"no script: the generation stopped before the LLM finished ({STOPPED_BY_CANCEL})" in (
+        compare
+    )
     assert "get_orders" in stopped.raw_answer and "orders = get_orders()" in compare
+
+
+async def test_a_page_watching_the_session_hears_of_it(ecommerce, member, llm) -> None:
+    # The reloaded page, rendered before the old page's socket closed: it watches the session
+    # and is told when the old socket stores the stopped generation.
+    reply = held_reply()
+    llm.script(reply)
+    old = await playground_socket(member)
+    await old.send_json_to(generate(ecommerce))
+    session, _ = await tokens_then(old, 2)
+    new = await playground_socket(member)
+    try:
+        await new.send_json_to({"type": "watch", "session": session})
+        assert await new.receive_json_from(timeout=5) == {"type": "watching", "session": session}
+        await old.disconnect()
+        told = await new.receive_json_from(timeout=5)
+        assert told == {"type": "attempts_changed", "session": session}
+        (attempt,) = await database_sync_to_async(attempts_of)(session)
+        assert attempt.stopped == STOPPED_BY_LEAVING
+    finally:
+        reply.release_last.set()
+        await new.disconnect()
+
+
+@pytest.mark.parametrize(
+    "session", ["", "nope", 7, None, "00000000-0000-0000-0000-000000000000", "theirs"]
+)
+async def test_only_ones_own_session_can_be_watched(
+    ecommerce, member, django_user_model, session
+) -> None:
+    def theirs() -> str:
+        other = django_user_model.objects.create_user(username="mallory", password="x" * 12)
+        return str(PlaygroundSession.objects.create(user=other, sandbox=ecommerce, task="t").pk)
+
+    if session == "theirs":
+        session = await database_sync_to_async(theirs)()
+    ws = await playground_socket(member)
+    try:
+        await ws.send_json_to({"type": "watch", "session": session})
+        answer = await ws.receive_json_from(timeout=5)
+    finally:
+        await ws.disconnect()
+    assert answer == {"type": "error", "message": "that playground session is not one of yours"}
