@@ -13,9 +13,11 @@ from typing import Any
 
 import docker
 
-from .models import ImageBuild, Sandbox
+from . import selectors
+from .models import ImageBuild, Sandbox, Tool
 from .selectors import ImageStatus
 from .services.images import sandbox_builder
+from .services.registry import registry_for_sandbox
 
 # The page waits at most this long for the engine before it falls back to the build rows.
 ENGINE_TIMEOUT_SECONDS = 2
@@ -111,3 +113,27 @@ def image_truth(sandbox: Sandbox, status: ImageStatus) -> ImageTruth:
         detail = f"the code changed since build #{build.pk}{unasked}"
         return ImageTruth(ImageTruth.NEEDS_REBUILD, detail, build)
     return ImageTruth(ImageTruth.NEVER_BUILT, f"no image of this sandbox yet{unasked}", None)
+
+
+def tool_image_sandboxes(tool: Tool) -> list[Sandbox]:
+    """Return the team's sandboxes whose current image holds this tool's code as it is now.
+
+    From the build rows first; a sandbox whose rows cannot say, but whose current code holds
+    the tool's, asks the engine, as its page does (a run or a trial built the image without
+    a row, and the tool page said no image held the code while the sandbox page said the
+    image was up to date).
+    """
+    found = selectors.tool_image_sandboxes(tool)
+    holding = Tool.objects.filter(
+        sandbox__team_id=tool.sandbox.team_id, checksum=tool.checksum
+    ).values_list("sandbox_id", flat=True)
+    for sandbox in Sandbox.objects.filter(pk__in=set(holding)).exclude(
+        pk__in=[s.pk for s in found]
+    ):
+        registry = registry_for_sandbox(sandbox)
+        if not any(t.checksum == tool.checksum for t in registry.tools(sandbox.name)):
+            continue  # not in its image (a script tool not published yet)
+        status = selectors.sandbox_image_status(sandbox, registry=registry)
+        if image_truth(sandbox, status).state == ImageTruth.UP_TO_DATE:
+            found.append(sandbox)
+    return sorted(found, key=lambda s: s.name)

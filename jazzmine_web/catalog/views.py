@@ -15,6 +15,7 @@ from ..studio.untrusted import id_number
 from ..teams.selectors import teams_for_user
 from . import selectors, services
 from .forms import ImportForm, SandboxForm, SecretValueForm, ToolForm
+from .image_truth import tool_image_sandboxes
 from .importer import ImportRefused, source_file_from_upload
 from .models import Sandbox, Tool
 from .panels import TOOL_PANELS
@@ -67,7 +68,7 @@ def tool_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "xml": registered.tool.build_prompt(),
         "history": history,
         "versions": [row.version for row in history],
-        "image_sandboxes": selectors.tool_image_sandboxes(tool),
+        "image_sandboxes": tool_image_sandboxes(tool),
         "can_administer": services.actor_is_admin(actor=request.user, team=tool.sandbox.team),
         "secrets_withheld": tool_secrets_withheld(tool),
     }

@@ -21,6 +21,7 @@ from jazzmine_web.catalog.services import (
     sandbox_builder,
     sandbox_create,
     tool_create,
+    tool_update,
 )
 
 pytestmark = [pytest.mark.django_db, pytest.mark.docker]
@@ -113,3 +114,27 @@ def test_a_failed_build_reads_failed_unless_the_engine_has_the_image(member, fre
     engine.images.get(BASE).tag(repository, name)  # a later run built it after all
     truth = image_truth(sandbox, sandbox_image_status(sandbox))
     assert truth.state == ImageTruth.UP_TO_DATE and f"build #{build.pk} failed" in truth.detail
+
+
+def test_the_tool_page_says_which_image_holds_its_code_as_the_sandbox_page_does(
+    client, member, fresh, engine
+) -> None:
+    # The tool page read the build rows alone: "No built image holds this version yet"
+    # beside a sandbox page saying "up to date" (a run had built the image).
+    sandbox, tag = fresh
+    tool = sandbox.tools.get()
+    client.force_login(member)
+    said = client.get(f"/catalog/tools/{tool.pk}/").content.decode()
+    assert "No built image holds this version yet" in said
+    repository, name = tag.rsplit(":", 1)
+    engine.images.get(BASE).tag(repository, name)  # what a run's ensure_image leaves
+    said = client.get(f"/catalog/tools/{tool.pk}/").content.decode()
+    assert "No built image holds this version yet" not in said
+    assert f'This code is in the current image of: <a href="/catalog/sandboxes/{sandbox.pk}/">' in (
+        said
+    )
+    # Code changed: the image holds the old code, not the tool's as it is now.
+    tool_update(tool=tool, source=tool.source.replace('data="', 'data="new '), actor=member)
+    tool.refresh_from_db()
+    said = client.get(f"/catalog/tools/{tool.pk}/").content.decode()
+    assert "No built image holds this version yet" in said
