@@ -64,11 +64,17 @@ class RequirementsField(LinesField):
 def bound_number_field(field: forms.Field, name: str) -> None:
     """Give a number field the deployment's bounds (read now, so settings apply per request)."""
     limits = bound(name)
+    # Bounds are floats; a whole-number field says them as whole numbers ("at most 52428800",
+    # not 52428800.0), in its error and in the browser's own.
+    whole = isinstance(field, forms.IntegerField) and not isinstance(field, forms.FloatField)
+    low, high = (
+        (int(limits.minimum), int(limits.maximum)) if whole else (limits.minimum, limits.maximum)
+    )
     field.validators = [
         v for v in field.validators if not isinstance(v, (MinValueValidator, MaxValueValidator))
     ]
-    field.validators += [MinValueValidator(limits.minimum), MaxValueValidator(limits.maximum)]
-    field.widget.attrs.update(min=limits.minimum, max=limits.maximum)
+    field.validators += [MinValueValidator(low), MaxValueValidator(high)]
+    field.widget.attrs.update(min=low, max=high)
     field.help_text = (
         f"{field.help_text}; " if field.help_text else ""
     ) + f"between {number_text(limits.minimum)} and {number_text(limits.maximum)}"

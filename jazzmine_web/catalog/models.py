@@ -7,6 +7,7 @@ from django.db import models
 
 from jazzmine.core.tools import SandboxConfig
 from jazzmine.core.tools.registry import DEFAULT_BASE_IMAGE
+from jazzmine.scripttools import RUNTIMES
 
 from ..studio.fields import OrderedJSONField
 from ..studio.hotrows import Rows
@@ -258,6 +259,13 @@ class Tool(models.Model):
             and self.accepted_code_digest
             and self.accepted_code_digest == self.code_digest
         )
+
+    @property
+    def kind_shown(self) -> str:
+        """Return the kind as the tool page says it: a script tool names its script's file."""
+        if self.kind == ToolKind.SCRIPT:
+            return f"Script tool (tool.json + {RUNTIMES.get(self.runtime, 'script.py')})"
+        return self.get_kind_display()
 
     @property
     def code_digest(self) -> str:

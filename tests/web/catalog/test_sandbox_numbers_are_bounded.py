@@ -73,3 +73,20 @@ def test_a_script_tool_timeout_is_bounded_too(empty_sandbox) -> None:
                       timeout=10**6)  # fmt: skip
     with pytest.raises(ValidationError, match="timeout must be between"):
         script_tool_save(sandbox=empty_sandbox, tool=tool)
+
+
+def test_a_whole_number_field_says_its_bounds_as_whole_numbers(
+    client, team_admin, empty_sandbox
+) -> None:
+    # It said "less than or equal to 52428800.0", and the browser's own message the same.
+    client.force_login(team_admin)
+    url = f"/catalog/sandboxes/{empty_sandbox.pk}/edit/"
+    response = client.post(url, sandbox_form(max_output_bytes=10**12))
+    (said,) = response.context["form"].errors["max_output_bytes"]
+    assert said == "Ensure this value is less than or equal to 52428800."
+    page = client.get(url).content.decode()
+    assert 'name="max_output_bytes"' in page and 'max="52428800"' in page
+    assert 'min="1000"' in page and "52428800.0" not in page
+    # A fractional field keeps its fractions.
+    (cpus,) = client.post(url, sandbox_form(cpus=64)).context["form"].errors["cpus"]
+    assert cpus == "Ensure this value is less than or equal to 4.0."

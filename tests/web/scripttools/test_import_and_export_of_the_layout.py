@@ -56,6 +56,10 @@ def test_it_imports_a_zip_of_tool_folders_as_unpublished_script_tools(
     assert rsi.always_allow is True
     prices = Tool.objects.get(sandbox=sandbox, name="summarize_prices")
     assert prices.runtime == "node"
+    # Each tool page names its own script (a node tool's said script.py).
+    for tool, script in ((rsi, "script.py"), (prices, "script.js")):
+        page = client.get(f"/catalog/tools/{tool.pk}/").content.decode()
+        assert f"Script tool (tool.json + {script})" in page
     assert rsi.versions.count() == 1 and rsi.versions.get().tool_json["tool.json"]["name"]
 
 

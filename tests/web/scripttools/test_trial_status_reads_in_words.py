@@ -28,3 +28,16 @@ def test_the_trial_result_and_earlier_trials_show_labels(client, member, rsi_row
 
     page = client.get(f"/catalog/tools/{rsi_row.pk}/").content.decode()
     assert "<td>output is not JSON</td>" in page and "<td>non_json</td>" not in page
+
+
+def test_a_trial_that_ended_without_timings_shows_none(client, member, rsi_row) -> None:
+    # A trial ended by its worker's restart has no exit code and no duration: the page said
+    # "exit code — · ms".
+    client.force_login(member)
+    trial = trial_recorded(rsi_row, status="sandbox_error", passed=False)
+    assert trial.duration_ms is None and trial.exit_code is None
+    html = client.get(f"/catalog/tools/{rsi_row.pk}/trials/{trial.pk}/").content.decode()
+    assert (
+        "<code data-exit-code>—</code>" in html
+        and " ms" not in html.split("data-exit-code")[1][:80]
+    )
