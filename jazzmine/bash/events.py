@@ -44,6 +44,9 @@ def bash_final_events(result: BashResult) -> list[tuple[str, Any]]:
         "duration_ms": result.duration_ms,
         "calls": len(result.calls),
         **({"json": parsed} if parsed is not None else {}),
+        # bashkit returns no stdout of a script it stopped (a limit, a timeout): what it
+        # printed before is gone, which "no output" would hide.
+        **({"output_lost": True} if result.error and not result.stdout else {}),
     }
     events: list[tuple[str, Any]] = [("result", data)]
     if result.exit_code == 0 and not result.error:

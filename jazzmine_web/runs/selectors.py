@@ -225,6 +225,12 @@ def event_view(event: dict[str, Any], *, started: float) -> EventView | None:
     return None
 
 
+OUTPUT_LOST = (
+    "(no output shown: bashkit returns none of a script it stopped, so what it printed "
+    "before the stop is lost)"
+)
+
+
 def result_view(data: Any, *, language: str) -> ResultView:
     """Return a result event's data as shown: JSON pretty-printed, a bash result as stdout."""
     is_bash = (
@@ -242,8 +248,9 @@ def result_view(data: Any, *, language: str) -> ResultView:
         parts.append(f"{data['calls']} tool call(s)")
     if isinstance(data.get("duration_ms"), int | float):
         parts.append(f"{_round(data['duration_ms'])} ms")
+    empty = OUTPUT_LOST if data.get("output_lost") else "(no output)"
     return ResultView(
-        body=shown(body if body is not None else (data["stdout"] or "(no output)")),
+        body=shown(body if body is not None else (data["stdout"] or empty)),
         format="json" if is_json else "text",
         meta=" · ".join(parts),
         stderr=shown(str(data.get("stderr") or "")),

@@ -43,3 +43,16 @@ def test_stdout_that_is_json_is_carried_as_json() -> None:
     data, outcome = _final('{"total": 12, "ids": [1, 2]}\n')
     assert data["json"] == {"total": 12, "ids": [1, 2]}
     assert outcome == Outcome.RESULT.value
+
+
+@pytest.mark.parametrize(
+    ("stdout", "error", "lost"),
+    [("", "maximum command count exceeded (10000)", True), ("", None, False),
+     ("partial\n", "execution timeout (1s)", False)],
+)  # fmt: skip
+def test_a_stopped_script_with_no_stdout_says_its_output_is_lost(stdout, error, lost) -> None:
+    # bashkit returns no stdout of a script it stops: "(no output)" hid what it had printed.
+    result = BashResult(stdout=stdout, stderr="", exit_code=1 if error else 0, error=error)
+    data = dict(bash_final_events(result))["result"]
+    assert data.get("output_lost", False) is lost
+    check_data(data)

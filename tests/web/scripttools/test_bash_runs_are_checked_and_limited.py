@@ -49,3 +49,20 @@ def test_the_sandbox_loop_limit_stops_a_long_loop(sandbox, member, base_image, w
     assert worker.future(run.pk).result(timeout=300) == RunStatus.FAILED
     run.refresh_from_db()
     assert "loop" in (run.result["stderr"] + run.error).lower()
+
+
+@pytest.mark.docker
+@pytest.mark.django_db(transaction=True)
+def test_a_run_stopped_at_a_limit_says_its_output_is_lost(
+    sandbox, member, base_image, worker, client
+) -> None:
+    # bashkit returns no stdout of a script it stops: the pane said "(no output)" of a script
+    # that had printed "before-limit".
+    sandbox_update(sandbox=sandbox, bash_max_loop_iterations=5)
+    body = "echo before-limit\nfor i in $(seq 1 50); do echo $i; done\n"
+    run = run_create(sandbox=sandbox, user=member, body=body, language="bash")
+    assert worker.future(run.pk).result(timeout=300) == RunStatus.FAILED
+    client.force_login(member)
+    page = client.get(f"/runs/{run.pk}/").content.decode()
+    assert "no output shown: bashkit returns none of a script it stopped" in page
+    assert "(no output)" not in page
