@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .engine import BashCall, BashLimits, BashResult, BashSession, ToolSpec, render
+from .reference import tool_reference
 from .schema import (
     json_type,
     schema_from_parameters,
@@ -13,8 +14,11 @@ from .schema import (
 
 
 def system_prompt(specs: list[ToolSpec], *, limits: BashLimits | None = None) -> str:
-    """Return the system prompt bashkit writes for a tool set (no tool code runs)."""
-    return BashSession(specs, {}, limits=limits).system_prompt()
+    """Return the system prompt of a tool set: bashkit's, then the reference of the commands
+    it offers (descriptions, required flags, allowed values). No tool code runs."""
+    session = BashSession(specs, {}, limits=limits)
+    reference = tool_reference(spec for spec in specs if spec.name in session.offered)
+    return "\n\n".join(part for part in (session.system_prompt(), reference) if part)
 
 
 __all__ = [

@@ -197,6 +197,7 @@ class BashSession:
         self._started = time.monotonic()
         # Tools bash refuses to call (a schema bashkit cannot read), each with why; set by `_build`.
         self.unreadable: dict[str, str] = {}
+        self.offered: set[str] = set()  # the tools that are builtins (set by `_build`)
         self.tool = self._build()
 
     def _limit_message(self) -> str:
@@ -222,6 +223,7 @@ class BashSession:
         for spec in self.specs:
             if spec.name in shadowing:
                 continue  # the shell's command keeps its meaning; the prompt never offers it
+            self.offered.add(spec.name)
             callback = self._callback(spec.name)
             try:
                 tool.add_tool(spec.name, spec.description, callback=callback, schema=spec.schema)
@@ -297,7 +299,11 @@ class BashSession:
         return bool(spec and (spec.schema.get("properties") or {}))
 
     def system_prompt(self) -> str:
-        """Return the system prompt bashkit writes for this tool set, and what a tool reads."""
+        """Return the system prompt bashkit writes for this tool set, and what a tool reads.
+
+        bashkit's lists the commands by their flags' types alone: `jazzmine.bash.system_prompt`
+        adds the reference of `offered` commands (`reference`).
+        """
         return f"{self.tool.system_prompt()} {TOOLS_READ_FLAGS}"
 
     def help(self) -> str:
