@@ -10,6 +10,7 @@ from django.contrib.auth.forms import PasswordChangeForm
 from django.http import HttpRequest
 
 from .models import ApiToken
+from .services import api_token_names_live
 from .throttling import lockout_minutes
 
 
@@ -67,6 +68,18 @@ class TokenForm(forms.Form):
         self.user = user
         self.request = request
         self.locked = False
+
+    def clean_name(self) -> str:
+        # Reviewers tell a person's agents apart by their tokens' names ("agent agent1
+        # (demo)"): two live tokens of one name read as one agent.
+        name = self.cleaned_data["name"]
+        if name and name in api_token_names_live(self.user):
+            # Said after "The token was not created: its name" (the page's sentence).
+            raise forms.ValidationError(
+                "is already another live token's: reviewers tell your agents apart by their "
+                "tokens' names, so give this one another name (or revoke that token first)."
+            )
+        return name
 
     def clean_password(self) -> str:
         password = self.cleaned_data["password"]

@@ -106,12 +106,29 @@ def api_token_create(*, user: AbstractBaseUser, name: str) -> IssuedToken:
     raw = TOKEN_PREFIX + secrets.token_urlsafe(32)
     token = ApiToken.objects.create(
         user=user,
-        name=name.strip() or "token",
+        name=_token_name(user, name.strip()),
         prefix=raw[: len(TOKEN_PREFIX) + 6],
         token_hash=hash_token(raw),
         password_mac=password_mac(_password_hash_now(user)),
     )
     return IssuedToken(token=token, raw=raw)
+
+
+def api_token_names_live(user: AbstractBaseUser) -> set[str]:
+    """Return the names of the user's tokens that are not revoked."""
+    live = ApiToken.objects.filter(user=user, revoked_at__isnull=True)
+    return set(live.values_list("name", flat=True))
+
+
+def _token_name(user: AbstractBaseUser, name: str) -> str:
+    """Return a token's name: as given, or numbered past the user's live tokens when blank."""
+    if name:
+        return name
+    taken = api_token_names_live(user)
+    number = 1
+    while (default := "token" if number == 1 else f"token {number}") in taken:
+        number += 1
+    return default
 
 
 def api_token_revoke(

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import html
+
 import pytest
 
 from jazzmine_web.teams.models import ApiToken
@@ -65,3 +67,30 @@ def test_a_name_longer_than_a_token_keeps_is_refused_and_says_so(logged_in, user
     )
     assert response.status_code == 200 and 'id="new-token"' in response.content.decode()
     assert ApiToken.objects.get(user=user).name == "a" * 100
+
+
+def test_a_second_live_token_of_one_name_is_refused_and_blank_ones_are_numbered(
+    logged_in, user
+) -> None:
+    # Reviewers saw "agent agent1 (demo)" for both of two tokens named alike.
+    made = logged_in.post("/account/tokens/", {"name": "agent1", "password": PASSWORD})
+    assert made.status_code == 200 and ApiToken.objects.filter(user=user).count() == 1
+    again = logged_in.post("/account/tokens/", {"name": " agent1 ", "password": PASSWORD})
+    assert again.status_code == 422
+    said = html.unescape(again.content.decode())
+    assert "The token was not created: its name is already another live token's" in said
+    assert 'value=" agent1 "' in said  # what was typed stays
+    assert ApiToken.objects.filter(user=user).count() == 1
+    # Once that one is revoked, the name is free again.
+    first = ApiToken.objects.get(user=user)
+    logged_in.post(f"/account/tokens/{first.pk}/revoke/")
+    assert (
+        logged_in.post("/account/tokens/", {"name": "agent1", "password": PASSWORD}).status_code
+        == 200
+    )
+    for _ in range(3):
+        logged_in.post("/account/tokens/", {"name": "", "password": PASSWORD})
+    names = sorted(
+        ApiToken.objects.filter(user=user, revoked_at__isnull=True).values_list("name", flat=True)
+    )
+    assert names == ["agent1", "token", "token 2", "token 3"]
