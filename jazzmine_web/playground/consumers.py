@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import time
 import uuid
+import weakref
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, TypedDict
@@ -44,6 +45,9 @@ MAX_AUTO_ATTEMPTS = 10
 STOPPED_BY_CANCEL = "stopped with Cancel"
 STOPPED_BY_LEAVING = "the page was closed or reloaded"
 STOPPED_BY_NEWER = "a newer request of the page replaced it"
+# The reason each stopped task is told when it hears its cancel (weakly: a task that never
+# ran its handler takes its entry with it).
+_STOP_REASONS: weakref.WeakKeyDictionary[asyncio.Task[None], str] = weakref.WeakKeyDictionary()
 # A sandbox's pools are asked to fill at most once in this long by this process. Each ask is
 # a broadcast to every worker (one at a time per process, as cancels are), and each worker
 # answers it with a read on the thread that stores its runs' events; a pool keeps itself full
@@ -376,7 +380,8 @@ class PlaygroundConsumer(RunFollowMixin, SessionBoundJsonWebsocketConsumer):
         """Stop the generation or loop this page started, saying why (see `_start`)."""
         task = getattr(self, "task", None)
         if task is not None and not task.done():
-            self._stop_reason = reason
+            # By task: the stopped one hears its reason after the next one may have started.
+            _STOP_REASONS[task] = reason
             task.cancel()
 
     def _start(self, work: Any, recorder: AttemptRecorder | None = None) -> None:
@@ -391,8 +396,8 @@ class PlaygroundConsumer(RunFollowMixin, SessionBoundJsonWebsocketConsumer):
             except asyncio.CancelledError:
                 # An answer cut short is kept, with why: a reload no longer loses the prompt
                 # and what the LLM had sent. Shielded: the cancel must not cancel its store.
+                reason = _STOP_REASONS.pop(asyncio.current_task(), STOPPED_BY_CANCEL)
                 if recorder is not None:
-                    reason = getattr(self, "_stop_reason", STOPPED_BY_CANCEL)
                     with contextlib.suppress(Exception):
                         await asyncio.shield(recorder.stopped(reason))
                 with contextlib.suppress(Exception):
