@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import keyword
 import re
 from collections.abc import Iterable
@@ -16,6 +17,7 @@ from jazzmine.core.tools import Tool as ToolInterface
 from jazzmine.core.tools.registry import secret_names_problem
 from jazzmine.core.tools.validator.legible import (
     character_named,
+    look_alike_names,
     names_read_otherwise,
     unseen_character,
     unseen_characters,
@@ -329,17 +331,27 @@ def code_legibility_checked(source: str, *, what: str, python: bool = True) -> s
     shows: a form feed in an indentation (Python puts the line at column 0, a page draws it
     inside the block above), bidi controls (Trojan Source) or a line separator (it ends a
     JavaScript comment) would have the admin accept other code than runs. In `python` code,
-    a name Python reads in another form than it is spelt (`ᵒrder_id` runs as `order_id`)
-    too. The rules scripts already follow (`validator.legible`); raise ValidationError
-    naming the first such line.
+    a name Python reads in another form than it is spelt (`ᵒrder_id` runs as `order_id`),
+    and a name beyond ASCII that a page draws like another (`аpi_key = "redacted"`, with a
+    Cyrillic `а`, below `api_key = os.environ["API_KEY"]`: the admin reads the secret
+    overwritten, and the real one is sent); tool names are ASCII already. The rules scripts
+    already follow (`validator.legible`); raise ValidationError naming the first such line.
     """
     found = unseen_characters(source)
     if not found and python and not source.isascii():
-        found = names_read_otherwise(source)
+        found = names_read_otherwise(source) or _look_alikes(source)
     if found:
         line, problem = found[0]
         raise ValidationError(f"{what}, line {line}: {problem}")
     return source
+
+
+def _look_alikes(source: str) -> list[tuple[int, str]]:
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []  # code that does not parse never runs: its own check says so
+    return look_alike_names(tree)
 
 
 def base_images_allowed() -> list[str]:
