@@ -88,6 +88,9 @@ class AttemptRecorder:
             event = {**event, "attempt_id": self.current.pk}
         elif kind == "validated" and self.current is not None and event["violations"]:
             await database_sync_to_async(_set_violations)(self.current, event["violations"])
+        if kind in ("validated", "run_finished") and self.current is not None:
+            # The list's number: the loop's own count starts again at each Generate.
+            event = {**event, "number": self.current.number}
         await self.send(event)
 
     async def _store(self, event: dict[str, Any], *, llm_error: str) -> Attempt:

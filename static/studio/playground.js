@@ -21,9 +21,7 @@
     autoRuns: new Set(), // runs of auto mode: its own messages tell how they ended
     heldReason: null, // why the loop stopped short: a script needs a person, the LLM failed
     generating: false, // an answer is coming (a cancel now leaves half of it in the editor)
-    numbers: new Map(), // the loop's count of an attempt → its number in the list
   };
-  const numbered = (attempt) => state.numbers.get(attempt) ?? attempt;
   const buttons = {
     generate: $("generate-button"),
     run: $("run-button"),
@@ -210,19 +208,17 @@
     generation_started() {
       clearPane();
       state.heldReason = null;
-      state.numbers.clear();
       setBusy(true, "generating…");
     },
     auto_started() {
       state.auto = true;
       state.heldReason = null;
-      state.numbers.clear();
       setBusy(true, "auto mode…");
     },
     attempt_started(m) {
       clearPane();
-      // The list numbers attempts once they are stored (`number` in `generated`): the loop's
-      // own count (`m.attempt`) starts again at each Generate.
+      // The list numbers attempts once they are stored (the server's `number` from
+      // `generated` on): the loop's own count (`m.attempt`) starts again at each Generate.
       status("generating…");
       state.generating = true;
       state.attemptId = null;
@@ -237,14 +233,13 @@
       editor.value = m.body;
       state.attemptId = m.attempt_id;
       state.generating = false;
-      state.numbers.set(m.attempt, m.number);
       status(`attempt ${m.number} generated in ${m.seconds.toFixed(2)} s`);
       refreshAttempts();
     },
     validated(m) {
       if (m.violations.length) {
         state.lastFailed = true;
-        status(`attempt ${numbered(m.attempt)} has ${m.violations.length} violation(s)`);
+        status(`attempt ${m.number ?? m.attempt} has ${m.violations.length} violation(s)`);
       }
     },
     llm_error(m) {
@@ -276,7 +271,7 @@
       refreshAttempts();
     },
     run_finished(m) {
-      status(`attempt ${numbered(m.attempt)}: ${m.success ? "succeeded" : "failed"}`);
+      status(`attempt ${m.number ?? m.attempt}: ${m.success ? "succeeded" : "failed"}`);
     },
     held(m) {
       // The loop stopped before running a script that needs a person: it stays in the

@@ -124,8 +124,11 @@ async def test_a_reload_mid_answer_keeps_it(ecommerce, member, llm) -> None:
 async def test_a_newer_generate_replaces_it_and_both_are_numbered(ecommerce, member, llm) -> None:
     async with held_generation(llm, member, ecommerce, ANSWER) as (ws, session, _):
         await ws.send_json_to(generate(ecommerce, session=session))
-        await collect_until(ws, "generation_finished", timeout=20)
+        messages = await collect_until(ws, "generation_finished", timeout=20)
     first, second = await stored(session, 2)
+    # Told by the list's number (the loop's own count started at 1 again).
+    said = {m["type"]: (m["attempt"], m.get("number")) for m in messages if "attempt" in m}
+    assert said["generated"] == said["validated"] == (1, 2)
     assert (first.number, first.stopped, first.body) == (1, STOPPED_BY_NEWER, "")
     assert (second.number, second.stopped, second.status) == (2, "", "drafted")
     assert second.body.startswith("orders = get_orders()")
