@@ -10,7 +10,7 @@ from django.contrib.auth.forms import PasswordChangeForm
 from django.http import HttpRequest
 
 from .models import ApiToken
-from .services import api_token_names_live
+from .services import TOKEN_NAME_TAKEN, api_token_names_live
 from .throttling import lockout_minutes
 
 
@@ -75,10 +75,7 @@ class TokenForm(forms.Form):
         name = self.cleaned_data["name"]
         if name and name in api_token_names_live(self.user):
             # Said after "The token was not created: its name" (the page's sentence).
-            raise forms.ValidationError(
-                "is already another live token's: reviewers tell your agents apart by their "
-                "tokens' names, so give this one another name (or revoke that token first)."
-            )
+            raise forms.ValidationError(TOKEN_NAME_TAKEN)
         return name
 
     def clean_password(self) -> str:

@@ -99,6 +99,15 @@ class ApiToken(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+        constraints = [
+            # Reviewers tell a person's agents apart by their tokens' names: held here too,
+            # for two requests at once and for a token made from a shell.
+            models.UniqueConstraint(
+                fields=["user", "name"],
+                condition=models.Q(revoked_at__isnull=True),
+                name="api_token_live_name_unique",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.name} ({self.prefix}…)"

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 from django.utils.crypto import constant_time_compare, salted_hmac
@@ -98,19 +98,43 @@ def membership_remove(*, team: Team, user: AbstractBaseUser) -> None:
     Membership.objects.filter(team=team, user=user).delete()
 
 
+class TokenNameTaken(ValueError):
+    """A live token of the user already has the name asked for."""
+
+
+TOKEN_NAME_TAKEN = (
+    "is already another live token's: reviewers tell your agents apart by their tokens' "
+    "names, so give this one another name (or revoke that token first)."
+)
+
+
 def api_token_create(*, user: AbstractBaseUser, name: str) -> IssuedToken:
     """Create an API token for a user; the raw value is returned once and never stored.
 
     The token is bound to the user's password as it is now: a change of it ends the token.
+    A name a live token of the user has already raises `TokenNameTaken` (the database
+    holds it, for two requests at once too); a blank one is numbered past them.
     """
     raw = TOKEN_PREFIX + secrets.token_urlsafe(32)
-    token = ApiToken.objects.create(
-        user=user,
-        name=_token_name(user, name.strip()),
-        prefix=raw[: len(TOKEN_PREFIX) + 6],
-        token_hash=hash_token(raw),
-        password_mac=password_mac(_password_hash_now(user)),
-    )
+    given = name.strip()
+    for _ in range(3):  # a blank name numbered as another request took that number
+        try:
+            with transaction.atomic():
+                token = ApiToken.objects.create(
+                    user=user,
+                    name=_token_name(user, given),
+                    prefix=raw[: len(TOKEN_PREFIX) + 6],
+                    token_hash=hash_token(raw),
+                    password_mac=password_mac(_password_hash_now(user)),
+                )
+            break
+        except IntegrityError:
+            if given and given in api_token_names_live(user):
+                raise TokenNameTaken(f"The token's name {given!r} {TOKEN_NAME_TAKEN}") from None
+            if given:
+                raise
+    else:
+        raise TokenNameTaken("No free name was found for the token: give it one.")
     return IssuedToken(token=token, raw=raw)
 
 

@@ -16,7 +16,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from ..studio.http import form_status
 from .forms import ThrottledPasswordChangeForm, TokenForm
 from .selectors import api_tokens_for_user, api_tokens_listed, teams_for_user
-from .services import api_token_create, api_token_revoke
+from .services import TOKEN_NAME_TAKEN, TokenNameTaken, api_token_create, api_token_revoke
 
 # What the page's example submits: a script that calls no tool, so it runs in any sandbox.
 EXAMPLE_TASK = "Say hello"
@@ -74,7 +74,10 @@ def tokens(request: HttpRequest) -> HttpResponse:
     data = request.POST if request.method == "POST" else None
     form = TokenForm(data, user=request.user, request=request)
     if form.is_valid():
-        issued = api_token_create(user=request.user, name=form.cleaned_data["name"])
+        try:
+            issued = api_token_create(user=request.user, name=form.cleaned_data["name"])
+        except TokenNameTaken:  # another request took the name since the form's check
+            form.add_error("name", TOKEN_NAME_TAKEN)
     template = "teams/tokens.html"
     if request.htmx:
         template += "#token-list"

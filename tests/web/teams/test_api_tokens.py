@@ -3,9 +3,19 @@ from __future__ import annotations
 import html
 
 import pytest
+from django.contrib.auth import get_user_model
+from django.db import IntegrityError, transaction
+from django.utils import timezone
 
+from jazzmine_web.teams import forms
 from jazzmine_web.teams.models import ApiToken
-from jazzmine_web.teams.services import hash_token
+from jazzmine_web.teams.services import (
+    TokenNameTaken,
+    api_token_create,
+    api_token_revoke,
+    hash_token,
+)
+from tests.web.helpers import migrate
 
 pytestmark = pytest.mark.django_db
 
@@ -94,3 +104,50 @@ def test_a_second_live_token_of_one_name_is_refused_and_blank_ones_are_numbered(
         ApiToken.objects.filter(user=user, revoked_at__isnull=True).values_list("name", flat=True)
     )
     assert names == ["agent1", "token", "token 2", "token 3"]
+
+
+def test_the_database_holds_a_live_tokens_name_for_a_shell_and_a_request_at_once(
+    logged_in, user, monkeypatch
+) -> None:
+    # The page's check alone let a token made from a shell repeat a live token's name.
+    api_token_create(user=user, name="agent1")
+    for spelling in ("agent1", " agent1", "agent1\n"):
+        with pytest.raises(TokenNameTaken, match="'agent1' is already another live token's"):
+            api_token_create(user=user, name=spelling)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        ApiToken.objects.create(user=user, name="agent1", prefix="jzm_x", token_hash="h" * 64)
+    # Two requests at once: both pass the form's check, the second is refused in words.
+    monkeypatch.setattr(forms, "api_token_names_live", lambda user: set())
+    again = logged_in.post("/account/tokens/", {"name": "agent1", "password": PASSWORD})
+    assert again.status_code == 422
+    said = html.unescape(again.content.decode())
+    assert "The token was not created: its name is already another live token's" in said
+    assert 'id="new-token"' not in said
+    assert ApiToken.objects.filter(user=user).count() == 1
+    # Another person's tokens and revoked ones leave the name free.
+    other = get_user_model().objects.create_user(username="bob", password="x" * 12)
+    assert api_token_create(user=other, name="agent1").token.name == "agent1"
+    api_token_revoke(user=user, token_id=ApiToken.objects.get(user=user).pk)
+    assert api_token_create(user=user, name="agent1").token.name == "agent1"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_tokens_of_one_name_stored_before_the_upgrade_are_numbered_and_still_open(user) -> None:
+    old = migrate(("teams", "0003_revoke_reason_unbound"))
+    try:
+        Token = old.get_model("teams", "ApiToken")
+        for n, name in enumerate(["agent", "agent", "agent", "other", "agent (2)"]):
+            Token.objects.create(user_id=user.pk, name=name, prefix="jzm_", token_hash=f"{n}" * 64)
+        Token.objects.create(
+            user_id=user.pk, name="agent", prefix="jzm_", token_hash="r" * 64,
+            revoked_at=timezone.now(),
+        )  # fmt: skip
+    finally:
+        migrate()
+    live = ApiToken.objects.filter(revoked_at__isnull=True).order_by("pk")
+    names = [t.name for t in live]
+    assert len(set(names)) == len(names) == 5, names
+    assert names[2] == "agent"  # the newest "agent" keeps its name
+    assert {"other", "agent (2)"} <= set(names)
+    assert ApiToken.objects.filter(token_hash="0" * 64, revoked_at__isnull=True).exists()
+    assert ApiToken.objects.get(token_hash="r" * 64).name == "agent"  # revoked: untouched
