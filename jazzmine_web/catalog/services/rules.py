@@ -25,6 +25,7 @@ from jazzmine.core.tools.validator.legible import (
 from jazzmine.jsontext import text_where
 from jazzmine.requirements import RequirementError, requirements_check
 from jazzmine.sandbox.runtime import tool_name_problem
+from jazzmine.scripttools.legible import javascript_names_read_otherwise
 
 from ...teams.models import Role, Team
 from ...teams.selectors import user_has_team_role
@@ -335,11 +336,15 @@ def code_legibility_checked(source: str, *, what: str, python: bool = True) -> s
     and a name beyond ASCII that a page draws like another (`аpi_key = "redacted"`, with a
     Cyrillic `а`, below `api_key = os.environ["API_KEY"]`: the admin reads the secret
     overwritten, and the real one is sent); tool names are ASCII already. The rules scripts
-    already follow (`validator.legible`); raise ValidationError naming the first such line.
+    already follow (`validator.legible`). Else (script.js) the same two, as node reads names:
+    a letter beyond ASCII in a name, or an escape (`\\u0061pi_key` is `api_key`). Raise
+    ValidationError naming the first such line.
     """
     found = unseen_characters(source)
     if not found and python and not source.isascii():
         found = names_read_otherwise(source) or _look_alikes(source)
+    elif not found and not python:
+        found = javascript_names_read_otherwise(source)
     if found:
         line, problem = found[0]
         raise ValidationError(f"{what}, line {line}: {problem}")
