@@ -13,7 +13,7 @@ from django.db.models import Max
 
 from jazzmine.bash import specs_for_sandbox
 from jazzmine.bash.generator import BashScriptGenerator
-from jazzmine.core.tools import ScriptGenerator
+from jazzmine.core.tools import ScriptGenerator, plain_newlines
 from jazzmine.core.tools.generator import retry_hint
 from jazzmine.llm import LLMConfig
 
@@ -191,6 +191,8 @@ def attempt_record(*, session: PlaygroundSession, **fields: Any) -> Attempt:
     # No savepoint of its own inside a caller's transaction (two round trips fewer on a run's
     # way in): a failure here fails the caller's whole transaction, which no caller goes on
     # with anyway.
+    if "body" in fields:  # the lines the editor draws are the ones that run
+        fields["body"] = plain_newlines(fields["body"])
     with transaction.atomic(savepoint=False):
         number = attempt_next_number(session)
         attempt = Attempt.objects.create(session=session, number=number, **fields)

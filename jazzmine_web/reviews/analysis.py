@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from jazzmine.core.tools import plain_newlines
+
 _LINE = re.compile(r"^Line (\d+):")
 
 
@@ -18,11 +20,6 @@ def violation_body_lines(violations: Iterable[str]) -> dict[int, list[str]]:
     return lines
 
 
-def normalise_body(text: str) -> str:
-    """Return a body with the newlines a browser form sends turned back into plain ones."""
-    return text.replace("\r\n", "\n").replace("\r", "\n")
-
-
 def same_body(a: str, b: str) -> bool:
     """Tell whether two bodies are one script (newlines at either end change nothing)."""
-    return normalise_body(a).strip("\n") == normalise_body(b).strip("\n")
+    return plain_newlines(a).strip("\n") == plain_newlines(b).strip("\n")

@@ -13,7 +13,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from jazzmine.bash.generator import check_script
-from jazzmine.core.tools import body_numbered, body_offset
+from jazzmine.core.tools import body_numbered, body_offset, plain_newlines
 from jazzmine.gate import Reading
 from jazzmine.sandbox import Outcome
 
@@ -105,6 +105,8 @@ def run_create(
     `api_token` is the agent's token such a policy let the run through on: it stops when
     that token no longer opens the API.
     """
+    # Every caller's body, read with the line ends every page draws (`plain_newlines`).
+    body = plain_newlines(body)
     script, violations = script_check(sandbox=sandbox, body=body, language=language)
     if violations:
         raise RunRefused(violations)
@@ -141,7 +143,11 @@ def run_create(
 
 
 def script_check(*, sandbox: Sandbox, body: str, language: str) -> tuple[str, list[str]]:
-    """Return the script that would run for a body, and its violations (by body line)."""
+    """Return the script that would run for a body, and its violations (by body line).
+
+    Read with plain line ends, as it is drawn: bash reads a lone `\\r` as part of a line.
+    """
+    body = plain_newlines(body)
     if language == Language.BASH:
         return body, bash_check(body=body)
     if language == Language.PYTHON:

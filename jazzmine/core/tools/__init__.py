@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from .generator import ScriptGenerator, body_numbered, body_offset, failed_attempt, strip_fences
+from .generator import (
+    ScriptGenerator,
+    body_numbered,
+    body_offset,
+    failed_attempt,
+    plain_newlines,
+    strip_fences,
+)
 from .registry import RegisteredTool, SandboxConfig, ToolRegistry, registry, tool
 from .types import Tool, ToolParameter, ToolResponse
 from .validator import validate_script
@@ -18,6 +25,7 @@ __all__ = [
     "body_numbered",
     "body_offset",
     "failed_attempt",
+    "plain_newlines",
     "registry",
     "strip_fences",
     "tool",

@@ -18,6 +18,16 @@ _KEY_ERROR = re.compile(r"KeyError:\s*(?P<key>'[^'\n]*'|\"[^\"\n]*\"|-?\d+)")
 BODY_MARKER = "# --- script body ---"
 
 
+def plain_newlines(text: str) -> str:
+    """Return text with every line ending a plain `\\n`: the lines every page draws.
+
+    Pages, editors and Python read a lone `\\r` as a line's end; bash reads it as part of the
+    line: `# note\\recho RAN` is one comment to bash, drawn as a comment and a command. So
+    what is stored, checked, shown and run has only `\\n` (a browser's form sends `\\r\\n`).
+    """
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
 def strip_fences(text: str) -> str:
     """Return the code inside Markdown fences, or the text itself when it has none."""
     match = _FENCE.search(text)

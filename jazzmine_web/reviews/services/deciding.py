@@ -10,14 +10,14 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from jazzmine.core.tools.generator import script_body
+from jazzmine.core.tools.generator import plain_newlines, script_body
 
 from ...runs.models import code_sha256
 from ...runs.services import run_tools_called, script_check
 from ...teams.auth import token_still_active
 from ...teams.models import Membership, Role
 from ...teams.selectors import user_has_team_role, user_holds_team_role_locked
-from ..analysis import normalise_body, same_body
+from ..analysis import same_body
 from ..models import AuditAction, Submission, SubmissionStatus
 from .audit import _audit
 from .errors import (
@@ -167,7 +167,7 @@ def submission_approve(
     _check_submitter_in_team(submission=submission)
     # The reviewer read (and may have edited) the body that runs, not the agent's raw answer.
     shown = script_body(submission.script, submission.language)
-    final_body = shown if body is None else normalise_body(edit_body_checked(body))
+    final_body = shown if body is None else plain_newlines(edit_body_checked(body))
     edited = not same_body(final_body, shown)
     if edited and not final_body.strip():
         raise SubmissionInvalid("missing_field", "The edited script is empty.")

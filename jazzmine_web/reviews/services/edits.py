@@ -9,11 +9,11 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from jazzmine.core.tools.generator import script_body
+from jazzmine.core.tools.generator import plain_newlines, script_body
 
 from ...runs.services import run_tools_called, script_check
 from ...studio.diffs import unified_diff
-from ..analysis import normalise_body, same_body
+from ..analysis import same_body
 from ..models import AuditAction, AuditEntry, Submission
 from .deciding import (
     _check_not_own,
@@ -44,7 +44,7 @@ class EditReading:
 @refused_unless_checked
 def submission_edit_read(*, submission: Submission, body: str) -> EditReading:
     """Read a reviewer's edit with the validator and the gate, and diff it against the agent's."""
-    body = normalise_body(edit_body_checked(body))
+    body = plain_newlines(edit_body_checked(body))
     shown = script_body(submission.script, submission.language)
     if same_body(body, shown):
         # The agent's script: the reading stored at submission is what the policy decided on.

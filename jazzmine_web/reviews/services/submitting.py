@@ -11,13 +11,14 @@ from django.db import transaction
 from django.dispatch import receiver
 from django.utils import timezone
 
+from jazzmine.core.tools import plain_newlines
+
 from ...catalog.models import Sandbox
 from ...celery import app as celery_app
 from ...runs.models import Language, Run, code_sha256
 from ...runs.services import RunRefused, run_create, run_tools_called, script_check
 from ...runs.signals import run_finished
 from ...teams.models import ApiToken
-from ..analysis import normalise_body
 from ..live import queue_broadcast
 from ..models import AuditAction, ReviewPolicy, Submission, SubmissionStatus
 from ..selectors import review_settings_locked
@@ -81,7 +82,7 @@ def submission_create(
             "invalid_field", f"'language' must be one of {', '.join(Language.values)}."
         )
     task = _check_text("task", task, limit=MAX_TASK_CHARS)
-    body = normalise_body(_check_text("body", body, limit=MAX_BODY_CHARS))
+    body = plain_newlines(_check_text("body", body, limit=MAX_BODY_CHARS))
     prompt = _check_text("prompt", prompt, limit=MAX_PROMPT_CHARS, required=False)
     if attempt is None:
         attempt = 1

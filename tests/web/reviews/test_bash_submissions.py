@@ -4,7 +4,7 @@ import pytest
 
 from jazzmine_web.reviews.models import Submission
 from jazzmine_web.reviews.services import submission_approve
-from jazzmine_web.runs.models import RunStatus
+from jazzmine_web.runs.models import RunStatus, code_sha256
 
 from .conftest import approve_form, set_policy, submit
 
@@ -69,3 +69,16 @@ def test_a_bash_script_is_read_approved_and_run_whole(api, ecommerce, reviewer_c
     assert submission.approved_sha256 == submission.code_sha256
     run = submission.run
     assert (run.script, run.body_offset) == (MARKED, 0)
+
+
+def test_a_lone_carriage_return_ends_a_line_for_the_reading_the_page_and_the_checksum(
+    api, ecommerce
+) -> None:
+    # bash reads `\r` as part of a line, every page as its end: what runs is what is drawn.
+    body = "# read-only report\rupdate_order_status --order_id ORD-1001 --status cancelled\r\n"
+    state = submit(api, ecommerce, body=body, language="bash").json()
+    stored = Submission.objects.get(pk=state["id"])
+    plain = "# read-only report\nupdate_order_status --order_id ORD-1001 --status cancelled\n"
+    assert stored.body == stored.script == plain
+    assert state["code_sha256"] == code_sha256(plain) == stored.code_sha256
+    assert [t["name"] for t in state["tools_called"]] == ["update_order_status"]
