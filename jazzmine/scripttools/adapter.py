@@ -15,6 +15,7 @@ from typing import Any
 from jazzmine.core.tools.registry import RegisteredTool, ToolRegistry
 
 from .model import ScriptTool
+from .start import PYTHON_START
 
 # Environment the script sees besides the secrets its tool declares: enough to run, nothing
 # of the harness's own configuration.
@@ -72,8 +73,10 @@ def {name}(*args, **kwargs) -> ToolResponse:
         # script's own end is the call's; what it left in its process group goes with it.
         with _tempfile.TemporaryFile(dir=workdir) as out, \
                 _tempfile.TemporaryFile(dir=workdir) as err:
+            # python3 with the sandbox's wheels importable (`scripttools.start`).
+            command = [exe, "-c", {python_start!r}, path] if runtime == "python3" else [exe, path]
             process = _subprocess.Popen(
-                [exe, path], stdin=_subprocess.PIPE, stdout=out, stderr=err, cwd=workdir,
+                command, stdin=_subprocess.PIPE, stdout=out, stderr=err, cwd=workdir,
                 env=env, start_new_session=True,
             )
             try:
@@ -154,7 +157,11 @@ def function_source(tool: ScriptTool) -> str:
     """Return the source of a Python tool function that runs the script tool in the sandbox."""
     # The variables every script gets besides its secrets: never redacted from its errors.
     plain_env = tuple(name for name in PASSED_ENV if name not in tool.secrets)
-    return textwrap.dedent(_TEMPLATE).lstrip().format(**runner_fields(tool), plain_env=plain_env)
+    return (
+        textwrap.dedent(_TEMPLATE)
+        .lstrip()
+        .format(**runner_fields(tool), plain_env=plain_env, python_start=PYTHON_START)
+    )
 
 
 def register_script_tool(

@@ -16,6 +16,7 @@ from jazzmine.sandbox.harness.toolbox import secrets_redacted
 from jazzmine.sandbox.request import RunLimits
 
 from .model import ScriptTool
+from .start import script_command
 
 # The bootstrap enforces the tool's timeout itself; the container's wall clock is a backstop
 # that also covers starting and stopping the container.
@@ -40,7 +41,7 @@ if exe is None:
     sys.stderr.write(spec["runtime"] + ": command not found\n")
     sys.exit(127)
 with open("/tmp/tool/stdin.json", "rb") as stdin:
-    proc = subprocess.Popen([spec["runtime"], path], executable=exe, stdin=stdin,
+    proc = subprocess.Popen(spec["command"], executable=exe, stdin=stdin,
                             cwd="/tmp/tool", start_new_session=True)
     try:
         code = proc.wait(timeout=spec["timeout"])
@@ -144,8 +145,9 @@ def classify(
         if match or _PY_IMPORT.search(stderr):
             module = match.group(1) if match else None
             return TrialStatus.MISSING_MODULE, (
-                f"missing module {module or '(import failed)'}: rewrite with the standard library "
-                "or declare it as a dependency of the sandbox"
+                f"missing module {module or '(import failed)'}: rewrite with the standard library, "
+                "or declare it in the tool's dependencies (or the sandbox's), where pip finds it "
+                "under the name it is published by"
             ), None, module  # fmt: skip
         detail = (
             text_err or "; ".join(notes or []) or f"exit code {exit_code} and nothing on stderr"
@@ -168,6 +170,8 @@ def stdin_payload(tool: ScriptTool, args: dict[str, Any], timeout: float) -> byt
         "file": tool.script_filename,
         "source": tool.source,
         "runtime": tool.runtime,
+        # As a run starts it (`scripttools.start`), from where the bootstrap writes it.
+        "command": script_command(tool.runtime, tool.runtime, f"/tmp/tool/{tool.script_filename}"),
         "timeout": timeout,
         "mark": TIMEOUT_MARK,
     }

@@ -219,12 +219,13 @@ def _trial_image(
     """Return the image a trial runs in (its name, and what to start it from), the tools
     whose wheels it holds, and those wheels.
 
-    The base image (None: it holds no wheel), or, for a tool with dependencies, the sandbox's
-    own image with this (maybe unpublished) tool's dependencies in it, started by id; its
-    wheel files as its label says (None: it does not say).
+    The base image (None: it holds no wheel), or, for a tool with dependencies or in a
+    sandbox with its own (which every tool of it imports in a run), the sandbox's own image
+    with this (maybe unpublished) tool's dependencies in it, started by id; its wheel files
+    as its label says (None: it does not say).
     """
     sandbox = tool.sandbox
-    if not script_tool.dependencies:
+    if not script_tool.dependencies and not sandbox.dependencies:
         return sandbox.base_image, sandbox.base_image, None, []
     rows = [t for t in sandbox.tool_rows() if t.published or t.pk == tool.pk]
     registry = registry_for_sandbox(sandbox, tools=rows, include_unpublished=True)
@@ -298,7 +299,8 @@ def trial_execute(*, trial_id: Any, interrupt: Interrupt | None = None) -> Trial
             )
         else:
             withheld = secrets_withheld_line(gate.withheld({tool.name: script_tool.secrets}))
-            logger.warning("trial %s: %s", trial_id, withheld)
+            if withheld:  # "" for a tool with no secret to hold back
+                logger.warning("trial %s: %s", trial_id, withheld)
         result = stop.run(
             trial_run(
                 script_tool,

@@ -37,10 +37,9 @@ from .conftest import make_tool, run_trial
 pytestmark = [pytest.mark.django_db, pytest.mark.docker]
 
 SHOP = "shop-s3cret-1717"
-# The admin's tool imports its dependency from where the image unpacks it.
+# The admin's tool imports its dependency, which the image unpacks into its `site/`.
 SHOP_TOOL = (
-    "import json, os, sys\n"
-    "sys.path.append('/opt/jazzmine/site')\n"
+    "import json, os\n"
     "import jzgood\n"
     "print(json.dumps({'good': jzgood.OK, 'key': bool(os.environ.get('SHOP_KEY'))}))\n"
 )
@@ -128,18 +127,29 @@ def test_a_member_adding_a_package_reads_no_secret_from_a_trial_of_an_admins_too
     assert trial.data == {"good": "good", "key": True}  # what the admin accepted reads it
 
 
-def test_a_trial_in_the_base_image_keeps_to_its_own_acceptance(sandbox, member, admin) -> None:
-    # No dependency: the trial runs in the base image, where no wheel is; the sandbox's
-    # unaccepted list does not hold back the secrets of a tool that cannot import from it.
+def test_a_trial_keeps_to_its_own_acceptance_only_where_no_wheel_is(
+    sandbox, member, admin, index, docker_client
+) -> None:
+    # No dependency anywhere: the trial runs in the base image, where no wheel is, and the
+    # tool's own acceptance decides.
     sandbox_update(sandbox=sandbox, actor=admin, secrets=["SHOP_KEY"])
     secret_value_set(sandbox=sandbox, name="SHOP_KEY", value=SHOP, user=admin, actor=admin)
-    tool = make_tool("plain", "import json, os\nprint(json.dumps(bool(os.environ['SHOP_KEY'])))\n",
+    tool = make_tool("plain", "import json, os\nprint(json.dumps(bool(os.environ.get('SHOP_KEY'))))\n",
                      secrets=["SHOP_KEY"])  # fmt: skip
     row, _ = script_tool_save(sandbox=sandbox, tool=tool, author=admin, actor=admin)
+    trial = run_trial(row, user=member)
+    assert trial.image == sandbox.base_image and trial.data is True
+    # A member's package for the sandbox: the tool's python3 imports from the image's
+    # `site/`, where it is, so it is tried there, and gets no secret until an admin accepts.
     sandbox_update(sandbox=sandbox, actor=member, dependencies=["jzspy==1.0"])
     row.refresh_from_db()
     trial = run_trial(row, user=member)
-    assert trial.image == sandbox.base_image and trial.data is True
+    try:
+        assert trial.image not in ("", sandbox.base_image) and trial.data is False
+        assert "no admin has accepted sandbox quant's dependencies jzspy==1.0" in trial.message
+    finally:
+        if trial.image:
+            docker_client.images.remove(trial.image, force=True)  # it holds the member's wheel
 
 
 def test_a_trial_runs_in_the_image_whose_wheels_it_read_though_the_tag_moves(

@@ -37,7 +37,6 @@ TOKEN = "xoxb-slack-s3cret-5150"
 # fails without the token: only a trial that got it passes.
 SCRIPT = (
     "import json, os, sys\n"
-    "sys.path.append('/opt/jazzmine/site')\n"
     "import jzslack\n"
     "seen = bool(os.environ.get('SLACK_TOKEN'))\n"
     "print(json.dumps({'build': jzslack.BUILD, 'token': seen}))\n"
