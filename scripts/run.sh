@@ -21,6 +21,7 @@ export JAZZMINE_WORKER_CONCURRENCY=${JAZZMINE_WORKER_CONCURRENCY:-4}
 # honcho kills what still runs 5 s after Ctrl-C: the worker stops its runs before that, and
 # removes their sandboxes, rather than be killed with them.
 export JAZZMINE_WORKER_GRACE_SECONDS=${JAZZMINE_WORKER_GRACE_SECONDS:-2}
+source scripts/instance-lock.sh  # one instance per var folder, on a free port
 PY=.venv/bin/python
 $PY manage.py migrate --no-input
 $PY manage.py seed_demo
