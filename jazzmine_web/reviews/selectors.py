@@ -264,16 +264,45 @@ def tools_reading(
     added: list[str] | None = None,
 ) -> dict[str, Any]:
     """Return the gate's reading of a script for the tools panel: which text, tools, secrets."""
-    secrets_needed = sorted({s for t in tools_called for s in t.get("secrets", [])})
-    set_names = set(submission.sandbox.secret_values.values_list("name", flat=True))
     added_names = set(added or [])
     return {
         "source": source,  # "agent", "edit" (being typed) or "approved-edit"
         "tools": [{**t, "added": t["name"] in added_names} for t in tools_called],
         "names": [t["name"] for t in tools_called],
-        "secrets": [{"name": n, "is_set": n in set_names} for n in secrets_needed],
+        "secrets": secrets_reachable(submission.sandbox, tools_called=tools_called),
         "needs_review": [t for t in tools_called if not t.get("always_allow")],
     }
+
+
+def secrets_reachable(
+    sandbox: Sandbox, *, tools_called: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Return the secrets a run of a script calling `tools_called` is handed, the sandbox's first.
+
+    Each is {"name", "is_set", "sandbox": whether it is the sandbox's, "tools": whose alone it
+    is otherwise}. The sandbox's own secrets go into the run's process environment before
+    the script's first line (the harness and the bash runner alike), whatever it calls, no
+    tool included: every tool's for the whole run, so they are listed for every script. A
+    secret only tools declare reaches a reviewed run only for the tools its approval lets it
+    call (`runs.preparation._run_secrets`), which are the tools this reading lists.
+
+    None is said to be withheld: the gate that withholds secrets from unaccepted code or
+    wheels decides when the run starts, and an admin's acceptance before then releases them,
+    so "withheld" here could claim less than the run gets.
+    """
+    shared = set(sandbox.secret_names)
+    own: dict[str, set[str]] = {}
+    for tool in tools_called:
+        for name in tool.get("secrets", []):
+            if name not in shared:  # the sandbox's too: every tool's, not this tool's alone
+                own.setdefault(name, set()).add(tool["name"])
+    set_names = set(sandbox.secret_values.values_list("name", flat=True))
+    listed = [(name, True, []) for name in sorted(shared)]
+    listed += [(name, False, sorted(own[name])) for name in sorted(own)]
+    return [
+        {"name": name, "is_set": name in set_names, "sandbox": of_sandbox, "tools": tools}
+        for name, of_sandbox, tools in listed
+    ]
 
 
 def submission_edit_diff(submission: Submission) -> str:
