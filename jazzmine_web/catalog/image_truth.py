@@ -16,11 +16,8 @@ import docker
 from . import selectors
 from .models import ImageBuild, Sandbox, Tool
 from .selectors import ImageStatus
-from .services.images import sandbox_builder
+from .services.images import ENGINE_TIMEOUT_SECONDS, sandbox_builder
 from .services.registry import registry_for_sandbox
-
-# The page waits at most this long for the engine before it falls back to the build rows.
-ENGINE_TIMEOUT_SECONDS = 2
 
 
 @dataclass(frozen=True)

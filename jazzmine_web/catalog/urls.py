@@ -17,6 +17,11 @@ urlpatterns = [
         views.sandbox_accept_dependencies,
         name="sandbox-accept-dependencies",
     ),
+    path(
+        "catalog/sandboxes/<int:pk>/dependencies/",
+        views.sandbox_dependencies,
+        name="sandbox-dependencies",
+    ),
     path("catalog/sandboxes/<int:pk>/image/", views.sandbox_image_status, name="sandbox-image"),
     path("catalog/sandboxes/<int:pk>/build/", views.sandbox_build, name="sandbox-build"),
     path("catalog/sandboxes/<int:pk>/secrets/", views.sandbox_secret, name="sandbox-secret"),

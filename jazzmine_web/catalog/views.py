@@ -263,19 +263,15 @@ def _sandbox_context(request: HttpRequest, sandbox: Sandbox) -> dict:
 
 def _wheels_context(sandbox: Sandbox) -> dict:
     """What the page says of the wheel files an admin accepts with the dependencies."""
-    wheels, digest = services.sandbox_wheels_shown(sandbox=sandbox)
-    has_dependencies = bool(
-        services.registry_for_sandbox(sandbox).aggregate_dependencies(sandbox.name)
-    )
+    panel = services.sandbox_wheels_panel(sandbox=sandbox)
     return {
-        "built_wheels": wheels,
-        "built_wheels_marked": (
-            services.sandbox_wheels_marked(sandbox=sandbox, wheels=wheels) if wheels else []
-        ),
-        "built_wheels_digest": digest,
-        # Files in the built image no admin accepted (or no build known to read them from).
-        "wheels_pending": has_dependencies
-        and (wheels is None or (bool(wheels) and wheels != sandbox.accepted_wheels)),
+        "wheels": panel.shown,
+        "built_wheels": panel.shown.files,
+        "built_wheels_marked": panel.marked,
+        "built_wheels_digest": panel.shown.digest,
+        # Files the worker would not run beside secrets, or none known to read.
+        "wheels_pending": panel.pending,
+        "withheld_reason": panel.withheld,
     }
 
 
@@ -307,6 +303,18 @@ def sandbox_accept_dependencies(request: HttpRequest, pk: int) -> HttpResponse:
     bound = f" and {len(files)} wheel file(s)" if files else " (no wheel files: build first)"
     messages.success(request, f"Accepted {sandbox.name}'s dependencies: {accepted}{bound}.")
     return redirect("catalog:sandbox", pk=sandbox.pk)
+
+
+@require_GET
+def sandbox_dependencies(request: HttpRequest, pk: int) -> HttpResponse:
+    """Render the dependencies region alone (the page asks for it when a build ends)."""
+    sandbox = get_object_or_404(selectors.sandboxes_for_user(request.user), pk=pk)
+    context = {
+        "sandbox": sandbox,
+        "can_administer": services.actor_is_admin(actor=request.user, team=sandbox.team),
+        **_wheels_context(sandbox),
+    }
+    return render(request, "catalog/sandbox_detail.html#dependencies", context)
 
 
 @require_GET

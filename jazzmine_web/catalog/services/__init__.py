@@ -41,6 +41,7 @@ from .sandboxes import (
     sandbox_dependencies_accept,
     sandbox_update,
     sandbox_wheels_marked,
+    sandbox_wheels_panel,
     sandbox_wheels_shown,
 )
 from .script_tools import script_tool_check, script_tool_save
@@ -92,6 +93,7 @@ __all__ = [
     "sandbox_image_key",
     "sandbox_update",
     "sandbox_wheels_marked",
+    "sandbox_wheels_panel",
     "sandbox_wheels_shown",
     "script_tool_check",
     "script_tool_from_row",

@@ -8,8 +8,10 @@ id (after the deployment's name), which no other sandbox ever has and a rename k
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
+import docker
 from django.conf import settings
 
 from jazzmine.core.tools import ToolRegistry
@@ -67,3 +69,42 @@ def sandbox_builder(
         policy=policy or build_policy(),
         image_keys={sandbox.name: sandbox_image_key(sandbox)},
     )
+
+
+# A page waits at most this long for the engine before it falls back to the build rows.
+ENGINE_TIMEOUT_SECONDS = 2
+
+
+@dataclass(frozen=True)
+class ImageWheels:
+    """What the engine holds under a sandbox's current tag: whether an image, and its wheels.
+
+    `wheels` is the list its label gives (None: no image, or a label that does not say).
+    """
+
+    exists: bool
+    wheels: list[str] | None
+
+
+def sandbox_image_wheels(sandbox: Sandbox, *, client: Any = None) -> ImageWheels | None:
+    """Read the wheel files of the image a run of the sandbox would start now; None: no answer.
+
+    The worker reads them the same way (`SandboxBuilder.image_identity` of the current tag,
+    runs.executor) before any secret goes in: a page that told the admin anything else (a
+    build row, say) offered files the worker never compares, and missed an image a run or a
+    trial made with no build row at all.
+    """
+    own_client = client is None
+    try:
+        if own_client:
+            client = docker.from_env(timeout=ENGINE_TIMEOUT_SECONDS)
+        builder = sandbox_builder(sandbox, client=client)
+        found = builder.image_identity(builder.image_tag(sandbox.name))
+    except Exception:  # no engine, no socket, a timeout: the caller falls back to the rows
+        return None
+    finally:
+        if own_client and client is not None:
+            client.close()
+    if found is None:
+        return ImageWheels(exists=False, wheels=None)
+    return ImageWheels(exists=True, wheels=found[1])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
@@ -15,9 +16,11 @@ from jazzmine.sandbox.wheels import wheels_digest
 
 from ...studio.db import holds_row
 from ...teams.models import Team
-from ..models import Sandbox
+from ..models import Backend, Sandbox
 from .audit import catalog_change_announce
 from .builds import sandbox_built_wheels
+from .images import sandbox_image_wheels
+from .registry import registry_for_sandbox
 from .rules import (
     ADMIN_SANDBOX_FIELDS,
     BASH_LIMIT_FIELDS,
@@ -31,6 +34,7 @@ from .rules import (
     requirements_checked,
     secret_names_checked,
 )
+from .secrets import wheels_accepted_problem
 
 
 def sandbox_config_check(*, name: str, **fields: Any) -> SandboxConfig:
@@ -73,15 +77,89 @@ def sandbox_accept_if_admin(*, sandbox: Sandbox, actor: AbstractBaseUser | None)
         sandbox.accepted_wheels = None
 
 
-def sandbox_wheels_shown(*, sandbox: Sandbox) -> tuple[list[str] | None, str]:
-    """Return the wheel files the Accept button binds (None: no build known) and their digest.
+@dataclass(frozen=True)
+class WheelsShown:
+    """The wheel files the Accept button binds, and where they were read.
 
-    The digest is "" when no build of the sandbox as it is now is known: the page says to
-    build first, and the form carries "" so that a build finishing meanwhile is not accepted
-    unseen.
+    From the image the current tag names, as the worker reads them before a run's secrets go
+    in; from the newest build row of the current content only when the engine holds no such
+    image (a run would make it again) or does not answer.
     """
+
+    IMAGE = "image"  # the label of the image runs start now
+    UNLABELLED = "unlabelled"  # that image exists, but its label does not say
+    BUILD = "build"  # no image: the newest build of the current content says
+    NONE = "none"  # no image, and no build of the current content known
+
+    files: list[str] | None
+    source: str
+
+    @property
+    def digest(self) -> str:
+        """Return the digest the page's form carries ("" when it lists no file list)."""
+        return wheels_digest(self.files) if self.files is not None else ""
+
+
+def sandbox_wheels_shown(*, sandbox: Sandbox) -> WheelsShown:
+    """Return the wheel files the Accept button binds (files None: none known) and their source.
+
+    The digest is "" when no file list is known: the page says to build first, and the form
+    carries "" so that a build finishing meanwhile is not accepted unseen.
+
+    The image is asked first: a run or a trial makes a missing image itself, with no build
+    row, so after any tool edit the rows alone said "no build known" of an image the worker
+    read, accepted files and all, and Accept bound nothing while the warning stayed. A
+    bubblewrap sandbox has no image (its runs stage their wheels): its rows say.
+    """
+    if sandbox.backend == Backend.DOCKER:
+        found = sandbox_image_wheels(sandbox)
+        if found is not None and found.exists:
+            if found.wheels is None:
+                return WheelsShown(None, WheelsShown.UNLABELLED)
+            return WheelsShown(found.wheels, WheelsShown.IMAGE)
     wheels = sandbox_built_wheels(sandbox=sandbox)
-    return wheels, (wheels_digest(wheels) if wheels is not None else "")
+    if wheels is None:
+        return WheelsShown(None, WheelsShown.NONE)
+    return WheelsShown(wheels, WheelsShown.BUILD)
+
+
+@dataclass(frozen=True)
+class WheelsPanel:
+    """What the sandbox page says of its dependencies' acceptance and their wheel files."""
+
+    shown: WheelsShown
+    marked: list[tuple[str, str, str]]
+    # Whether the worker withholds secrets for the wheels (by its rule, `_wheels_withheld`).
+    pending: bool
+    # Why secrets are withheld, the dependencies' and the wheels' reasons ("" when they are not).
+    withheld: str
+
+
+def sandbox_wheels_panel(*, sandbox: Sandbox) -> WheelsPanel:
+    """Return what the page says of the sandbox's dependencies, by the worker's rule and inputs.
+
+    The worker checks the wheels only when the sandbox or its published tools have
+    dependencies (`runs.preparation._wheels_to_check`), and withholds secrets when
+    `wheels_accepted_problem` has something to say of the image's files: so does the page.
+    """
+    shown = sandbox_wheels_shown(sandbox=sandbox)
+    has_dependencies = bool(registry_for_sandbox(sandbox).aggregate_dependencies(sandbox.name))
+    problem = ""
+    if has_dependencies:
+        if shown.source == WheelsShown.NONE:
+            problem = (
+                f"no image of sandbox {sandbox.name}'s dependencies is known yet to read their "
+                "wheel files from: build it, then an admin can accept them on the sandbox page"
+            )
+        else:
+            problem = wheels_accepted_problem(accepted=sandbox.accepted_wheels, image=shown.files)
+    reasons = [r for r in (sandbox.dependencies_acceptance_problem, problem) if r]
+    return WheelsPanel(
+        shown=shown,
+        marked=(sandbox_wheels_marked(sandbox=sandbox, wheels=shown.files) if shown.files else []),
+        pending=bool(problem),
+        withheld="; ".join(reasons),
+    )
 
 
 def sandbox_wheels_marked(*, sandbox: Sandbox, wheels: list[str]) -> list[tuple[str, str, str]]:
@@ -129,9 +207,11 @@ def sandbox_dependencies_accept(
     wheel files. `seen` is the list the admin was shown, `seen_wheels` the digest of the wheel
     files the page listed ("" for none; None: a caller that read the rows itself): anything
     changed since, say a member swapping the package the admin read for another or a rebuild
-    that fetched other files, is refused, never accepted unseen. With no build of the current
-    dependencies known, the list alone is accepted (as an admin's edit does) and no wheel is
-    bound: runs get no secret until the admin accepts again after a build.
+    that fetched other files, is refused, never accepted unseen. The files are the ones the
+    worker reads (`sandbox_wheels_shown`: the current image's, whoever made it). With no
+    image or build of the current dependencies known, the list alone is accepted (as an
+    admin's edit does) and no wheel is bound: runs get no secret until the admin accepts
+    again after a build.
     """
     if actor is None or not actor_is_admin(actor=actor, team=sandbox.team):
         raise PermissionDenied("Only team admins accept a sandbox's dependencies.")
@@ -141,7 +221,8 @@ def sandbox_dependencies_accept(
             f"(now: {', '.join(sandbox.dependencies) or 'none'}); nothing was accepted. "
             "Read them again before accepting."
         )
-    wheels, digest = sandbox_wheels_shown(sandbox=sandbox)
+    shown = sandbox_wheels_shown(sandbox=sandbox)
+    wheels, digest = shown.files, shown.digest
     if seen_wheels is not None and seen_wheels != digest:
         raise ValidationError(
             f"The wheel files of sandbox {sandbox.name}'s image changed since you looked "
