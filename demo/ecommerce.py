@@ -1,7 +1,8 @@
 """The demo `ecommerce` sandbox: a handful of realistic tools over a small in-memory shop.
 
 Each tool is self-contained (data and imports inside the function) because only the function
-body is teleported into the sandbox image.
+body is teleported into the sandbox image; a tool that read a name of this module would be
+refused, by the importer and by `registry.tool` alike.
 """
 
 from __future__ import annotations

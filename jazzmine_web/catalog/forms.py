@@ -216,7 +216,11 @@ class ToolForm(forms.Form):
     )
     dependencies = RequirementsField(required=False, help_text="pip requirements, one per line")
     secrets = LinesField(required=False, help_text="environment variable names, one per line")
-    source = forms.CharField(widget=forms.Textarea(attrs={"rows": 16, "class": "code"}))
+    source = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 16, "class": "code"}),
+        help_text="one function; its imports, constants and helpers go inside it: only the "
+        "function's own code runs in the sandbox",
+    )
     kind = forms.ChoiceField(choices=ToolKind.choices, initial=ToolKind.PYTHON)
     always_allow = forms.BooleanField(required=False)
     tags = LinesField(required=False, widget=forms.TextInput(), help_text="comma-separated")

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
+from .kept import HARNESS_NAMES, global_names, outside_code
 from .types import Tool, ToolParameter, ToolResponse
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -142,17 +143,27 @@ class RegisteredTool:
 def _function_node(tree: ast.Module, origin: str) -> ast.FunctionDef | ast.AsyncFunctionDef:
     """Return the single top-level function of a parsed tool source."""
     functions = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-    if len(functions) != 1:
+    if len(functions) > 1:
+        where = ", ".join(f"{f.name} at line {f.lineno}" for f in functions[:5])
+        where += ", ..." if len(functions) > 5 else ""
         raise ValueError(
-            f"{origin}: expected exactly one function definition, found {len(functions)}"
+            f"{origin}: expected exactly one function definition, found {len(functions)} "
+            f"({where}): only the tool's own function runs in the sandbox; define helpers "
+            "inside it"
         )
+    if not functions:
+        raise ValueError(f"{origin}: expected exactly one function definition, found 0")
     return functions[0]
 
 
 def _strip_decorators(
     source: str, origin: str
 ) -> tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]:
-    """Dedent a function's source and cut its decorator lines, checking the syntax."""
+    """Dedent a function's source and cut its decorator lines, checking the syntax.
+
+    Anything else the source holds is refused, naming its line: only the function is kept,
+    so an import beside it was dropped without a word and the tool failed at its first call.
+    """
     text = textwrap.dedent(source)
     try:
         tree = ast.parse(text)
@@ -161,6 +172,9 @@ def _strip_decorators(
             f"{origin}: invalid Python syntax at line {exc.lineno}: {exc.msg}"
         ) from exc
     node = _function_node(tree, origin)
+    left_out = outside_code(tree, node)
+    if left_out is not None:
+        raise ValueError(f"{origin}: line {left_out.line}: {left_out.sentence(text)}")
     lines = text.splitlines()
     # `node.lineno` is the `def` line; decorators sit above it and are left out.
     body = "\n".join(lines[node.lineno - 1 : node.end_lineno]) + "\n"
@@ -179,6 +193,18 @@ def extract_source(fn: Callable[..., Any]) -> str:
         ) from exc
     source, _ = _strip_decorators(raw, origin)
     return source
+
+
+def _names_left_out(fn: Callable[..., Any], source: str) -> list[str]:
+    """Return the names a live function reads that its module or enclosing function defines.
+
+    Only its own source is kept (`extract_source`): an import or constant of its module, or
+    a variable of the function it is defined in, is not in the sandbox.
+    """
+    target = inspect.unwrap(fn)
+    around = set(getattr(target, "__globals__", {}))
+    around.update(getattr(getattr(target, "__code__", None), "co_freevars", ()))
+    return sorted((global_names(source) - HARNESS_NAMES - {target.__name__}) & around)
 
 
 def _returns_tool_response(fn: Callable[..., Any]) -> bool:
@@ -311,6 +337,13 @@ class ToolRegistry:
         self.get_sandbox(sandbox)
         spec = Tool(name=name or fn.__name__, description=description, parameters=list(parameters))
         source = extract_source(fn)
+        left_out = _names_left_out(fn, source)
+        if left_out:
+            raise ValueError(
+                f"Tool {spec.name!r}: {fn.__name__}() uses {', '.join(left_out)}, defined "
+                "outside the function, which would not be kept: only the function's own code "
+                "runs in the sandbox; move the imports and values it needs inside it"
+            )
         _check_parameters(fn, spec)
         if not _returns_tool_response(fn):
             warnings.warn(

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from jazzmine.core.tools import SandboxConfig, ToolParameter
+from jazzmine.core.tools.kept import module_code_used
 from jazzmine.requirements import RequirementError, requirements_check
 
 from .literals import callee_name
@@ -166,6 +167,10 @@ def parse_module(
             continue
         # From `def` to the end: the decorators are left out, as the core's registry does.
         source = textwrap.dedent("\n".join(lines[node.lineno - 1 : node.end_lineno]) + "\n")
+        left_out = _module_code_problems(filename, text, tree, node, source)
+        if left_out:
+            problems.extend(left_out)
+            continue
         tools.append(
             ParsedTool(
                 filename=filename,
@@ -180,6 +185,30 @@ def parse_module(
             )
         )
     return tools, configs, problems
+
+
+def _module_code_problems(
+    filename: str,
+    text: str,
+    tree: ast.Module,
+    node: ast.FunctionDef | ast.AsyncFunctionDef,
+    source: str,
+) -> list[ImportProblem]:
+    """Name what of the module, outside the tool's function, the function uses.
+
+    Only the function is kept: a module's import, constant or helper that it reads was
+    dropped without a word, and the tool failed with NameError at its first call.
+    """
+    try:
+        found = module_code_used(tree, node, source)
+    except SyntaxError as exc:  # what `compile` refuses and `ast.parse` does not: `def f(x, x)`
+        line = node.lineno + (exc.lineno or 1) - 1
+        return [ImportProblem(filename, line, f"tool {node.name}(): syntax error: {exc.msg}")]
+    except (RecursionError, MemoryError):
+        return [
+            ImportProblem(filename, node.lineno, f"tool {node.name}(): too deeply nested to read")
+        ]
+    return [ImportProblem(filename, left.line, left.sentence(text)) for left in found]
 
 
 def _parse_config(

@@ -24,6 +24,8 @@ def bad() -> ToolResponse:
 
 @tool(description="Harmless.")
 def harmless() -> ToolResponse:
+    import pathlib  # its own: the module's is not kept
+
     pathlib.Path({str(marker)!r}).write_text("a tool body ran")
     return ToolResponse(success=True)
 """
