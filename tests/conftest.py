@@ -6,6 +6,7 @@ import contextlib
 import os
 import re
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -188,15 +189,37 @@ def dead_sessions_deployments(client: Any) -> list[str]:
         found = re.match(r"test-(\d+)-", (image.get("Labels") or {}).get(IMAGE_KEY_LABEL, ""))
         if found:
             pids.add(int(found.group(1)))
-    dead = []
-    for pid in sorted(pids):
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            dead.append(f"test-{pid}-")
-        except PermissionError:
-            continue  # alive, someone else's
-    return dead
+    return [f"test-{pid}-" for pid in sorted(pids) if not pid_alive(pid)]
+
+
+# Deployments tests name for the sandbox networks they make (`tests/sandbox`), beside the
+# session's own; "" is a network made with no worker's deployment set.
+TEST_DEPLOYMENTS = frozenset({"", "first-deployment", "second-deployment", "changing-deployment"})
+
+
+def test_deployment_ended(own: str) -> Callable[[str], bool]:
+    """Tell the deployments whose sandbox networks a session ending may remove: its own, its
+    fixtures' (`own-...`), the tests' named ones, and those of test sessions that are gone."""
+
+    def ended(deployment: str) -> bool:
+        if deployment in TEST_DEPLOYMENTS or deployment == own:
+            return True
+        if deployment.startswith(f"{own}-"):
+            return True
+        found = re.fullmatch(r"test-(\d+)(?:-.*)?", deployment)
+        return found is not None and not pid_alive(int(found.group(1)))
+
+    return ended
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's
+    return True
 
 
 def deployment_containers_remove(client: Any, deployments: list[str]) -> int:
@@ -232,6 +255,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     from django.conf import settings
 
     from jazzmine.sandbox.builder import deployment_images_remove
+    from jazzmine.sandbox.egress import egress_networks_remove
 
     try:
         client = docker.from_env(timeout=60)
@@ -243,6 +267,9 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         for prefix in dead:
             deployment_images_remove(client, prefix)
         client.images.prune(filters={"dangling": True, "label": "jazzmine.sandbox"})
+        # And their sandbox networks: one a session, each holding one of the engine's
+        # address pools for good, until some thirty sessions later none could be made.
+        egress_networks_remove(client, test_deployment_ended(settings.JAZZMINE_DEPLOYMENT))
     except docker.errors.DockerException:
         pass
     # And the session's Redis namespace (kombu's bindings), if its Redis answers.

@@ -35,7 +35,7 @@ import shutil
 import socket
 import subprocess
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -188,21 +188,42 @@ def _others_remove(client: docker.DockerClient, kept: EgressNetwork, deployment:
     stays (the engine refuses); so does another deployment's. A worker whose network went
     finds its filter's hooks gone, and makes both again.
     """
+    egress_networks_remove(
+        client, lambda owner: owner == deployment, keep=kept.name, unlabelled_as=deployment
+    )
+
+
+def egress_networks_remove(
+    client: docker.DockerClient,
+    owned: Callable[[str], bool],
+    *,
+    keep: str = "",
+    unlabelled_as: str = "",
+) -> int:
+    """Remove the sandbox networks of the deployments `owned` says yes to; return how many.
+
+    Only those no container is on (the engine refuses the others), and their filters with
+    them. A network with no deployment label is `unlabelled_as`'s. For a deployment that
+    ends for good (a test session): its networks would otherwise hold address pools forever.
+    """
     try:
         found = client.networks.list(filters={"label": f"{NETWORK_LABEL}=1"})
     except ENGINE_ERRORS:
-        return
+        return 0
+    removed = 0
     for other in found:
         labels = other.attrs.get("Labels") or {}
-        if labels.get(DEPLOYMENT_LABEL, deployment) != deployment:
-            continue  # another deployment's
-        if other.name == kept.name or not other.name.startswith("jazzmine-egress-"):
+        if not owned(labels.get(DEPLOYMENT_LABEL, unlabelled_as)):
+            continue
+        if other.name == keep or not other.name.startswith("jazzmine-egress-"):
             continue
         try:
             other.remove()
         except ENGINE_ERRORS:
             continue  # a container is on it, or it went meanwhile
         _filter_remove(EgressNetwork.named(other.name))
+        removed += 1
+    return removed
 
 
 def _filter_remove(network: EgressNetwork) -> None:

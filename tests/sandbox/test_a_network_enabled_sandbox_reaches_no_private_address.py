@@ -12,6 +12,7 @@ under test are the network's, not the harness's.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import socket
@@ -19,6 +20,7 @@ import subprocess
 import threading
 from ipaddress import IPv4Address
 
+import docker.errors
 import pytest
 
 from jazzmine.sandbox import RunRequest, owner
@@ -35,9 +37,10 @@ from jazzmine.sandbox.egress import (
     allowed_from,
     egress_allow,
     egress_network,
+    egress_networks_remove,
     resolvers,
 )
-from jazzmine.sandbox.owner import owner_labels, owner_set
+from jazzmine.sandbox.owner import DEPLOYMENT_LABEL, owner_labels, owner_set
 from jazzmine.sandbox.pool import WarmPool
 
 from .helpers import collect
@@ -459,3 +462,32 @@ def test_names_resolve_in_a_network_enabled_sandbox_as_on_the_default_bridge(
     )
     result = next(e.data for e in events if e.type == "result")
     assert result == bridged.decode().strip()
+
+
+def test_the_networks_of_test_sessions_that_ended_are_removed_at_a_sessions_end(docker_client):
+    # One a session (each its own deployment): thirty sessions on one engine took every
+    # address pool, and the next network-enabled sandbox could not start (CI's run failed).
+    import os
+
+    from tests.conftest import test_deployment_ended
+
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # a pid no process has now
+    made = {
+        owner: docker_client.networks.create(
+            f"jazzmine-egress-{index:08x}", labels={NETWORK_LABEL: "1", DEPLOYMENT_LABEL: owner}
+        )
+        for index, owner in enumerate(
+            [f"test-{gone.pid}", f"test-{gone.pid}-fixture", "team-prod", f"test-{os.getpid()}-x"]
+        )
+    }
+    try:
+        ended = test_deployment_ended(f"test-{os.getpid()}")
+        assert egress_networks_remove(docker_client, ended) >= 3
+        names = {n.name for n in docker_client.networks.list()}
+        assert made["team-prod"].name in names  # another deployment's stays
+        assert not {made[o].name for o in made if o != "team-prod"} & names
+    finally:
+        for network in made.values():
+            with contextlib.suppress(docker.errors.NotFound):
+                network.remove()
