@@ -68,6 +68,10 @@ class Attempt(models.Model):
         max_length=8, choices=AttemptSource.choices, default=AttemptSource.LLM
     )
     language = models.CharField(max_length=10, choices=Language.choices, default=Language.PYTHON)
+    # The task this attempt was made for, as the session held it then: the session keeps only
+    # its latest, and a Compare headed by it named attempts after a task they never saw. None
+    # for an attempt stored before this was kept whose task nothing told (the migration).
+    task = models.TextField(null=True, blank=True)
     prompt = models.TextField(blank=True)
     hint = models.TextField(blank=True)
     previous_error = models.TextField(blank=True)

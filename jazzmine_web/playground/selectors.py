@@ -51,6 +51,17 @@ class Comparison:
     prompt_diff: str
 
     @property
+    def task(self) -> str | None:
+        """Return the task both attempts were made for, or None if they differ or one's is unknown.
+
+        Not the session's: it holds only the latest task, which older attempts never saw.
+        """
+        a, b = self.a.task, self.b.task
+        if a is None or b is None or a.strip() != b.strip():
+            return None
+        return a.strip()
+
+    @property
     def pair(self) -> tuple[Attempt, Attempt]:
         """Return both attempts, for the rows a template draws the same way for each."""
         return self.a, self.b

@@ -193,6 +193,9 @@ def attempt_record(*, session: PlaygroundSession, **fields: Any) -> Attempt:
     # with anyway.
     if "body" in fields:  # the lines the editor draws are the ones that run
         fields["body"] = plain_newlines(fields["body"])
+    # The task as the session holds it now: the next Generate or Run with another task in the
+    # box writes over the session's, and this attempt was made for this one.
+    fields.setdefault("task", session.task)
     with transaction.atomic(savepoint=False):
         number = attempt_next_number(session)
         attempt = Attempt.objects.create(session=session, number=number, **fields)
@@ -248,7 +251,9 @@ def attempt_run(
             sandbox=session.sandbox,
             user=user,
             body=attempt.body,
-            task=session.task,
+            # What the script was made for: an LLM's attempt run after the task box changed
+            # is still an answer to the task its prompt quotes.
+            task=session.task if attempt.task is None else attempt.task,
             attempt=attempt.number,
             source="playground",
             language=attempt.language,
@@ -285,9 +290,10 @@ def human_attempt_create(
     return attempt
 
 
-# What an LLM's attempt run again carries over: its generation, for the prompt debugger.
+# What an LLM's attempt run again carries over: its generation, for the prompt debugger,
+# and the task it answers.
 _GENERATION_FIELDS = (
-    "prompt", "hint", "previous_error", "raw_answer", "finish_reason", "prompt_tokens",
+    "task", "prompt", "hint", "previous_error", "raw_answer", "finish_reason", "prompt_tokens",
     "completion_tokens", "generation_seconds", "first_token_seconds",
 )  # fmt: skip
 
@@ -321,7 +327,7 @@ def attempt_prompt_record(*, attempt: Attempt, retry: bool) -> None:
     session = attempt.session
     view = prompt_for(
         sandbox=session.sandbox,
-        task=session.task,
+        task=session.task if attempt.task is None else attempt.task,
         session=session,
         retry=retry,
         language=attempt.language,
