@@ -11,6 +11,7 @@ from .catalog.views import home
 from .teams.auth import api_not_found
 
 handler400 = "jazzmine_web.studio.views.bad_request"
+handler404 = "jazzmine_web.studio.views.page_not_found"
 
 urlpatterns = [
     path("login/", auth_views.LoginView.as_view(), name="login"),

@@ -41,6 +41,11 @@ def session_attempts(session: PlaygroundSession) -> list[Attempt]:
     return list(session.attempts.select_related("run"))
 
 
+def attempt_numbers(session: PlaygroundSession) -> list[int]:
+    """Return the numbers of a session's attempts, in order."""
+    return list(session.attempts.order_by("number").values_list("number", flat=True))
+
+
 @dataclass(frozen=True)
 class Comparison:
     """Two attempts side by side."""

@@ -7,13 +7,26 @@ from django.contrib import messages
 from django.db.models import Count
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
 from ..catalog.selectors import sandboxes_for_user
+from ..studio.http import NotFound
 from ..studio.untrusted import id_number
 from . import selectors, services
 from .consumers import MAX_BODY_CHARS
 from .forms import LLMSettingsForm
+from .models import PlaygroundSession
+
+
+def _no_session() -> NotFound:
+    # Another user's, malformed, deleted, or in a sandbox this user may no longer see (they
+    # left its team): the same words for each, so none tells that the session exists.
+    return NotFound(
+        "You have no playground session with the id this address names: it may have been "
+        "deleted, or its sandbox may no longer be yours to see.",
+        back=(reverse("playground:index"), "Open the playground"),
+    )
 
 
 def _sandbox(request: HttpRequest, value: str | None):
@@ -34,14 +47,16 @@ def playground(request: HttpRequest) -> HttpResponse:
     """Show the playground for a sandbox (and a session to continue, if given)."""
     session = selectors.session_for_user(request.user, request.GET.get("session"))
     if session is None and request.GET.get("session"):
-        # Another user's, malformed, or in a sandbox this user may no longer see (they left
-        # its team): the same answer for each, so none tells that the session exists.
-        raise Http404("No such session")
+        raise _no_session()
     sandbox = session.sandbox if session else _sandbox(request, request.GET.get("sandbox"))
     if sandbox is None and session is None and request.GET.get("sandbox"):
         # A stale bookmark or a sandbox of another team: "you have no sandbox yet" misled
         # a person who has some. The same answer for each, as for sessions.
-        raise Http404("No such sandbox")
+        raise NotFound(
+            "You have no sandbox with the id this address names: it may have been deleted, "
+            "or belong to a team you are not in.",
+            back=(reverse("playground:index"), "Open the playground"),
+        )
     task = session.task if session else request.GET.get("task", "")
     attempts = selectors.session_attempts(session) if session else []
     last = attempts[-1] if attempts else None
@@ -113,7 +128,7 @@ def attempt_list(request: HttpRequest, session_id: str) -> HttpResponse:
     """Render the attempts of a session."""
     session = selectors.session_for_user(request.user, session_id)
     if session is None:
-        raise Http404("No such session")
+        raise _no_session()
     return render(
         request,
         "playground/playground.html#attempt-list",
@@ -126,16 +141,44 @@ def compare(request: HttpRequest, session_id: str) -> HttpResponse:
     """Compare two attempts of a session: scripts, prompts, hints, timings and tokens."""
     session = selectors.session_for_user(request.user, session_id)
     if session is None:
-        raise Http404("No such session")
-    a, b = id_number(request.GET.get("a", "")), id_number(request.GET.get("b", ""))
-    if a is None or b is None:
-        raise Http404("Pick two attempts to compare")
+        raise _no_session()
+    # The session is there: what is missing is the attempts, and the page says which.
+    back = (f"{reverse('playground:index')}?session={session.pk}", "Back to the session")
+    a, b = _compare_numbers(request, back)
     comparison = selectors.attempts_compare(session, a, b)
     if comparison is None:
-        raise Http404("No such attempts")
+        raise NotFound(_no_attempts(session, a, b), back=back)
     return render(
         request, "playground/compare.html", {"session": session, "comparison": comparison}
     )
+
+
+def _compare_numbers(request: HttpRequest, back: tuple[str, str]) -> tuple[int, int]:
+    """Return the attempt numbers ?a= and ?b= name, or say what is wrong with them."""
+    given = {name: request.GET.get(name, "") for name in ("a", "b")}
+    if not any(given.values()):
+        raise NotFound(
+            "Compare needs the numbers of two attempts of this session (?a=1&b=2): pick them "
+            "in the session's list of attempts.",
+            back=back,
+        )
+    a, b = id_number(given["a"]), id_number(given["b"])
+    if a is None or b is None:
+        what = (
+            "a and b are not numbers" if a is None and b is None
+            else f"{'a' if a is None else 'b'} is not a number"
+        )  # fmt: skip
+        raise NotFound(f"Compare names its two attempts by number (?a=1&b=2): {what}.", back=back)
+    return a, b
+
+
+def _no_attempts(session: PlaygroundSession, a: int, b: int) -> str:
+    """Say which of two attempt numbers a session has no attempt of, and which it has."""
+    numbers = selectors.attempt_numbers(session)
+    missing = " or ".join(f"attempt {n}" for n in sorted({a, b} - set(numbers)))
+    # Numbered from 1 as they come, and never deleted one by one: the first and last say all.
+    has = f"its attempts are numbered 1 to {numbers[-1]}" if numbers else "it has no attempts"
+    return f"This session has no {missing}: {has}."
 
 
 @require_http_methods(["GET", "POST"])

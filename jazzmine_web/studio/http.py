@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from django.http import Http404
+
 # A form that was refused is answered with its own partial, errors in place, as 422: htmx is
 # told to swap 422 (templates/_base.html), while django-htmx's debug handler takes over only
 # 400/403/404/500 (it would replace the whole page with the bare fragment).
@@ -27,3 +29,17 @@ def bearer_token(authorization: str) -> str:
     """Return the token of an `Authorization: Bearer <token>` header, or "" for any other."""
     found = _BEARER.fullmatch(authorization)
     return found[1] if found else ""
+
+
+class NotFound(Http404):
+    """A 404 that says what is missing, and where to go instead (`studio.views.page_not_found`).
+
+    The generic page read "Nothing is at /playground/": the page was there; the session its
+    address named was not. Whatever is the user's business only: a row they may not see reads
+    as one that does not exist, so the sentence must not tell them apart.
+    """
+
+    def __init__(self, missing: str, *, back: tuple[str, str] | None = None) -> None:
+        super().__init__(missing)
+        self.missing = missing
+        self.back = back  # (address, words) of the page to go on from

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
 from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
 from django.core.exceptions import DisallowedHost, TooManyFieldsSent, TooManyFilesSent
-from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, HttpResponseNotFound
 from django.template import loader
 from django.views.decorators.cache import cache_control
+from django.views.decorators.csrf import requires_csrf_token
 from django.views.decorators.http import require_GET
 
 from .highlighting import stylesheet
+from .http import NotFound
 
 
 @require_GET
@@ -34,6 +38,23 @@ def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
     context = {"refused_host": host, "too_many": _too_many(exception)}
     body = loader.render_to_string("400.html", context, request)
     return HttpResponseBadRequest(body)
+
+
+@requires_csrf_token  # as Django's own: the navigation's Log out form needs its token
+def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """Answer 404, saying what is missing when the view said it (`NotFound`).
+
+    Django's own handler gives the page only the exception's text, which for most 404s is
+    nothing a person should read ("No Tool matches the given query", a resolver's name): only
+    a `NotFound`'s sentence, written for people, is shown; every other 404 reads as before.
+    """
+    missing = exception if isinstance(exception, NotFound) else None
+    context = {
+        "request_path": quote(request.path),
+        "missing": missing.missing if missing else None,
+        "back": missing.back if missing else None,
+    }
+    return HttpResponseNotFound(loader.render_to_string("404.html", context, request))
 
 
 def _too_many(exception: Exception) -> str | None:
