@@ -97,7 +97,9 @@ def publish_state(tool: Tool) -> PublishState:
     if tool.kind != ToolKind.SCRIPT:
         return PublishState(tool.published, True, "")
     if latest_passed_trial(tool) is not None:
-        return PublishState(tool.published, True, "a trial run of the current code passed")
+        return PublishState(
+            tool.published, True, "a trial of the current code passed, so it can be published"
+        )
     return PublishState(
         tool.published, False, "run a trial of the current code and make it pass first"
     )

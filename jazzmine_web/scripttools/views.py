@@ -203,8 +203,11 @@ def tool_publish(request: HttpRequest, pk: int) -> HttpResponse:
     if request.htmx:
         context = panel_context(tool)
         context["publish_error"] = error
+        # Said only as the answer to the Withdraw itself: a tool never published reads
+        # "Not offered to LLMs", and nothing stored tells the two apart.
+        context["withdrawn"] = not publish and error is None
         return render(
-            request, f"{PANEL}#publish-state", context, status=FORM_REFUSED if error else 200
+            request, f"{PANEL}#publish-answer", context, status=FORM_REFUSED if error else 200
         )
     if error:
         messages.error(request, error)

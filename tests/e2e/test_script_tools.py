@@ -50,8 +50,17 @@ def test_a_script_tool_is_created_trial_run_and_published(logged_in_page, studio
 
     # The passed trial enables Publish (swapped in out of band with the result).
     page.wait_for_selector("#publish-button:not([disabled])")
+    assert page.locator("#tool-published [data-published=no]").count() == 1
     page.click("#publish-button")
     page.wait_for_selector("#publish-state [data-published=yes]")
+    # The header's badge is outside the region htmx swaps: the answer brings it out of band.
+    page.wait_for_selector("#tool-published:empty", state="attached")
+    page.click("#publish-state button:text('Withdraw')")
+    page.wait_for_selector("#publish-state [data-published=no]")
+    page.wait_for_selector("#tool-published [data-published=no]")
+    assert "Withdrawn: not offered to LLMs." in page.locator("#publish-reason").inner_text()
+    page.click("#publish-button")
+    page.wait_for_selector("#tool-published:empty", state="attached")
     page.reload()
     assert page.locator("#publish-state [data-published]").get_attribute("data-published") == "yes"
     assert "calculate_rsi" in page.locator("#tool-xml").inner_text()
