@@ -110,11 +110,14 @@ class SandboxForm(forms.Form):
     )
     secrets = LinesField(required=False, help_text="environment variable names, one per line")
     network = forms.BooleanField(required=False, help_text="allow network access in runs")
-    memory_mb = forms.IntegerField(min_value=1, initial=256)
-    cpus = forms.FloatField(min_value=0.01, initial=1.0)
-    pids_limit = forms.IntegerField(min_value=1, initial=128)
-    timeout_seconds = forms.FloatField(min_value=0.1, initial=30.0)
-    max_output_bytes = forms.IntegerField(min_value=1, initial=1_000_000)
+    # Labels of their own: the ones Django makes from the names read "Memory mb" and "Cpus".
+    memory_mb = forms.IntegerField(min_value=1, initial=256, label="Memory (MB)")
+    cpus = forms.FloatField(min_value=0.01, initial=1.0, label="CPUs")
+    pids_limit = forms.IntegerField(min_value=1, initial=128, label="PIDs limit")
+    timeout_seconds = forms.FloatField(min_value=0.1, initial=30.0, label="Timeout (seconds)")
+    max_output_bytes = forms.IntegerField(
+        min_value=1, initial=1_000_000, label="Max output (bytes)"
+    )
     base_image = forms.ChoiceField(choices=[], help_text="the images your operator offers")
     backend = forms.ChoiceField(
         choices=Backend.choices,

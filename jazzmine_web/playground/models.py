@@ -57,6 +57,16 @@ class AttemptSource(models.TextChoices):
     HUMAN = "human", "Written by a person"
 
 
+# An attempt's own ends in words, capitalised as a run's status reads beside them ("Failed",
+# "Succeeded"): the list showed "drafted" and "llm error" under "Failed".
+ATTEMPT_STATUS_LABELS = {
+    "llm_error": "LLM error",
+    "stopped": "Stopped",
+    "violations": "Violations",
+    "drafted": "Drafted",
+}
+
+
 class Attempt(models.Model):
     """One attempt: the prompt, what came back, its violations and the run it became."""
 
@@ -117,7 +127,18 @@ class Attempt(models.Model):
         """Return the badge look and words of `status`: a cancelled run reads "Cancelled"."""
         if self.run_id is not None and not self.llm_error and not self.violations:
             return status_shown(self.run.status, self.run.outcome)
-        return self.status, self.status.replace("_", " ")
+        return self.status, ATTEMPT_STATUS_LABELS.get(self.status, self.status.replace("_", " "))
+
+    @property
+    def source_shown(self) -> str:
+        """Return who made the attempt, as the pages say it: an LLM that failed generated none."""
+        if self.source != AttemptSource.LLM:
+            return self.get_source_display()
+        if self.llm_error:
+            return "Asked of the LLM, which failed to answer"
+        if self.stopped:
+            return "Asked of the LLM, stopped before it finished"
+        return self.get_source_display()
 
     @property
     def error_text(self) -> str:

@@ -29,6 +29,7 @@ from ..catalog.selectors import sandboxes_for_user
 from ..runs.selectors import run_events_after, run_state
 from ..runs.services import run_group
 from ..studio.db import released_connection
+from ..studio.http import no_content
 from ..studio.live import GroupWaiter
 from ..studio.untrusted import id_number, nul_field, nul_message
 from ..teams.auth import api_token_required, json_error, token_still_active
@@ -573,7 +574,7 @@ def webhook(request: HttpRequest) -> HttpResponse:
     token = request.api_token  # type: ignore[attr-defined]
     if request.method == "DELETE":
         webhooks.webhook_clear(token=token)
-        return HttpResponse(status=204)
+        return no_content()
     if request.method in ("PUT", "POST"):
         data = _json_body(request, frozenset({"url"}))
         if isinstance(data, HttpResponse):

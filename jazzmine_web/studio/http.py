@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from django.http import Http404
+from django.http import Http404, HttpResponse
 
 # A form that was refused is answered with its own partial, errors in place, as 422: htmx is
 # told to swap 422 (templates/_base.html), while django-htmx's debug handler takes over only
@@ -29,6 +29,17 @@ def bearer_token(authorization: str) -> str:
     """Return the token of an `Authorization: Bearer <token>` header, or "" for any other."""
     found = _BEARER.fullmatch(authorization)
     return found[1] if found else ""
+
+
+def no_content() -> HttpResponse:
+    """Return a 204: no body, and so no `Content-Type` to describe one.
+
+    Django gives every response `text/html` unless told otherwise: an agent reading the API,
+    whose answers are all JSON, was told to expect HTML in a body there was none of.
+    """
+    response = HttpResponse(status=204)
+    del response["Content-Type"]
+    return response
 
 
 class NotFound(Http404):

@@ -56,13 +56,13 @@ def test_cancel_and_reload_keep_the_attempt_and_say_why(
         page.click("#cancel-button")
         said = "cancelled: the editor holds the LLM's unfinished answer"
         wait_until(page, f"document.querySelector('#playground-status').textContent === {said!r}")
-        assert rows_become(page, [["stopped", "stopped with Cancel"]]) == [
-            ["stopped", "stopped with Cancel"]
+        assert rows_become(page, [["Stopped", "stopped with Cancel"]]) == [
+            ["Stopped", "stopped with Cancel"]
         ]
 
         page.reload()
         page.wait_for_selector("#playground[data-socket=open]")
-        assert page.evaluate(ROWS) == [["stopped", "stopped with Cancel"]]
+        assert page.evaluate(ROWS) == [["Stopped", "stopped with Cancel"]]
 
         queue(fake_llm, SLOW)
         generating(page)
@@ -71,8 +71,8 @@ def test_cancel_and_reload_keep_the_attempt_and_say_why(
         page.reload()
         page.wait_for_selector("#playground[data-socket=open]")
         reloaded = [
-            ["stopped", "stopped with Cancel"],
-            ["stopped", "the page was closed or reloaded"],
+            ["Stopped", "stopped with Cancel"],
+            ["Stopped", "the page was closed or reloaded"],
         ]
         assert rows_become(page, reloaded) == reloaded
 
@@ -86,5 +86,5 @@ def test_cancel_and_reload_keep_the_attempt_and_say_why(
         assert page.evaluate("document.querySelector('#playground-status').textContent").startswith(
             "attempt 3 generated in"
         )
-        ended = [*reloaded, ["drafted", ""]]
+        ended = [*reloaded, ["Drafted", ""]]
         assert rows_become(page, ended) == ended

@@ -219,9 +219,9 @@ async def test_the_pages_show_why_it_stopped_and_what_had_come(
         return index.content.decode(), compare.content.decode()
 
     index, compare = await database_sync_to_async(pages)()
-    assert f'class="badge status-stopped" title="{STOPPED_BY_CANCEL}">stopped<' in index
+    assert f'class="badge status-stopped" title="{STOPPED_BY_CANCEL}">Stopped<' in index
     assert "(first " in index  # the time to the first token, for both attempts
-    assert f"stopped: {STOPPED_BY_CANCEL}" in compare
+    assert f"Stopped: {STOPPED_BY_CANCEL}" in compare
     assert "No script: the generation stopped before the LLM finished" in compare
     assert f"no script: the generation stopped before the LLM finished ({STOPPED_BY_CANCEL})" in (
         compare
