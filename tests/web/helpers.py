@@ -355,3 +355,29 @@ def run_printed(sandbox, user, events: list[tuple[str, Any]], *, language: str =
         event = {"seq": seq, "type": kind, "data": data, "ts": time.time()}
         run_record_event(run_id=run.pk, event=event)
     return run
+
+
+def run_in_worker(sandbox: Any, user: Any, monkeypatch: Any, body: str = "emit_result(1)\n"):
+    """Run a script through the real worker (a missing image it makes itself, with no build
+    row); return the run, done, and the secrets its process was handed."""
+    from jazzmine.sandbox import docker_runner
+    from jazzmine.sandbox.session import drive
+    from jazzmine_web.runs.executor import RunExecutor
+    from jazzmine_web.runs.models import RunStatus
+
+    seen: dict[str, str] = {}
+
+    def recording(process, request, limits):  # what is written to the sandbox's harness
+        seen.update(request.secrets)
+        return drive(process, request, limits)
+
+    monkeypatch.setattr(docker_runner, "drive", recording)
+    executor = RunExecutor(pool_size=0)
+    try:
+        executor.learn_images()
+        run = run_create(sandbox=sandbox, user=user, body=body, start=False)
+        assert executor.submit(run.pk, worker="w1@test").result(timeout=300) == RunStatus.SUCCEEDED
+    finally:
+        executor.shutdown()
+    run.refresh_from_db()
+    return run, seen

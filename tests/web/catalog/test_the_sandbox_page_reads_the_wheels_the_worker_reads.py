@@ -21,8 +21,6 @@ from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.test import Client
 
-from jazzmine.sandbox import docker_runner
-from jazzmine.sandbox.session import drive
 from jazzmine.sandbox.wheels import wheels_digest
 from jazzmine_web.asgi import application
 from jazzmine_web.catalog.models import BuildStatus, ImageBuild, Sandbox
@@ -36,11 +34,8 @@ from jazzmine_web.catalog.services import (
     secret_value_set,
     tool_update,
 )
-from jazzmine_web.runs.executor import RunExecutor
-from jazzmine_web.runs.models import Run, RunStatus
-from jazzmine_web.runs.services import run_create
 from tests.hostile_wheels import write_index
-from tests.web.helpers import page_form
+from tests.web.helpers import page_form, run_in_worker
 
 SHOP = "shop-s3cret-1717"
 BODY = "emit_result(1)\n"
@@ -91,27 +86,6 @@ def shop(ecommerce, admin, tmp_path, monkeypatch, settings, docker_client, base_
     for tag in made | {current_tag(ecommerce)}:
         if sandbox_builder(ecommerce).image_exists(tag):
             docker_client.images.remove(tag, force=True)
-
-
-def run_in_worker(sandbox: Sandbox, user, monkeypatch) -> tuple[Run, dict[str, str]]:
-    """Run a script through the real worker (it makes a missing image itself, with no build
-    row); return the run and the secrets its process got."""
-    seen: dict[str, str] = {}
-
-    def recording(process, request, limits):  # what is written to the sandbox's harness
-        seen.update(request.secrets)
-        return drive(process, request, limits)
-
-    monkeypatch.setattr(docker_runner, "drive", recording)
-    executor = RunExecutor(pool_size=0)
-    try:
-        executor.learn_images()
-        run = run_create(sandbox=sandbox, user=user, body=BODY, start=False)
-        assert executor.submit(run.pk, worker="w1@test").result(timeout=300) == RunStatus.SUCCEEDED
-    finally:
-        executor.shutdown()
-    run.refresh_from_db()
-    return run, seen
 
 
 def no_build_of_the_current_content(sandbox: Sandbox) -> bool:

@@ -13,8 +13,6 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from jazzmine.sandbox import docker_runner
-from jazzmine.sandbox.session import drive
 from jazzmine.sandbox.wheels import wheels_digest
 from jazzmine.sandbox.workdirs import workdir_remove
 from jazzmine_web.catalog.models import BuildStatus, ImageBuild
@@ -28,12 +26,12 @@ from jazzmine_web.catalog.services import (
     tool_create,
 )
 from jazzmine_web.runs.executor import RunExecutor
-from jazzmine_web.runs.models import Run, RunEvent, RunStatus
+from jazzmine_web.runs.models import RunEvent, RunStatus
 from jazzmine_web.runs.preparation import run_claim_prepare
 from jazzmine_web.runs.services import run_create
 from tests.hostile_wheels import write_index
 from tests.waiting import wait_until
-from tests.web.helpers import page_form
+from tests.web.helpers import page_form, run_in_worker
 
 pytestmark = [pytest.mark.docker, pytest.mark.django_db(transaction=True)]
 
@@ -72,26 +70,6 @@ def shop(ecommerce, admin, tmp_path, monkeypatch, settings, docker_client, base_
     tag = sandbox_builder(ecommerce).image_tag(ecommerce.name)
     if sandbox_builder(ecommerce).image_exists(tag):
         docker_client.images.remove(tag, force=True)
-
-
-def run_in_worker(sandbox, user, monkeypatch) -> tuple[Run, dict[str, str]]:
-    """Run a script through the real worker; return the run and the secrets its process got."""
-    seen: dict[str, str] = {}
-
-    def recording(process, request, limits):  # what is written to the sandbox's harness
-        seen.update(request.secrets)
-        return drive(process, request, limits)
-
-    monkeypatch.setattr(docker_runner, "drive", recording)
-    executor = RunExecutor(pool_size=0)
-    try:
-        executor.learn_images()
-        run = run_create(sandbox=sandbox, user=user, body=BODY, start=False)
-        assert executor.submit(run.pk, worker="w1@test").result(timeout=300) == RunStatus.SUCCEEDED
-    finally:
-        executor.shutdown()
-    run.refresh_from_db()
-    return run, seen
 
 
 def build(sandbox, user) -> ImageBuild:
