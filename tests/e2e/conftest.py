@@ -362,12 +362,16 @@ def studio_server_with_llm(
         yield server
 
 
+# A second token of one name for one person is refused (reviewers tell agents apart by it):
+# the one a test made before on this server is revoked, as a person would, first.
 MAKE_AGENT = """
 from django.contrib.auth import get_user_model
-from jazzmine_web.teams.models import Team
-from jazzmine_web.teams.services import api_token_create, membership_set
+from jazzmine_web.teams.models import ApiToken, Team
+from jazzmine_web.teams.services import api_token_create, api_token_revoke, membership_set
 user, _ = get_user_model().objects.get_or_create(username=USERNAME)
 membership_set(team=Team.objects.get(slug="demo"), user=user, role="member")
+for old in ApiToken.objects.filter(user=user, name=TOKEN, revoked_at__isnull=True):
+    api_token_revoke(user=user, token_id=old.pk)
 print(api_token_create(user=user, name=TOKEN).raw)
 """
 
