@@ -142,8 +142,14 @@ def sandbox_wheels_panel(*, sandbox: Sandbox) -> WheelsPanel:
     dependencies (`runs.preparation._wheels_to_check`), and withholds secrets when
     `wheels_accepted_problem` has something to say of the image's files: so does the page.
     """
-    shown = sandbox_wheels_shown(sandbox=sandbox)
     has_dependencies = bool(registry_for_sandbox(sandbox).aggregate_dependencies(sandbox.name))
+    # Without dependencies, and nothing to accept, the panel shows nothing: the engine is
+    # not asked on each view of the page.
+    shown = (
+        sandbox_wheels_shown(sandbox=sandbox)
+        if has_dependencies or not sandbox.dependencies_accepted
+        else WheelsShown(None, WheelsShown.NONE)
+    )
     problem = ""
     if has_dependencies:
         if shown.source == WheelsShown.NONE:
