@@ -11,6 +11,7 @@ is told now, not run to an end that a failure then contradicts.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from jazzmine.core.tools import ScriptGenerator, failed_attempt, strip_fences
 from jazzmine.core.tools.validator.legible import unseen_characters
@@ -30,6 +31,17 @@ a corrected script.
 
 Return the corrected bash script only: no markdown, no code fences, no explanations.
 """
+
+
+def script_problems(body: str, *, max_chars: int, tools: Iterable[str]) -> list[str]:
+    """Return why a bash body cannot run here: the light check's problems, else the commands
+    nothing answers to (neither a tool of `tools` nor one of bash's).
+
+    One check for every way a script comes in (the editor, Auto, the API, the playground's
+    Run): a call of a name that is no tool fails with exit 127 where it runs, and a reading
+    made before a tool of that name exists would not show a reviewer that call.
+    """
+    return check_script(body, max_chars=max_chars) or unknown_commands(body, tools)
 
 
 def check_script(body: str, *, max_chars: int = DEFAULT_MAX_CHARS) -> list[str]:
@@ -140,6 +152,6 @@ class BashScriptGenerator:
 
     def validate(self, script: str, sandbox_name: str) -> list[str]:
         """Return the light check's problems, then the commands nothing answers to."""
-        return check_script(script, max_chars=self.max_chars) or unknown_commands(
-            script, (spec.name for spec in self.specs)
+        return script_problems(
+            script, max_chars=self.max_chars, tools=[spec.name for spec in self.specs]
         )

@@ -12,12 +12,12 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from jazzmine.bash.generator import check_script
+from jazzmine.bash.generator import script_problems
 from jazzmine.core.tools import body_numbered, body_offset, plain_newlines
 from jazzmine.gate import Reading
 from jazzmine.sandbox import Outcome
 
-from ..catalog.models import Sandbox
+from ..catalog.models import Sandbox, Tool
 from ..catalog.selectors import tools_called
 from ..catalog.services.registry import registry_for_sandbox
 from ..studio.checker import PROCESS_THRESHOLD_CHARS, checked
@@ -149,19 +149,23 @@ def script_check(*, sandbox: Sandbox, body: str, language: str) -> tuple[str, li
     """
     body = plain_newlines(body)
     if language == Language.BASH:
-        return body, bash_check(body=body)
+        return body, bash_check(body=body, sandbox=sandbox)
     if language == Language.PYTHON:
         return script_assemble(sandbox=sandbox, body=body)
     return body, [f"Line 1: scripts in {language!r} cannot run in a sandbox; use python or bash"]
 
 
-def bash_check(*, body: str) -> list[str]:
-    """Return the problems of a bash body that make it unfit to run (a light check).
+def bash_check(*, body: str, sandbox: Sandbox) -> list[str]:
+    """Return the problems of a bash body that make it unfit to run in a sandbox.
 
-    bashkit is the real wall (logic-only shell, limits on commands, loops and time); this only
-    refuses what can never be a script: nothing, too much, or binary.
+    bashkit is the real wall (logic-only shell, limits on commands, loops and time); this
+    refuses what can never be a script (nothing, too much, binary) and a command nothing
+    answers to, as the editor does: a call of a name that is no tool yet is refused when it
+    comes in, not left for a reviewer's list of tools that cannot show it.
     """
-    return checked(len(body), check_script, body, max_chars=settings.JAZZMINE_MAX_BASH_CHARS)
+    tools = list(Tool.objects.filter(sandbox_id=sandbox.pk).values_list("name", flat=True))
+    limit = settings.JAZZMINE_MAX_BASH_CHARS
+    return checked(len(body), script_problems, body, max_chars=limit, tools=tools)
 
 
 def run_tools_called(

@@ -118,6 +118,30 @@ async def test_without_an_llm_generate_says_how_to_configure_one(ecommerce, memb
     assert reply["type"] == "error" and "JAZZMINE_LLM_BASE_URL" in reply["message"]
 
 
+async def test_a_bash_run_of_a_command_nothing_answers_to_is_refused_saying_which(
+    ecommerce, member
+):
+    # As the editor says while it is typed, and the API when an agent submits it: run, the
+    # script would stop at exit 127, and a tool of that name created later would be called.
+    from jazzmine_web.runs.models import Run
+
+    body = "get_orders --status delivered\nno_such_tool --x 1\n"
+    ws = await playground_socket(member)
+    try:
+        for _ in range(2):  # and Run pressed again
+            message = {"type": "run", "sandbox": ecommerce.pk, "task": "t", "body": body}
+            await ws.send_json_to({**message, "language": "bash"})
+            refused = await ws.receive_json_from(timeout=10)
+            assert refused["type"] == "run_refused", refused
+            (violation,) = refused["violations"]
+            assert violation["line"] == 2
+            assert "'no_such_tool' is not a command here" in violation["message"]
+            assert "get_orders" in violation["message"]  # the names that do answer
+    finally:
+        await ws.disconnect()
+    assert not await database_sync_to_async(Run.objects.exists)()
+
+
 async def test_auto_mode_writes_and_runs_bash_with_bashkits_prompt(
     ecommerce, trusted, member, llm, worker
 ):

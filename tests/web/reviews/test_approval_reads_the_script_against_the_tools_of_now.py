@@ -1,11 +1,13 @@
 """Approval reads the script again against the sandbox's tools of now; its run calls only those.
 
-A bash script is read when it is submitted. It may call a name that is no tool yet
-(`wipe_orders`): the reviewer's list of tools does not show it. A member then creates a tool
-of that name. Approval reads the script again, refuses, and stores the new reading so the
-page shows the tool; a reviewer who approves after that has seen it. The run an approval
-starts carries the names approved, so a tool created after the approval is refused where the
-script runs.
+A bash script is read when it is submitted. A plain call of a name that is no tool yet is
+refused then ("not a command here"), but a script can still reach such a name in a way no
+reading before the tool exists can count (`AGENT` defines a function of that name, unsets
+it, then calls the name): the reviewer's list of tools does not show it. A member then
+creates a tool of that name. Approval reads the script again, refuses, and stores the new
+reading so the page shows the tool; a reviewer who approves after that has seen it. The run
+an approval starts carries the names approved, so a tool created after the approval is
+refused where the script runs.
 """
 
 from __future__ import annotations
@@ -22,7 +24,11 @@ from .conftest import allow_tools, approve_form, submit
 
 pytestmark = pytest.mark.django_db
 
-AGENT = "get_orders --status delivered >/dev/null\nwipe_orders\n"
+# The function stands in for the name until it is unset: then the call is the tool's, once a
+# tool of that name exists.
+HIDDEN = "wipe_orders() { echo none; }\nunset -f wipe_orders\nwipe_orders\n"
+AGENT = "get_orders --status delivered >/dev/null\n" + HIDDEN
+PLAIN = "get_orders --status delivered >/dev/null\nwipe_orders\n"
 WIPE = """\
 def wipe_orders() -> ToolResponse:
     return ToolResponse(success=True, data={"wiped": True})
@@ -34,6 +40,11 @@ def pending(api, sandbox, body: str = AGENT) -> Submission:
     state = submit(api, sandbox, body=body, language="bash").json()
     assert state["status"] == "pending", state
     return Submission.objects.get(pk=state["id"])
+
+
+def every(sandbox) -> list[str]:
+    """Return the names of the sandbox's published tools: what a script may call there."""
+    return sorted(sandbox.tools.filter(published=True).values_list("name", flat=True))
 
 
 def shown(submission: Submission) -> list[str]:
@@ -62,11 +73,23 @@ def refused(submission: Submission, reviewer, **extra) -> ToolsChanged:
     return raised.value
 
 
+def test_a_plain_call_of_a_name_that_is_no_tool_is_refused_when_it_comes_in(
+    api, ecommerce, member
+) -> None:
+    state = submit(api, ecommerce, body=PLAIN, language="bash").json()
+    assert state["status"] == "rejected_by_validator", state
+    assert "Line 2: 'wipe_orders' is not a command here" in str(state["violations"])
+    assert not Run.objects.exists()
+    # Once the tool exists, the same script waits for a reviewer, who is shown the call.
+    add_wipe_orders(ecommerce, member)
+    assert shown(pending(api, ecommerce, body=PLAIN)) == ["get_orders", "wipe_orders"]
+
+
 def test_a_tool_created_under_a_name_the_script_calls_is_not_approved_unseen(
     api, ecommerce, member, reviewer
 ) -> None:
     submission = pending(api, ecommerce)
-    assert shown(submission) == ["get_orders"]
+    assert shown(submission) == every(ecommerce)  # the function's unset: it may call any tool
     add_wipe_orders(ecommerce, member)
     error = refused(submission, reviewer)
     assert error.code == "tools_changed" and error.status == 409
@@ -74,18 +97,30 @@ def test_a_tool_created_under_a_name_the_script_calls_is_not_approved_unseen(
     assert "it now calls, or may call, wipe_orders" in error.message
     # Nothing stored is lost; the reading is what the page now shows.
     assert submission.body == AGENT and submission.script == AGENT
-    assert shown(submission) == ["get_orders", "wipe_orders"]
-    wipe = submission.tools_called[1]
+    assert shown(submission) == every(ecommerce)
+    (wipe,) = (t for t in submission.tools_called if t["name"] == "wipe_orders")
     assert wipe["always_allow"] is False and wipe["why"] == "called as a command"
+
+
+# Read as a call when the script comes in: refused then, as the plain call is.
+SEEN = {
+    "substitution": 'echo "$(wipe_orders)"\n',
+    "backquotes": "echo `wipe_orders`\n",
+}
+
+
+@pytest.mark.parametrize("body", SEEN.values(), ids=SEEN.keys())
+def test_a_call_inside_a_substitution_is_refused_when_it_comes_in(api, ecommerce, body) -> None:
+    state = submit(api, ecommerce, body=body, language="bash").json()
+    assert state["status"] == "rejected_by_validator", state
+    assert "'wipe_orders' is not a command here" in str(state["violations"])
 
 
 # How an agent would hide the call from a reading made before the tool exists.
 SPELLINGS = {
     "command": "command wipe_orders\n",
-    "substitution": 'echo "$(wipe_orders)"\n',
-    "backquotes": "echo `wipe_orders`\n",
     "eval": 'eval "wipe_orders"\n',
-    "function first": "wipe_orders() { echo none; }\nunset -f wipe_orders\nwipe_orders\n",
+    "function first": HIDDEN,
     "xargs": "echo go | xargs wipe_orders\n",
 }
 
@@ -126,7 +161,7 @@ def test_a_tool_renamed_to_the_name_the_script_calls_is_not_approved_unseen(
         actor=member,
     )
     submission = pending(api, ecommerce)
-    assert shown(submission) == ["get_orders"]
+    assert shown(submission) == every(ecommerce)
     tool_update(tool=purge, actor=member, name="wipe_orders",
                 source=WIPE)  # fmt: skip
     assert refused(submission, reviewer).appeared == ["wipe_orders"]
@@ -138,7 +173,7 @@ def test_a_tool_published_after_the_reading_is_not_approved_unseen(
     tool = add_wipe_orders(ecommerce, member)
     tool_publish(tool=tool, published=False)
     submission = pending(api, ecommerce)
-    assert shown(submission) == ["get_orders"]  # unpublished tools are in no run's sandbox
+    assert "wipe_orders" not in shown(submission)  # unpublished tools are in no run's sandbox
     tool_publish(tool=tool)
     assert refused(submission, reviewer).appeared == ["wipe_orders"]
 
@@ -167,7 +202,7 @@ def test_a_tool_shown_as_always_allowed_that_no_longer_is_is_not_approved_unaske
 ) -> None:
     allow_tools(ecommerce, "get_orders")
     submission = pending(
-        api, ecommerce, body=AGENT.replace("wipe_orders", "get_user --user_id U-1")
+        api, ecommerce, body=PLAIN.replace("wipe_orders", "get_user --user_id U-1")
     )
     assert [(t["name"], t["always_allow"]) for t in submission.tools_called] == [
         ("get_orders", True),
@@ -190,7 +225,7 @@ def test_a_page_that_showed_a_tool_as_always_allowed_never_approves_it_once_it_i
     the same form as one drawn after, and approved `get_orders` without ever asking."""
     allow_tools(ecommerce, "get_orders")
     submission = pending(
-        api, ecommerce, body=AGENT.replace("wipe_orders", "get_user --user_id U-1")
+        api, ecommerce, body=PLAIN.replace("wipe_orders", "get_user --user_id U-1")
     )
     drawn = reviewer_client.get(f"/reviews/{submission.pk}/").content.decode()
     stale = approve_form(drawn)
@@ -220,22 +255,23 @@ def test_a_reviewer_who_saw_the_new_reading_approves_exactly_it(
     refused(submission, reviewer)
     approved = submission_approve(submission=submission, user=reviewer)
     assert approved.status == "approved"
-    assert sorted(approved.run.allowed_tools) == ["get_orders", "wipe_orders"]
+    assert sorted(approved.run.allowed_tools) == every(ecommerce)
     assert approved.run.allowed_by_reviewer is True
     entry = AuditEntry.objects.get(submission=submission, action=AuditAction.APPROVED)
-    assert entry.data["tools_approved"] == ["get_orders", "wipe_orders"]
+    assert entry.data["tools_approved"] == every(ecommerce)
 
 
 def test_the_page_says_why_and_shows_the_tool_that_appeared(
     api, ecommerce, member, reviewer_client
 ) -> None:
     submission = pending(api, ecommerce)
+    before = every(ecommerce)  # what the page drawn now shows
     page = reviewer_client.get(f"/reviews/{submission.pk}/").content.decode()
     assert 'data-tool="wipe_orders"' not in page
     add_wipe_orders(ecommerce, member)
     response = reviewer_client.post(
         f"/reviews/{submission.pk}/approve/",
-        {"tools_seen_sent": "1", "tools_seen": ["get_orders"]},
+        {"tools_seen_sent": "1", "tools_seen": before},
         headers=HTMX,
     )
     html = response.content.decode()
@@ -251,7 +287,7 @@ def test_the_page_says_why_and_shows_the_tool_that_appeared(
     assert 'data-tool="wipe_orders"' in page and "no — needs review" in page
     # Without htmx: the page again, with the conflict's status.
     again = reviewer_client.post(
-        f"/reviews/{submission.pk}/approve/", {"tools_seen_sent": "1", "tools_seen": ["get_orders"]}
+        f"/reviews/{submission.pk}/approve/", {"tools_seen_sent": "1", "tools_seen": before}
     )
     assert again.status_code == 409
 
@@ -260,29 +296,31 @@ def test_a_page_drawn_before_the_reading_was_refreshed_approves_nothing_it_did_n
     api, ecommerce, member, reviewer, reviewer_client
 ) -> None:
     submission = pending(api, ecommerce)
+    before = every(ecommerce)  # what the page drawn now shows
     add_wipe_orders(ecommerce, member)
     refused(submission, reviewer)  # another reviewer's press: the reading now lists the tool
     url = f"/reviews/{submission.pk}/approve/"
-    stale = reviewer_client.post(url, {"tools_seen_sent": "1", "tools_seen": ["get_orders"]})
+    stale = reviewer_client.post(url, {"tools_seen_sent": "1", "tools_seen": before})
     assert stale.status_code == 409
     submission.refresh_from_db()
     assert submission.status == "pending"
     # A list naming more than the reading is no wider than the reading.
-    forged = {"tools_seen_sent": "1", "tools_seen": ["get_orders", "wipe_orders", "get_user"]}
+    forged = {"tools_seen_sent": "1", "tools_seen": [*every(ecommerce), "no_such_tool"]}
     assert reviewer_client.post(url, forged, headers=HTMX).status_code == 200
     submission.refresh_from_db()
     assert submission.status == "approved"
-    assert sorted(submission.run.allowed_tools) == ["get_orders", "wipe_orders"]
+    assert sorted(submission.run.allowed_tools) == every(ecommerce)
 
 
 def test_an_unchanged_script_approved_through_the_edit_form_is_read_again_too(
     api, ecommerce, member, reviewer_client
 ) -> None:
     submission = pending(api, ecommerce)
+    before = every(ecommerce)  # what the page drawn now shows
     add_wipe_orders(ecommerce, member)
     response = reviewer_client.post(
         f"/reviews/{submission.pk}/edit/",
-        {"body": AGENT, "tools_seen_sent": "1", "tools_seen": ["get_orders"]},
+        {"body": AGENT, "tools_seen_sent": "1", "tools_seen": before},
     )
     assert response.status_code == 409
     submission.refresh_from_db()
@@ -356,6 +394,7 @@ def test_a_tool_created_after_the_approval_is_refused_where_the_script_runs(
     api, ecommerce, member, reviewer, worker
 ):
     submission = pending(api, ecommerce)
+    before = every(ecommerce)  # what the page drawn now shows
     # The tool is created after the approval, before any worker prepares the run (the run
     # is handed to one when this block commits).
     with transaction.atomic():
@@ -366,7 +405,7 @@ def test_a_tool_created_after_the_approval_is_refused_where_the_script_runs(
     events = events_text(run)
     assert "wiped" not in events and "wiped" not in str(run.result)
     assert "'wipe_orders' is not allowed in this run" in events
-    assert run.status == RunStatus.FAILED and sorted(run.allowed_tools) == ["get_orders"]
+    assert run.status == RunStatus.FAILED and sorted(run.allowed_tools) == before
 
 
 @pytest.mark.docker
