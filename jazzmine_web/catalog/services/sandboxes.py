@@ -19,7 +19,7 @@ from ...teams.models import Team
 from ..models import Backend, Sandbox
 from .audit import catalog_change_announce
 from .builds import sandbox_built_wheels
-from .images import sandbox_image_wheels
+from .images import sandbox_builder, sandbox_image_wheels
 from .registry import registry_for_sandbox
 from .rules import (
     ADMIN_SANDBOX_FIELDS,
@@ -198,7 +198,6 @@ def sandbox_wheels_marked(*, sandbox: Sandbox, wheels: list[str]) -> list[tuple[
     return marked
 
 
-@holds_row("sandbox")
 def sandbox_dependencies_accept(
     *,
     sandbox: Sandbox,
@@ -219,15 +218,53 @@ def sandbox_dependencies_accept(
     admin's edit does) and no wheel is bound: runs get no secret until the admin accepts
     again after a build.
     """
+    _admin_only(sandbox=sandbox, actor=actor)
+    # The engine is asked before the row is held: held, it is the whole database's write
+    # lock on SQLite, and every run's events and every edit would wait out an engine that is
+    # slow to answer (up to its 2 s timeout) for each press of Accept.
+    asked = (_image_tag(sandbox), sandbox_wheels_shown(sandbox=sandbox))
+    return _dependencies_accept(
+        sandbox=sandbox, actor=actor, seen=seen, seen_wheels=seen_wheels, asked=asked
+    )
+
+
+def _admin_only(*, sandbox: Sandbox, actor: AbstractBaseUser | None) -> None:
     if actor is None or not actor_is_admin(actor=actor, team=sandbox.team):
         raise PermissionDenied("Only team admins accept a sandbox's dependencies.")
+
+
+def _image_tag(sandbox: Sandbox) -> str | None:
+    """Return the tag of the image a run of the sandbox starts now (None: none, or unknown)."""
+    if sandbox.backend != Backend.DOCKER:
+        return None  # its files are its build rows': read where the row is held
+    try:
+        return sandbox_builder(sandbox).image_tag(sandbox.name)
+    except Exception:  # a base image the operator no longer allows, say: read again, held
+        return None
+
+
+@holds_row("sandbox")
+def _dependencies_accept(
+    *,
+    sandbox: Sandbox,
+    actor: AbstractBaseUser | None,
+    seen: list[str] | None,
+    seen_wheels: str | None,
+    asked: tuple[str | None, WheelsShown],
+) -> Sandbox:
+    """Accept, on the row as it is now and held; `asked`: the image tag and files read before."""
+    _admin_only(sandbox=sandbox, actor=actor)
     if seen is not None and list(seen) != list(sandbox.dependencies):
         raise ValidationError(
             f"Sandbox {sandbox.name}'s dependencies changed since you looked "
             f"(now: {', '.join(sandbox.dependencies) or 'none'}); nothing was accepted. "
             "Read them again before accepting."
         )
-    shown = sandbox_wheels_shown(sandbox=sandbox)
+    tag, shown = asked
+    if tag is None or _image_tag(sandbox) != tag:
+        # Changed between the two reads (its dependencies, its tools' code): what was read
+        # is of another image, so the current one is read now, held.
+        shown = sandbox_wheels_shown(sandbox=sandbox)
     wheels, digest = shown.files, shown.digest
     if seen_wheels is not None and seen_wheels != digest:
         raise ValidationError(
