@@ -93,6 +93,9 @@ class WheelsShown:
 
     files: list[str] | None
     source: str
+    # The engine was asked and did not answer (stopped, or none reachable from this web
+    # process): the rows were read instead, and an image a run made cannot be told from none.
+    engine_silent: bool = False
 
     @property
     def digest(self) -> str:
@@ -111,16 +114,18 @@ def sandbox_wheels_shown(*, sandbox: Sandbox) -> WheelsShown:
     read, accepted files and all, and Accept bound nothing while the warning stayed. A
     bubblewrap sandbox has no image (its runs stage their wheels): its rows say.
     """
+    silent = False
     if sandbox.backend == Backend.DOCKER:
         found = sandbox_image_wheels(sandbox)
         if found is not None and found.exists:
             if found.wheels is None:
                 return WheelsShown(None, WheelsShown.UNLABELLED)
             return WheelsShown(found.wheels, WheelsShown.IMAGE)
+        silent = found is None
     wheels = sandbox_built_wheels(sandbox=sandbox)
     if wheels is None:
-        return WheelsShown(None, WheelsShown.NONE)
-    return WheelsShown(wheels, WheelsShown.BUILD)
+        return WheelsShown(None, WheelsShown.NONE, engine_silent=silent)
+    return WheelsShown(wheels, WheelsShown.BUILD, engine_silent=silent)
 
 
 @dataclass(frozen=True)
@@ -152,7 +157,12 @@ def sandbox_wheels_panel(*, sandbox: Sandbox) -> WheelsPanel:
     )
     problem = ""
     if has_dependencies:
-        if shown.source == WheelsShown.NONE:
+        if shown.source == WheelsShown.NONE and shown.engine_silent:
+            problem = (
+                f"the Docker engine did not answer, so the wheel files of sandbox "
+                f"{sandbox.name}'s image cannot be read, and no build of them is recorded"
+            )
+        elif shown.source == WheelsShown.NONE:
             problem = (
                 f"no image of sandbox {sandbox.name}'s dependencies is known yet to read their "
                 "wheel files from: build it, then an admin can accept them on the sandbox page"

@@ -183,6 +183,34 @@ def test_the_tooltip_says_why_when_the_list_is_accepted_but_no_wheel_is(ecommerc
     )
 
 
+@pytest.mark.django_db
+def test_an_engine_that_does_not_answer_is_not_called_no_build(
+    ecommerce, admin, tmp_path, monkeypatch
+) -> None:
+    """The page read the build rows when the engine did not answer, and said "no build of
+    these dependencies is known yet" of a sandbox whose runs made its image an hour ago."""
+    sandbox_update(sandbox=ecommerce, actor=admin, dependencies=["jzlock==1.0"])
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-engine.sock")
+    client = browser(admin)
+    for _ in range(2):  # and reloaded
+        page = sandbox_page(client, ecommerce)
+        assert WITHHELD in page and UNBUILT not in page
+        assert 'id="wheels-engine-silent"' in page
+        assert "the Docker engine did not answer this page" in page
+        assert tooltip(page).startswith(
+            "The Docker engine did not answer, so the wheel files of sandbox ecommerce&#x27;s "
+            "image cannot be read"
+        )
+        assert 'name="wheels" value=""' in page  # Accept binds no file
+    # A build recorded its files: those are offered, said to be the last build's.
+    from .test_an_admin_accepts_only_the_wheel_files_the_page_showed import SEEN, built
+
+    built(ecommerce, SEEN)
+    page = sandbox_page(client, ecommerce)
+    assert "the wheel files of the last build (the Docker engine did not answer" in page
+    assert f"<code>{SEEN[0]}</code>" in page and wheels_digest(SEEN) in page
+
+
 async def follow(client: Client, user, build_id: int) -> WebsocketCommunicator:
     await database_sync_to_async(client.force_login)(user)
     headers = [
