@@ -334,6 +334,9 @@ JAZZMINE_KEYCHAIN_URL = env_str("JAZZMINE_KEYCHAIN_URL", "")
 # and this host itself are dropped by the sandboxes' network filter (`jazzmine.sandbox.egress`).
 JAZZMINE_SANDBOX_EGRESS_ALLOW = env_list("JAZZMINE_SANDBOX_EGRESS_ALLOW", [])
 JAZZMINE_MAX_BASH_CHARS = env_int("JAZZMINE_MAX_BASH_CHARS", 100_000)
+# Every run's claim reads all of a sandbox's tools and every prompt lists them: a member's
+# loop creating tools would otherwise slow every run of the sandbox without end.
+JAZZMINE_MAX_TOOLS_PER_SANDBOX = env_int("JAZZMINE_MAX_TOOLS_PER_SANDBOX", 200, minimum=1)
 
 # Reviews
 # Seconds between sweeps that expire overdue submissions and catch up on finished runs.

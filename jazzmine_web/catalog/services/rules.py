@@ -207,6 +207,19 @@ def upload_name_clash(names_before: Iterable[str], name: str) -> str | None:
     return None
 
 
+def tool_room_check(*, sandbox: Any) -> None:
+    """Refuse a new tool in a sandbox that holds `JAZZMINE_MAX_TOOLS_PER_SANDBOX` already."""
+    most = settings.JAZZMINE_MAX_TOOLS_PER_SANDBOX
+    held = Tool.objects.filter(sandbox=sandbox).count()
+    if held >= most:
+        raise ValidationError(
+            f"Sandbox {sandbox.name!r} holds {held} tools, the most one sandbox may hold "
+            f"(JAZZMINE_MAX_TOOLS_PER_SANDBOX={most}): every run reads them all and every "
+            "prompt lists them. Delete one you no longer need, or put this tool in another "
+            "sandbox."
+        )
+
+
 def tool_name_free(*, sandbox: Any, name: str, other_than: int | None = None) -> None:
     """Refuse a tool name its sandbox holds already, in any case (`Get_Orders`, `get_orders`).
 

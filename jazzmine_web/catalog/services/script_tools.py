@@ -30,6 +30,7 @@ from .rules import (
     secret_names_checked,
     tool_name_checked,
     tool_name_free,
+    tool_room_check,
 )
 from .tools import (
     ACCEPTING_FIELDS,
@@ -112,6 +113,8 @@ def script_tool_save(
     change of code, runtime, timeout or dependencies takes it out of the LLM's reach again.
     `always_allow` and `secrets` are admin-only (`actor`); changing them makes a version too.
     """
+    if existing is None:
+        tool_room_check(sandbox=sandbox)
     registered = script_tool_check(tool=tool, sandbox_name=sandbox.name)
     values = _script_row_values(tool, registered)
     cleaned_tags = tags_clean(tags) if tags is not None else None  # before anything is written

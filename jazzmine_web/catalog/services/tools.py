@@ -40,6 +40,7 @@ from .rules import (
     secret_names_checked,
     tool_name_checked,
     tool_name_free,
+    tool_room_check,
 )
 
 # What an admin's change touches for it to accept the tool's code: the code itself (and its
@@ -260,6 +261,7 @@ def tool_create(
     actor: AbstractBaseUser | None = None,
 ) -> Tool:
     """Create a tool and its first version; `always_allow` and `secrets` are admin-only."""
+    tool_room_check(sandbox=sandbox)  # first: a count, before any source is parsed
     registered = tool_spec_check(
         name=name,
         description=description,
