@@ -25,6 +25,7 @@ from jazzmine.language import Language, wrong_language_message
 from ..runs.reading import reader_call
 from ..studio import checker
 from ..studio.checker import CheckerUnavailable, checked, checked_off_loop
+from ..studio.drawn import comments_that_run
 
 checker.preload(__name__)
 _LINE = re.compile(r"^Line (\d+): ")
@@ -101,7 +102,7 @@ def bash_check(body: str, max_chars: int, tool_names: list[str]) -> EditorCheck:
     violations = violations_by_line(check_script(body, max_chars=max_chars)) if body.strip() else []
     if not violations and body.strip():
         violations = _language_violations(body, "bash") or violations_by_line(
-            unknown_commands(body, tool_names)
+            unknown_commands(body, tool_names) or comments_that_run(body)
         )
     return EditorCheck(violations=_listed(violations), html=_highlighted(body, _BASH_LEXER))
 

@@ -22,6 +22,7 @@ from ..catalog.selectors import tools_called
 from ..catalog.services.registry import registry_for_sandbox
 from ..studio.checker import PROCESS_THRESHOLD_CHARS, checked
 from ..studio.db import DATABASE_UNREACHABLE
+from ..studio.drawn import comments_that_run
 from ..studio.enqueue import task_send_after_commit
 from ..studio.live import group_send
 from ..studio.storable import storable_json
@@ -159,13 +160,16 @@ def bash_check(*, body: str, sandbox: Sandbox) -> list[str]:
     """Return the problems of a bash body that make it unfit to run in a sandbox.
 
     bashkit is the real wall (logic-only shell, limits on commands, loops and time); this
-    refuses what can never be a script (nothing, too much, binary) and a command nothing
-    answers to, as the editor does: a call of a name that is no tool yet is refused when it
-    comes in, not left for a reviewer's list of tools that cannot show it.
+    refuses what can never be a script (nothing, too much, binary), a command nothing
+    answers to, as the editor does (a call of a name that is no tool yet is refused when it
+    comes in, not left for a reviewer's list of tools that cannot show it), and code every
+    page would draw as a comment (`studio.drawn`).
     """
     tools = list(Tool.objects.filter(sandbox_id=sandbox.pk).values_list("name", flat=True))
     limit = settings.JAZZMINE_MAX_BASH_CHARS
-    return checked(len(body), script_problems, body, max_chars=limit, tools=tools)
+    return checked(len(body), script_problems, body, max_chars=limit, tools=tools) or checked(
+        len(body), comments_that_run, body
+    )
 
 
 def run_tools_called(

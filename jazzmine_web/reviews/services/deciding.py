@@ -183,8 +183,9 @@ def submission_approve(
     if violations:
         raise EditRefused(violations)
     # What the script calls depends on which tools exist, and that changes while it waits: a
-    # bash script calling `wipe_orders` reads as calling nothing until a member creates a tool
-    # of that name. Read it now, as it would run (a Python body assembled with today's tools).
+    # bash script that reaches `wipe_orders` through a function it unsets reads as calling
+    # no such tool until a member creates one of that name. Read it now, as it would run (a
+    # Python body assembled with today's tools).
     tools = run_tools_called(
         sandbox=submission.sandbox, body=final_body, language=submission.language, script=script
     )
