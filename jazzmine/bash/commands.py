@@ -51,5 +51,15 @@ def unknown_commands(body: str, tools: Iterable[str]) -> list[str]:
 
 def _line_of(body: str, name: str) -> int:
     """Return the line where `name` first stands as a word of its own (else 1)."""
-    found = re.search(rf"(?<![\w./-]){re.escape(name)}(?![\w./-])", body)
-    return body.count("\n", 0, found.start()) + 1 if found else 1
+    lines = lines_naming(body, name)
+    return lines[0] if lines else 1
+
+
+def lines_naming(body: str, name: str) -> list[int]:
+    """Return each line where `name` stands as a word of its own, in order, once each.
+
+    A mention in a comment or a string counts too: a reader is pointed at one line too many,
+    never at one too few.
+    """
+    found = re.finditer(rf"(?<![\w./-]){re.escape(name)}(?![\w./-])", body)
+    return list(dict.fromkeys(body.count("\n", 0, match.start()) + 1 for match in found))

@@ -12,6 +12,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Q, QuerySet
 
+from jazzmine.bash.commands import lines_naming
 from jazzmine.core.tools import RegisteredTool, ToolRegistry
 from jazzmine.core.tools.lint import LintItem, lint_python_tool
 from jazzmine.gate import Doubt, Reading, read_calls
@@ -439,8 +440,10 @@ def tools_called(
         if not reading.may_call(name):
             continue
         line = reading.calls.get(name)
-        if name in reading.calls:
-            why = f"called on line {max(1, line - body_offset)}" if line else "called as a command"
+        if name in reading.calls and line:
+            why = f"called on line {max(1, line - body_offset)}"
+        elif name in reading.calls:
+            why = _command_lines(script, name)
         else:
             why = "; ".join(_doubt_text(d, body_offset) for d in reading.doubts_about(name))
         row = rows[name]
@@ -458,6 +461,22 @@ def tools_called(
             }
         )
     return entries
+
+
+# A reviewer is pointed at this many lines of a bash command's calls at most, then told how
+# many more there are.
+LINES_NAMED = 12
+
+
+def _command_lines(script: str, name: str) -> str:
+    """Say where a bash script calls a tool: every line naming it, so that no call of a tool
+    already listed for a first, harmless call goes unread."""
+    lines = lines_naming(script, name)
+    if not lines:
+        return "called as a command"
+    named = ", ".join(map(str, lines[:LINES_NAMED]))
+    more = f" and {len(lines) - LINES_NAMED} more" if len(lines) > LINES_NAMED else ""
+    return f"called as a command on line{'s' if len(lines) > 1 else ''} {named}{more}"
 
 
 def _doubt_text(doubt: Doubt, body_offset: int) -> str:

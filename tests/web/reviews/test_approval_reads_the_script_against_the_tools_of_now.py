@@ -99,7 +99,8 @@ def test_a_tool_created_under_a_name_the_script_calls_is_not_approved_unseen(
     assert submission.body == AGENT and submission.script == AGENT
     assert shown(submission) == every(ecommerce)
     (wipe,) = (t for t in submission.tools_called if t["name"] == "wipe_orders")
-    assert wipe["always_allow"] is False and wipe["why"] == "called as a command"
+    assert wipe["always_allow"] is False
+    assert wipe["why"] == "called as a command on lines 2, 3, 4"
 
 
 # Read as a call when the script comes in: refused then, as the plain call is.

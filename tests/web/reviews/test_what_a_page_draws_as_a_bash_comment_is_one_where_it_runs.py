@@ -91,3 +91,16 @@ def test_a_script_stored_before_the_check_is_not_approved(api, ecommerce, review
     assert "this `#` does not begin a word" in str(refused.value)
     submission.refresh_from_db()
     assert submission.status == SubmissionStatus.PENDING and submission.run is None
+
+
+def test_the_tools_panel_names_every_line_that_calls_a_tool(api, ecommerce, reviewer_client):
+    # A second call of a tool the panel lists already for a first, harmless one: the page
+    # points at both lines, not only at "called as a command".
+    body = LEAD + 'n=$(get_orders --status pending | jq length)\necho "$n"\n' + CANCEL + "\n"
+    state = submit(api, ecommerce, body=body, language="bash").json()
+    assert state["status"] == "pending", state
+    submission = Submission.objects.get(pk=state["id"])
+    (update,) = (t for t in submission.tools_called if t["name"] == "update_order_status")
+    assert update["why"] == "called as a command on lines 1, 4"
+    page = reviewer_client.get(f"/reviews/{submission.pk}/").content.decode()
+    assert "called as a command on lines 1, 4" in page

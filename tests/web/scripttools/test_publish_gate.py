@@ -90,7 +90,7 @@ def test_the_review_policy_reads_always_allow_of_published_script_tools_only(
             "secrets": [],
             "code_digest": Tool.objects.get(pk=rsi_row.pk).code_digest,
             "certain": True,
-            "why": "called as a command",
+            "why": "called as a command on line 1",
         }
     ]
     python = run_tools_called(sandbox=sandbox, body='r = calculate_rsi(symbol="A")\n')
