@@ -20,6 +20,7 @@ from . import system_prompt
 from .blindspots import limit_blind_spot
 from .commands import unknown_commands
 from .engine import BashLimits, ToolSpec
+from .heredocs import heredoc_divergences
 
 DEFAULT_MAX_CHARS = 100_000
 
@@ -57,6 +58,14 @@ def check_script(body: str, *, max_chars: int = DEFAULT_MAX_CHARS) -> list[str]:
     unseen = [f"Line {line}: {problem}." for line, problem in unseen_characters(body)]
     if unseen:
         return unseen
+    joined = [
+        f"Line {line}: the engine ends this here-document here, but bash joins this line to "
+        "the one above (it ends in a backslash) and reads on, so what follows would read as "
+        f"text and run as commands; take the backslash off, or quote the delimiter (<<'{word}')"
+        for line, word in heredoc_divergences(body)
+    ]
+    if joined:
+        return joined
     blind = limit_blind_spot(body)
     if blind is None:
         return []
