@@ -14,7 +14,7 @@ import re
 import pytest
 from django.conf import settings
 
-from jazzmine.bash.generator import check_script
+from jazzmine.bash.generator import script_problems
 from jazzmine.core.tools import ScriptGenerator, body_offset
 from jazzmine_web.catalog.models import Tool
 from jazzmine_web.catalog.selectors import tools_called
@@ -22,6 +22,7 @@ from jazzmine_web.catalog.services.registry import registry_for_sandbox
 from jazzmine_web.runs.services import run_tools_called, script_check
 from jazzmine_web.studio import checker
 from jazzmine_web.studio.checker import PROCESS_THRESHOLD_CHARS
+from jazzmine_web.studio.drawn import comments_that_run
 from tests.web.helpers import allow_tools
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -62,7 +63,10 @@ def _as_before(sandbox, body: str, language: str) -> tuple[str, list[str], list[
         ]
     else:
         script, offset = body, 0
-        violations = check_script(body, max_chars=settings.JAZZMINE_MAX_BASH_CHARS)
+        names = [t.name for t in sandbox.tool_rows()]
+        violations = script_problems(
+            body, max_chars=settings.JAZZMINE_MAX_BASH_CHARS, tools=names
+        ) or comments_that_run(body)
     tools = tools_called(
         script=script, tools=sandbox.tool_rows(), language=language, body_offset=offset
     )
@@ -94,9 +98,12 @@ def test_a_script_reads_as_it_did(shop, language, body, size, monkeypatch) -> No
     tools = run_tools_called(sandbox=shop, body=body, language=language, script=script)
     # Read in the checker process when big: checked (or assembled), then read by the gate
     # (unless the script that runs is small: an answer's fence, taken from prose around it).
-    first = "python_script" if language == "python" else "check_script"
+    # A bash body is checked, then (when that finds nothing) held to what its page draws.
+    first = ["python_script"] if language == "python" else ["script_problems"]
+    if language == "bash" and not violations:
+        first.append("comments_that_run")
     assert handed == [
-        *([first] if len(body) >= PROCESS_THRESHOLD_CHARS else []),
+        *(first if len(body) >= PROCESS_THRESHOLD_CHARS else []),
         *(["script_read"] if len(script) >= PROCESS_THRESHOLD_CHARS else []),
     ]
     assert (size == "big") == bool(handed)
