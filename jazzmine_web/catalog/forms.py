@@ -243,12 +243,20 @@ class ToolForm(forms.Form):
             raise ValidationError("Script tools cannot be edited here yet")
         return kind
 
+    # Fields the source's read cannot go without; any other field's error leaves it readable.
+    READ_NEEDS = ("description", "parameters", "source", "kind")
+
     def clean(self) -> dict[str, Any]:
         data = super().clean()
-        if self.errors:
+        if any(name in self.errors for name in self.READ_NEEDS):
             return data
+        # A field refused on its own (a dependency that is no requirement, a bad name) does not
+        # keep the source's own problems from being said with it: read without that field.
+        fields = dict(data)
+        fields.update({name: ([] if name in ("dependencies", "secrets") else "")
+                       for name in self.errors})  # fmt: skip
         try:
-            services.tool_fields_check(data, sandbox_name=self.sandbox.name)
+            services.tool_fields_check(fields, sandbox_name=self.sandbox.name)
         except ValidationError as exc:
             raise ValidationError(exc.messages) from exc
         return data

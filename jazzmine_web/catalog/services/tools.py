@@ -91,17 +91,33 @@ def tool_spec_check(
     source: str,
     sandbox_name: str = "default",
 ) -> RegisteredTool:
-    """Register a tool's fields in a scratch registry; raise ValidationError on any problem."""
+    """Register a tool's fields in a scratch registry; raise ValidationError on any problem.
+
+    Every problem found is said at once, not the first alone (a person fixed a form's empty
+    description, saved, and only then learnt that a dependency was no requirement): the
+    checks of fields that do not depend on each other all run; the source is read whatever
+    they found, with the fields that passed.
+    """
     if len(source) > MAX_TOOL_SOURCE_CHARS:
         # Every registry of the sandbox parses it, in each process that builds one.
         raise ValidationError(
             f"the source is {len(source):,} characters; a tool's may be at most "
             f"{MAX_TOOL_SOURCE_CHARS:,}"
         )
-    description_checked(description)
-    dependencies = requirements_checked(dependencies)
-    secrets = secret_names_checked(secrets)
-    code_legibility_checked(source, what="the source")  # an admin accepts what the page shows
+    problems: list[str] = []
+
+    def checked_value(check: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return check(*args, **kwargs)
+        except ValidationError as exc:
+            problems.extend(exc.messages)
+            return None
+
+    checked_value(description_checked, description)
+    dependencies = checked_value(requirements_checked, dependencies) or []
+    secrets = checked_value(secret_names_checked, secrets) or []
+    # An admin accepts what the page shows.
+    checked_value(code_legibility_checked, source, what="the source")
     try:
         params = tool_parameters(parameters)
         parameter_names_checked(p.name for p in params)
@@ -117,14 +133,16 @@ def tool_spec_check(
             sandbox_name,
         )
     except (TypeError, ValueError) as exc:
-        raise ValidationError(str(exc)) from exc
+        raise ValidationError([*problems, str(exc)]) from exc
     except (RecursionError, MemoryError):
         # CPython's parser gives up on valid but extreme code (`1+1+...` 200 000 times, a long
         # `a.b.b...` chain, `not not ... 1`) with these instead of SyntaxError: a form error,
         # not a 500.
-        raise ValidationError("the source is too deeply nested to read") from None
+        raise ValidationError([*problems, "the source is too deeply nested to read"]) from None
     except CheckerUnavailable as exc:
         raise ValidationError(f"The source could not be checked: {exc.why}; try again.") from None
+    if problems:
+        raise ValidationError(problems)
     tool_name_checked(registered.name)  # the name a script calls it by (its def's, when unsaid)
     prompt_text_checked(registered.tool)
     length_checked(
