@@ -385,8 +385,9 @@ def _every(task: str, seconds: float) -> dict[str, Any]:
 # Beat runs the reapers itself (`jazzmine_web.beat`): they judge dead workers, so they must
 # not wait for a live one.
 CELERY_BEAT_SCHEDULER = "jazzmine_web.beat:Scheduler"
+JAZZMINE_REAP_SECONDS = env_float("JAZZMINE_REAP_SECONDS", 10.0, above=0.0)
 CELERY_BEAT_SCHEDULE = {
-    "runs-reap": _every("runs.reap", env_float("JAZZMINE_REAP_SECONDS", 10.0)),
+    "runs-reap": _every("runs.reap", JAZZMINE_REAP_SECONDS),
     "builds-reap": _every("catalog.builds_reap", 30.0),
     "trials-reap": _every("scripttools.trials_reap", 30.0),
     "reviews-sweep": _every("reviews.sweep", JAZZMINE_REVIEW_SWEEP_SECONDS),

@@ -190,39 +190,67 @@ QUIET_HINT_SECONDS = 10.0
 
 
 def run_wait_notice(*, run: Run, now: datetime.datetime | None = None) -> str:
-    """Say why a run has waited long to start, or to be heard from ("" when it has not).
+    """Say what a live run waits for ("" when nothing is worth saying); "" once it ended.
 
-    Queued with no worker of this deployment alive (none started, or one started with
-    another deployment name or Redis prefix, which beats in the database but never hears
-    the run); running with its worker silent for more than two heartbeats.
+    The one notice of a run's pane, asked again every few seconds while the run is live
+    (`runs.views.run_wait_view`), so that it never outlives what it says: a stop asked and
+    waiting for its worker; a queued run's place, or that no worker of this deployment runs
+    (none started, or one started with another deployment name or Redis prefix, which beats
+    in the database but never hears the run); a worker silent for more than two heartbeats.
     """
+    if run.is_finished:
+        return ""
     now = now or timezone.now()
+    if run.cancel_reason:
+        return (
+            f"A stop was asked ({run.cancel_reason}): the run ends as soon as its worker stops "
+            "the sandbox, or, if its worker stopped answering, once the reaper finds it gone."
+        )
     if run.status == RunStatus.QUEUED:
-        since = run.enqueued_at or run.created_at
-        if (now - since).total_seconds() < QUIET_HINT_SECONDS:
-            return ""
-        alive = workers_alive(queue=settings.JAZZMINE_REDIS_PREFIX, now=now)
-        if alive.here:
-            return ""
-        waited = int((now - since).total_seconds())
-        notice = f"No worker of this deployment has been running for the {waited} s it waited"
-        if alive.elsewhere:
-            named = ", ".join(f"{n} (prefix {q!r})" for n, q in sorted(alive.elsewhere.items()))
-            return (
-                f"{notice}. Worker(s) {named} share this database but listen under another "
-                f"Redis prefix than this one ({settings.JAZZMINE_REDIS_PREFIX!r}): give every "
-                "process the same JAZZMINE_DEPLOYMENT and JAZZMINE_REDIS_PREFIX."
-            )
-        return f"{notice}: it starts once one is (is a worker of this deployment started?)."
+        return _no_worker_notice(run, now) or _queue_place(run)
     if run.status in (RunStatus.PREPARING, RunStatus.RUNNING) and run.heartbeat_at is not None:
         silent = (now - run.heartbeat_at).total_seconds()
         if silent > 2 * settings.JAZZMINE_HEARTBEAT_SECONDS:
-            return (
-                f"Its worker {run.worker} was last heard from {int(silent)} s ago: if it stays "
-                f"silent, the run ends once that reaches "
-                f"{int(settings.JAZZMINE_HEARTBEAT_TIMEOUT_SECONDS)} s."
-            )
+            limit = int(settings.JAZZMINE_HEARTBEAT_TIMEOUT_SECONDS)
+            every = f"every {settings.JAZZMINE_REAP_SECONDS:g} s"
+            heard = f"Its worker {run.worker} was last heard from {int(silent)} s ago"
+            if silent < limit:
+                return (
+                    f"{heard}: if it stays silent, the reaper ends the run as lost at its "
+                    f"first pass ({every}) after that reaches {limit} s."
+                )
+            return f"{heard}: the reaper ends the run as lost at its next pass ({every})."
     return ""
+
+
+def _no_worker_notice(run: Run, now: datetime.datetime) -> str:
+    """Say that a run long queued has no worker of this deployment to take it ("" if it has)."""
+    since = run.enqueued_at or run.created_at
+    if (now - since).total_seconds() < QUIET_HINT_SECONDS:
+        return ""
+    alive = workers_alive(queue=settings.JAZZMINE_REDIS_PREFIX, now=now)
+    if alive.here:
+        return ""
+    waited = int((now - since).total_seconds())
+    notice = f"No worker of this deployment has been running for the {waited} s it waited"
+    if alive.elsewhere:
+        named = ", ".join(f"{n} (prefix {q!r})" for n, q in sorted(alive.elsewhere.items()))
+        return (
+            f"{notice}. Worker(s) {named} share this database but listen under another "
+            f"Redis prefix than this one ({settings.JAZZMINE_REDIS_PREFIX!r}): give every "
+            "process the same JAZZMINE_DEPLOYMENT and JAZZMINE_REDIS_PREFIX."
+        )
+    return f"{notice}: it starts once one is (is a worker of this deployment started?)."
+
+
+def _queue_place(run: Run) -> str:
+    """Say how many queued runs go before this one."""
+    ahead = (run_queue_position(run=run) or 1) - 1
+    if ahead == 0:
+        return "Queued: no run is ahead of it; it starts when a worker is free."
+    if ahead == 1:
+        return "Queued: 1 run is ahead of it; it starts once that one has a worker."
+    return f"Queued: {ahead} runs are ahead of it, each waiting for a free worker."
 
 
 def run_queue_position(*, run: Run) -> int | None:
@@ -340,7 +368,9 @@ def runs_reap(
         return (
             f"the worker executing this run ({worker or 'unknown'}) stopped answering "
             f"(no heartbeat for {round((now - beat).total_seconds())} s); the run was ended, "
-            "and its sandbox is removed when that worker or the reaper next runs"
+            "and its sandbox is removed by another worker on its Docker host, which looks "
+            f"every {settings.JAZZMINE_HEARTBEAT_TIMEOUT_SECONDS:g} s, or when that worker "
+            "starts again"
         )
 
     lost = Run.objects.filter(status__in=ACTIVE, heartbeat_at__lt=heartbeat_cutoff(now))

@@ -12,7 +12,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from ..catalog.selectors import sandboxes_for_user
-from .lifecycle import run_cancel, run_may_cancel, run_queue_position, run_wait_notice
+from .lifecycle import run_cancel, run_may_cancel, run_wait_notice
 from .models import Run, RunStatus
 from .selectors import run_for_user, run_history
 
@@ -23,19 +23,12 @@ def run_detail(request: HttpRequest, run_id: UUID) -> HttpResponse:
     run = run_for_user(request.user, run_id)
     if run is None:
         raise Http404("No such run")
-    position = run_queue_position(run=run)
-    ahead = None if position is None else position - 1
-    # A stop asked already is said instead of offered again (a second press changed nothing).
+    # A stop asked already is said instead of offered again (a second press changed nothing):
+    # by the pane's notice (`run_wait_notice`), which the page asks for again while it is live.
     may_cancel = (
         not run.is_finished and not run.cancel_reason and run_may_cancel(run=run, user=request.user)
     )
-    context = {
-        "run": run,
-        "queue_position": ahead,
-        "may_cancel": may_cancel,
-        "wait_notice": run_wait_notice(run=run),
-        "stop_asked": _stop_asked(run) if run.cancel_reason and not run.is_finished else "",
-    }
+    context = {"run": run, "may_cancel": may_cancel, "wait_notice": run_wait_notice(run=run)}
     return render(request, "runs/detail.html", context)
 
 
@@ -69,14 +62,6 @@ def run_cancel_view(request: HttpRequest, run_id: UUID) -> HttpResponse:
         run.refresh_from_db(fields=["status"])
         messages.info(request, _not_cancelled(run))
     return redirect("runs:detail", run_id=run.pk)
-
-
-def _stop_asked(run: Run) -> str:
-    """Say what a stop asked of a live run waits for (shown until the run ends)."""
-    return (
-        f"A stop was asked ({run.cancel_reason}): the run ends as soon as its worker stops the "
-        "sandbox, or, if its worker stopped answering, once the reaper finds it gone."
-    )
 
 
 def _not_cancelled(run: Run) -> str:

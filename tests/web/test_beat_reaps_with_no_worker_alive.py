@@ -50,6 +50,8 @@ def test_beat_ends_a_run_whose_only_worker_went_silent(scheduler, ecommerce, mem
     run.refresh_from_db()
     assert (run.status, run.outcome) == (RunStatus.FAILED, "worker_lost")
     assert "only@host" in run.message and "stopped answering" in run.message
+    # Beat removes no container: it says who does (it promised "the reaper" did).
+    assert "removed by another worker on its Docker host, which looks every 30 s" in run.message
     scheduler.apply_entry(entry("runs.reap"))  # and again: ended once
     assert run.events.count() == 2
 

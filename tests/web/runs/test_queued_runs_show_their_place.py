@@ -22,13 +22,34 @@ def test_a_queued_run_page_tells_how_many_runs_wait_before_it(client, ecommerce,
         for _ in range(3)
     ]
     client.force_login(member)
-    first = client.get(f"/runs/{runs[0].pk}/").content.decode()
-    third = client.get(f"/runs/{runs[2].pk}/").content.decode()
-    assert "Queued: no run is ahead of it" in first  # it goes next
-    assert "Queued: 2 runs ahead of it" in third
-    runs[0].status = "running"
-    runs[0].save(update_fields=["status"])
-    assert "Queued: 1 run ahead of it (next)" in client.get(f"/runs/{runs[2].pk}/").content.decode()
+    assert notice(page(client, runs[0])) == (
+        "Queued: no run is ahead of it; it starts when a worker is free."  # it goes next
+    )
+    assert notice(page(client, runs[2])) == (
+        "Queued: 2 runs are ahead of it, each waiting for a free worker."
+    )
+    Run.objects.filter(pk=runs[0].pk).update(status="running")
+    # What an open page asks for again, every few seconds: its place now, then nothing.
+    wait = f"/runs/{runs[2].pk}/wait/"
+    assert notice(client.get(wait).content.decode()) == (
+        "Queued: 1 run is ahead of it; it starts once that one has a worker."
+    )
+    Run.objects.filter(pk__in=[r.pk for r in runs[1:]]).update(status="running")
+    assert notice(client.get(wait).content.decode()) == ""
+
+
+def test_a_queued_run_with_no_worker_says_that_rather_than_its_place(
+    client, ecommerce, member
+) -> None:
+    # Both were said at once: "no run is ahead of it; it starts when a worker is free"
+    # above "No worker of this deployment has been running...".
+    Worker.objects.all().delete()
+    run = run_create(sandbox=ecommerce, user=member, body="emit_result(1)\n", start=False)
+    Run.objects.filter(pk=run.pk).update(created_at=ago(75), enqueued_at=ago(75))
+    client.force_login(member)
+    html = page(client, run)
+    assert notice(html).startswith("No worker of this deployment has been running for the 75 s")
+    assert "Queued: " not in html
 
 
 def ago(seconds: float) -> datetime.datetime:
@@ -58,7 +79,7 @@ def test_a_run_queued_with_no_worker_of_its_deployment_says_why(
     Worker.objects.all().delete()  # the session's own worker, if one registered here
     run = run_create(sandbox=ecommerce, user=member, body="emit_result(1)\n", start=False)
     client.force_login(member)
-    assert notice(page(client, run)) == ""  # just queued: nothing to say yet
+    assert notice(page(client, run)).startswith("Queued: ")  # just queued: its place
     Run.objects.filter(pk=run.pk).update(created_at=ago(75), enqueued_at=ago(75))
     assert "No worker of this deployment has been running for the 75 s" in page(client, run)
     # A worker sharing the database, but started with another deployment's Redis prefix.
@@ -68,10 +89,10 @@ def test_a_run_queued_with_no_worker_of_its_deployment_says_why(
     assert "JAZZMINE_DEPLOYMENT and JAZZMINE_REDIS_PREFIX" in html
     # One of this deployment's, alive: the run just waits its turn.
     worker_row("worker@here", settings.JAZZMINE_REDIS_PREFIX)
-    assert notice(page(client, run)) == ""
+    assert notice(page(client, run)).startswith("Queued: ")
     # ... unless its heartbeat stopped long ago (killed): none is alive then.
     Worker.objects.filter(name="worker@here").update(heartbeat_at=ago(300))
-    assert notice(page(client, run))
+    assert notice(page(client, run)).startswith("No worker of this deployment")
 
 
 def test_a_running_run_whose_worker_went_silent_says_since_when(
@@ -82,9 +103,17 @@ def test_a_running_run_whose_worker_went_silent_says_since_when(
     client.force_login(member)
     assert notice(page(client, run)) == ""
     Run.objects.filter(pk=run.pk).update(heartbeat_at=ago(17))
-    html = page(client, run)
-    assert "Its worker w1@a was last heard from 17 s ago" in html
-    assert f"reaches {int(settings.JAZZMINE_HEARTBEAT_TIMEOUT_SECONDS)} s" in html
+    limit, every = int(settings.JAZZMINE_HEARTBEAT_TIMEOUT_SECONDS), settings.JAZZMINE_REAP_SECONDS
+    assert notice(page(client, run)) == (
+        "Its worker w1@a was last heard from 17 s ago: if it stays silent, the reaper ends the "
+        f"run as lost at its first pass (every {every:g} s) after that reaches {limit} s."
+    )
+    # Past the limit, it no longer says "once that reaches 30 s" of a silence of 35 s.
+    Run.objects.filter(pk=run.pk).update(heartbeat_at=ago(limit + 5))
+    assert notice(page(client, run)) == (
+        f"Its worker w1@a was last heard from {limit + 5} s ago: the reaper ends the run as "
+        f"lost at its next pass (every {every:g} s)."
+    )
 
 
 def test_a_cancelled_run_reads_cancelled_in_its_page_and_the_list(client, ecommerce, member):
