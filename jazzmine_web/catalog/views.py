@@ -27,8 +27,10 @@ PAGE_SIZE = 100
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
     """List the sandboxes of the user's teams, their tools and the XML prompt the LLM reads."""
-    context = {"sandboxes": selectors.team_sandbox_summaries(request.user)}
-    return render(request, "catalog/home.html", context)
+    sandboxes = selectors.team_sandbox_summaries(request.user)
+    # With none, the page says what to do next, which depends on whether there is a team.
+    in_team = bool(sandboxes) or teams_for_user(request.user).exists()
+    return render(request, "catalog/home.html", {"sandboxes": sandboxes, "in_team": in_team})
 
 
 @require_GET
@@ -391,6 +393,10 @@ def sandbox_secret(request: HttpRequest, pk: int) -> HttpResponse:
 def sandbox_create(request: HttpRequest) -> HttpResponse:
     """Create a sandbox in one of the user's teams."""
     teams = teams_for_user(request.user)
+    if not teams.exists():
+        # A form whose Team list is empty could only be refused: say what comes first.
+        status = 409 if request.method == "POST" else 200
+        return render(request, "catalog/sandbox_form.html", {"no_team": True}, status=status)
     # Admin fields are editable when the user administers one of their teams; the service
     # then checks the team actually chosen.
     admin = any(services.actor_is_admin(actor=request.user, team=t) for t in teams)

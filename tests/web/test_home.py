@@ -38,7 +38,7 @@ def test_it_shows_only_the_users_teams_sandboxes(logged_in) -> None:
     call_command("seed_demo")
     html = logged_in.get("/").content.decode()
     assert 'id="sandbox-ecommerce"' not in html
-    assert "You are in no team with sandboxes yet" in html
+    assert "You are in no team yet" in html
 
 
 def test_the_demo_tools_prompt_is_well_formed_xml() -> None:
