@@ -141,7 +141,7 @@ def serve(var_dir: Path, pool_size: int) -> tuple[subprocess.Popen[bytes], str, 
     celery = str(Path(sys.executable).parent / "celery")
     worker_log = (var_dir / "worker.log").open("wb")
     worker = subprocess.Popen(
-        [celery, "-A", "jazzmine_web", "worker", "--pool", "threads", "--concurrency", "4",
+        [celery, "-A", "jazzmine_web", "worker", "--concurrency", "4",
          "--hostname", f"bench-{pool_size}@%h", "--without-mingle", "--without-gossip"],
         cwd=ROOT, env=env, stdout=worker_log, stderr=subprocess.STDOUT,
     )  # fmt: skip

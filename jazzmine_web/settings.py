@@ -195,6 +195,9 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "jazzmine"
+# Threads (runs wait on sandboxes and the database, not on this process's CPU), in a pool
+# that answers a cold shutdown (`workers.pool`): no `--pool` on the command line.
+CELERY_WORKER_POOL = "jazzmine_web.workers.pool:TaskPool"
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 # Celery's Django fixup closes a task thread's connections around every task unless this is
 # set; the worker does what a request does instead (`close_old_connections`, by CONN_MAX_AGE),

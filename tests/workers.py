@@ -153,8 +153,6 @@ def worker_start(
         "-A",
         "jazzmine_web",
         "worker",
-        "--pool",
-        "threads",
         "--concurrency",
         str(concurrency),
         "--hostname",

@@ -122,6 +122,7 @@ class WorkerProcess:
         # What this worker holds, (kind, row id), and the stop switch of the work on it
         self._held: dict[tuple[str, Any], Interrupt] = {}
         self._grace_over = False
+        self._cold = False  # stopped with no grace (`stop_now`)
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._beat, name="worker-heartbeat", daemon=True)
@@ -268,10 +269,18 @@ class WorkerProcess:
         with self._lock:
             return (kind, row_id) in self._held
 
-    def _interrupt(self) -> None:
+    def stop_now(self) -> None:
+        """Stop the work still going at once, each saying why: a cold shutdown (a second
+        Ctrl-C, or SIGQUIT) gives no grace, and Celery cannot stop a thread itself."""
+        if self._grace is not None:
+            self._grace.cancel()
+        self._interrupt(cold=True)
+
+    def _interrupt(self, *, cold: bool = False) -> None:
         """The grace is over: stop the work still going, each saying why."""
         with self._lock:
             self._grace_over = True
+            self._cold = self._cold or cold
             held = list(self._held.items())
         for (kind, row_id), interrupt in held:
             try:
@@ -280,6 +289,11 @@ class WorkerProcess:
                 logger.exception("could not stop the %s %s still going", kind, row_id)
 
     def _stopped_before(self, kind: str) -> str:
+        if self._cold:
+            return (
+                f"its worker {self.name} was stopped at once (a cold shutdown: a second Ctrl-C "
+                f"or SIGQUIT) before the {kind} ended"
+            )
         grace = settings.JAZZMINE_WORKER_GRACE_SECONDS
         return (
             f"its worker {self.name} stopped before the {kind} ended (after a grace of {grace:g} s)"

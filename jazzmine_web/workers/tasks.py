@@ -34,10 +34,11 @@ def _worker_stopped(**_kwargs: Any) -> None:
 
 
 @signals.worker_shutting_down.connect
-def _worker_shutting_down(**_kwargs: Any) -> None:
-    # Sent from the signal handler as the warm shutdown begins: only start the grace's timer.
+def _worker_shutting_down(how: str = "Warm", **_kwargs: Any) -> None:
+    # Sent from the signal handler as a warm shutdown begins: only start the grace's timer.
+    # A cold one stops what is held at once, as it stops the pool (`workers.pool`).
     current = worker_process()
-    if current is not None:
+    if current is not None and how == "Warm":
         current.drain()
 
 

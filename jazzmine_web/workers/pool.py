@@ -1,0 +1,35 @@
+"""The worker's pool: Celery's threads, answering what a cold shutdown asks of them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from celery.concurrency.thread import TaskPool as ThreadTaskPool
+from celery.worker import state
+
+
+class TaskPool(ThreadTaskPool):
+    """Celery's thread pool, whose work a cold shutdown stops without killing a thread.
+
+    A cold shutdown (a second Ctrl-C, or SIGQUIT) cancels every task in flight through
+    `terminate_job`, which Celery's thread pool does not implement, then stops the pool,
+    which waits for its threads: the worker logged two tracebacks and its runs went on to
+    their own end or time limit, the page saying "running" until the reaper called the worker
+    silent. A thread cannot be killed; the worker's own stop switch ends each run, build and
+    trial it holds, saying why (`WorkerProcess.stop_now`), before the pool waits for them.
+    """
+
+    def terminate_job(self, pid: Any, signal: Any = None) -> None:
+        # Each job is stopped by `on_stop` below, as a whole and saying why.
+        return None
+
+    def on_stop(self) -> None:
+        # Celery marks a cold shutdown before it stops the pool; a warm one leaves the work
+        # in flight its grace (`WorkerProcess.drain`), waited for here. Imported here: Celery
+        # loads the pool before Django's apps are ready.
+        from .process import worker_process
+
+        current = worker_process()
+        if state.should_terminate and current is not None:
+            current.stop_now()
+        super().on_stop()
