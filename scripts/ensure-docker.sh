@@ -13,6 +13,11 @@ if docker info >/dev/null 2>&1; then
   # deletes docker0) starts no sandbox with a network: start it again, it recreates the bridge.
   if [ "$(id -u)" = "0" ] && command -v ip >/dev/null 2>&1 && ! ip link show docker0 >/dev/null 2>&1 \
       && pgrep -x dockerd >/dev/null; then
+    # An engine a supervisor runs is the supervisor's to restart, not this script's.
+    if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet docker 2>/dev/null; then
+      echo "ensure-docker: docker0 is gone, and systemd runs dockerd: systemctl restart docker" >&2
+      exit 0
+    fi
     echo "ensure-docker: docker0 is gone; restarting dockerd to recreate it"
     pkill -x dockerd || true
     for _ in $(seq 1 30); do pgrep -x dockerd >/dev/null || break; sleep 1; done
