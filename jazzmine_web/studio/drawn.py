@@ -70,10 +70,13 @@ def _whole_line_or_after_blank(body: str, start: int) -> bool:
 
 
 def comments_that_run(body: str) -> list[str]:
-    """Return a `Line N: ...` problem for each span drawn as a comment that bash would run.
+    """Return a `Line N: ...` problem for the first span drawn as a comment that bash would run.
 
-    With bashkit's list of commands cut short (over 4096 commands) it cannot compare the
-    whole script: a comment is then accepted only by its place (`_whole_line_or_after_blank`).
+    The spans are told apart in a few readings, not one per comment (a script may hold
+    thousands): the first span whose removal, with those before it, changes the script's
+    commands is found by halving. With bashkit's list of commands cut short (over 4096
+    commands) it cannot compare the whole script: a comment is then accepted only by its place
+    (`_whole_line_or_after_blank`).
     """
     spans = _comments(body)
     if not spans:
@@ -82,23 +85,25 @@ def comments_that_run(body: str) -> list[str]:
     if whole is None:
         return []  # bashkit cannot read it: the run fails saying why, and nothing runs
     commands, cut = whole
-    stripped = _commands(_without(body, spans))
-    if not cut and stripped is not None and not stripped[1] and stripped[0] == commands:
+    if cut:
+        found = next((s for s, _ in spans if not _whole_line_or_after_blank(body, s)), None)
+    else:
+
+        def keeps(count: int) -> bool:
+            stripped = _commands(_without(body, spans[:count]))
+            return stripped is not None and not stripped[1] and stripped[0] == commands
+
+        found = None
+        if not keeps(len(spans)):
+            kept, changed = 0, len(spans)  # stripping `kept` spans keeps it, `changed` does not
+            while changed - kept > 1:
+                middle = (kept + changed) // 2
+                kept, changed = (middle, changed) if keeps(middle) else (kept, middle)
+            found = spans[changed - 1][0]
+    if found is None:
         return []
-    found = []
-    for start, end in spans:
-        if cut:
-            hides = not _whole_line_or_after_blank(body, start)
-        else:
-            alone = _commands(_without(body, [(start, end)]))
-            hides = alone is None or alone[0] != commands
-        if hides:
-            found.append(start)
-    if not found and not cut:
-        found = [spans[0][0]]  # only their sum changes the script: name the first
     return [
-        f"Line {body.count(chr(10), 0, start) + 1}: this `#` does not begin a word, so it starts "
+        f"Line {body.count(chr(10), 0, found) + 1}: this `#` does not begin a word, so it starts "
         "no comment in bash: what follows it on the line runs, but the review page would show "
         "it as a comment. Put a space before the `#`, or quote it"
-        for start in found
     ]
