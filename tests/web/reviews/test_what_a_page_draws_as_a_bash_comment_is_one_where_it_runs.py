@@ -104,3 +104,13 @@ def test_the_tools_panel_names_every_line_that_calls_a_tool(api, ecommerce, revi
     assert update["why"] == "called as a command on lines 1, 4"
     page = reviewer_client.get(f"/reviews/{submission.pk}/").content.decode()
     assert "called as a command on lines 1, 4" in page
+
+
+def test_among_thousands_of_real_comments_the_one_that_runs_is_named() -> None:
+    from jazzmine_web.studio.drawn import comments_that_run
+
+    notes = "".join(f"echo {n} # note {n}\n" for n in range(3000))
+    body = notes + HIDDEN["after a double quote"] + "# the end\n"
+    (problem,) = comments_that_run(body)
+    assert problem.startswith("Line 3001: this `#` does not begin a word")
+    assert comments_that_run(notes) == []
