@@ -15,6 +15,8 @@ from __future__ import annotations
 # Both backends mount the runtime here (`sandbox.builder.RUNTIME_DIR`, `bwrap.RUNTIME_MOUNT`).
 SITE_DIR = "/opt/jazzmine/site"
 
+# An error's traceback starts at the script, as `python3 script.py` would print it: the frames
+# of this starter and of runpy above it are left out (they told the tool's author nothing).
 PYTHON_START = f"""\
 import os, runpy, sys
 script = sys.argv[1]
@@ -25,6 +27,11 @@ at = next((i for i, entry in enumerate(sys.path)
           len(sys.path))
 sys.path.insert(at, {SITE_DIR!r})
 del at, script
+def _from_the_script(kind, error, tb, starter=("<string>", "<frozen runpy>", runpy.__file__)):
+    while tb is not None and tb.tb_frame.f_code.co_filename in starter:
+        tb = tb.tb_next
+    sys.__excepthook__(kind, error.with_traceback(tb), tb)
+sys.excepthook = _from_the_script
 runpy.run_path(sys.argv[0], run_name="__main__")
 """
 

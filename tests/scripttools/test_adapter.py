@@ -111,3 +111,15 @@ def test_a_script_past_its_timeout_is_stopped_with_what_it_left():
     response = compiled(tool)()
     assert time.monotonic() - started < 5
     assert response.message == "script error: timed out after 0.5 s"
+
+
+def test_a_scripts_error_is_told_from_the_script_as_python3_tells_it():
+    tool = replace(load_tool_dir(RSI), source="x = 1\nprint(1 / (x - 1))\n")
+    response = compiled(tool)()
+    assert not response.success
+    lines = response.message.splitlines()
+    start = next(n for n, line in enumerate(lines) if "Traceback (most recent call last):" in line)
+    # The script's own frame comes first: no frame of the starter or of runpy above it.
+    assert lines[start + 1].endswith(", line 2, in <module>"), lines
+    assert "runpy" not in response.message and '"<string>"' not in response.message
+    assert lines[-1] == "ZeroDivisionError: division by zero"
