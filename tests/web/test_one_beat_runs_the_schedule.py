@@ -25,8 +25,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @pytest.fixture
 def beats(tmp_path):
     made = [
-        beat.Scheduler(app=app, schedule_filename=str(tmp_path / f"schedule-{n}"))
-        for n in (1, 2)
+        beat.Scheduler(app=app, schedule_filename=str(tmp_path / f"schedule-{n}")) for n in (1, 2)
     ]
     yield made
     for scheduler in made:
