@@ -2,10 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from celery.concurrency.thread import TaskPool as ThreadTaskPool
 from celery.worker import state
+
+# What stops the work this worker process holds, at once (`WorkerProcess.stop_now`): set as
+# the worker starts (`workers.process`). Celery loads the pool before Django's apps are
+# ready, so this module imports none of them.
+_stop_now: Callable[[], None] | None = None
+
+
+def stop_now_register(fn: Callable[[], None] | None) -> None:
+    """Name what a cold shutdown calls before the pool waits for its threads (None: nothing)."""
+    global _stop_now
+    _stop_now = fn
 
 
 class TaskPool(ThreadTaskPool):
@@ -25,11 +37,8 @@ class TaskPool(ThreadTaskPool):
 
     def on_stop(self) -> None:
         # Celery marks a cold shutdown before it stops the pool; a warm one leaves the work
-        # in flight its grace (`WorkerProcess.drain`), waited for here. Imported here: Celery
-        # loads the pool before Django's apps are ready.
-        from .process import worker_process
-
-        current = worker_process()
-        if state.should_terminate and current is not None:
-            current.stop_now()
+        # in flight its grace (`WorkerProcess.drain`), waited for here.
+        stop_now = _stop_now
+        if state.should_terminate and stop_now is not None:
+            stop_now()
         super().on_stop()

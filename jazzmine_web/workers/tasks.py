@@ -9,6 +9,7 @@ from django.conf import settings
 from django.db import close_old_connections
 
 from ..studio.heap import startup_heap_freeze
+from .pool import stop_now_register
 from .process import worker_process, worker_process_start, worker_process_stop
 from .services import sandbox_egress_configure
 
@@ -18,7 +19,8 @@ def _worker_started(sender: Any = None, **_kwargs: Any) -> None:
     name = getattr(sender, "hostname", None) or "worker"
     concurrency = getattr(sender, "concurrency", None) or settings.JAZZMINE_WORKER_CONCURRENCY
     sandbox_egress_configure()
-    worker_process_start(name=name, concurrency=int(concurrency))
+    current = worker_process_start(name=name, concurrency=int(concurrency))
+    stop_now_register(current.stop_now)  # what a cold shutdown stops first
 
 
 @signals.worker_ready.connect
