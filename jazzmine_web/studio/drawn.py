@@ -17,13 +17,14 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from pygments.lexers import BashLexer
 from pygments.token import Comment
+
+from .highlighting import lexer_for
 
 
 @cache
-def _lexer() -> BashLexer:
-    return BashLexer(stripnl=False)  # as `highlighting` draws bash
+def _lexer() -> Any:
+    return lexer_for("bash")  # the very lexer the pages draw bash with
 
 
 def _comments(body: str) -> list[tuple[int, int]]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from functools import cache
 from html import escape
+from typing import Any
 
 from django.utils.safestring import SafeString, mark_safe
 from pygments import highlight
@@ -48,10 +49,14 @@ def _formatter(linenos: bool, marked: tuple[int, ...] = ()) -> HtmlFormatter:
     )
 
 
+def lexer_for(language: str) -> Any:
+    """Return the lexer every page draws a language's code with (`studio.drawn` reads bash so)."""
+    return _LEXERS.get(language, TextLexer)(stripnl=False)
+
+
 def highlighted_html(code: str, language: str, linenos: bool, marked: tuple[int, ...]) -> str:
     """Return code as highlighted HTML (pygments escapes the text); no Django, for the checker."""
-    lexer = _LEXERS.get(language, TextLexer)(stripnl=False)
-    return highlight(code, lexer, _formatter(linenos, marked))
+    return highlight(code, lexer_for(language), _formatter(linenos, marked))
 
 
 def highlight_code(
